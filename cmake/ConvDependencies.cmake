@@ -1,0 +1,58 @@
+# Finds what the project builds against. Included once from ConvProject.cmake.
+#   CUDA toolkit (required): CUDA::cudart, CUDA::cublas.
+#   OpenMP for C (optional): step 01's parallel CPU version.
+#   Criterion (optional): without it the tests are switched off with a message.
+#   cuDNN (optional): without it the cuDNN reference reports itself unavailable.
+include_guard(GLOBAL)
+
+find_package(CUDAToolkit REQUIRED)
+find_package(OpenMP COMPONENTS C)
+
+# Criterion: plain find_path/find_library, because pkg-config is not on every
+# machine (the GPU machine has none).
+find_path(CRITERION_INCLUDE_DIR criterion/criterion.h)
+find_library(CRITERION_LIBRARY NAMES criterion)
+if(CRITERION_INCLUDE_DIR AND CRITERION_LIBRARY)
+  set(CONV_HAVE_CRITERION ON)
+  if(NOT TARGET Conv::criterion)
+    add_library(Conv::criterion UNKNOWN IMPORTED)
+    set_target_properties(Conv::criterion PROPERTIES
+      IMPORTED_LOCATION "${CRITERION_LIBRARY}"
+      INTERFACE_INCLUDE_DIRECTORIES "${CRITERION_INCLUDE_DIR}")
+  endif()
+else()
+  set(CONV_HAVE_CRITERION OFF)
+  message(STATUS "Criterion not found: tests are OFF "
+                 "(install libcriterion-dev, or run scripts/setup.sh)")
+endif()
+
+# cuDNN has no CMake module. It lives beside the toolkit on the build machines
+# and in the system folders on the GPU machine.
+find_path(CUDNN_INCLUDE_DIR cudnn.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CUDNN_ROOT
+  PATH_SUFFIXES include)
+find_library(CUDNN_LIBRARY cudnn
+  HINTS ${CUDAToolkit_LIBRARY_DIR} ENV CUDNN_ROOT
+  PATH_SUFFIXES lib lib64 lib/x86_64-linux-gnu)
+if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND EXISTS "${CUDNN_INCLUDE_DIR}/cudnn_version.h")
+  file(STRINGS "${CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_major
+       REGEX "^#define CUDNN_MAJOR [0-9]+")
+  string(REGEX MATCH "[0-9]+" CONV_CUDNN_MAJOR "${_cudnn_major}")
+endif()
+if(CONV_CUDNN_MAJOR AND CONV_CUDNN_MAJOR GREATER_EQUAL 8)
+  set(CONV_HAVE_CUDNN ON)
+  message(STATUS "cuDNN ${CONV_CUDNN_MAJOR}: ${CUDNN_LIBRARY}")
+  if(NOT TARGET Conv::cudnn)
+    add_library(Conv::cudnn UNKNOWN IMPORTED)
+    set_target_properties(Conv::cudnn PROPERTIES
+      IMPORTED_LOCATION "${CUDNN_LIBRARY}"
+      INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
+  endif()
+else()
+  set(CONV_HAVE_CUDNN OFF)
+  message(STATUS "cuDNN (>= 8) not found: the cuDNN reference reports itself unavailable")
+endif()
+
+# compute-sanitizer: the `sanitize` test label exists only where the tool does.
+find_program(CONV_COMPUTE_SANITIZER compute-sanitizer
+  HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../compute-sanitizer")

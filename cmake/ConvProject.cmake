@@ -1,0 +1,137 @@
+# Everything the steps share at build time, written once. Each step's
+# CMakeLists.txt (and the top-level one) includes this file after project();
+# the include guard makes the second and later includes no-ops.
+#
+#   conv_add_step(<step folder> ...)  adds a step's library, program and tests.
+include_guard(GLOBAL)
+
+get_filename_component(CONV_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+set(CMAKE_C_EXTENSIONS OFF)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+option(CONV_HOST_SANITIZE "Build the C code with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
+
+include("${CMAKE_CURRENT_LIST_DIR}/ConvDependencies.cmake")
+
+# ctest looks for tests in the top build folder, so testing is enabled here,
+# in the scope of whichever project included this file first.
+if(CONV_HAVE_CRITERION)
+  enable_testing()
+endif()
+
+# Warnings, line info for the profilers, and the optional host sanitizers.
+# No --use_fast_math anywhere: results are compared against a double reference.
+function(conv_target_defaults target)
+  target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200809L)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra>
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall>)
+  if(CONV_HOST_SANITIZE)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:C>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all>)
+    target_link_options(${target} PRIVATE
+      $<$<LINK_LANGUAGE:C>:-fsanitize=address,undefined>)
+  endif()
+endfunction()
+
+# Registers the ctest entries of one Criterion binary.
+#   <name>.cpu                  suites not named gpu_*, in parallel
+#   <name>.gpu                  suites gpu_*, one at a time; skipped without a device
+#   <name>.sanitize.<tool>      the gpu suites under compute-sanitizer (4 tools)
+# Criterion forks a child per test, hence --target-processes all.
+function(conv_register_tests name label has_gpu)
+  set(skip_regex "GPU test skipped: no CUDA device")
+  add_test(NAME ${name}.cpu COMMAND ${name} --filter "!(gpu_*)/*")
+  set_tests_properties(${name}.cpu PROPERTIES LABELS "cpu;${label}" TIMEOUT 1800)
+  if(NOT has_gpu)
+    return()
+  endif()
+  add_test(NAME ${name}.gpu COMMAND ${name} --jobs=1 --verbose --filter "gpu_*/*")
+  set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu;${label}" TIMEOUT 1800
+    SKIP_REGULAR_EXPRESSION "${skip_regex}")
+  if(CONV_COMPUTE_SANITIZER)
+    foreach(tool memcheck racecheck initcheck synccheck)
+      add_test(NAME ${name}.sanitize.${tool}
+        COMMAND ${CONV_COMPUTE_SANITIZER} --tool ${tool} --target-processes all
+                --error-exitcode 1 $<TARGET_FILE:${name}> --jobs=1 --verbose --filter "gpu_*/*")
+      set_tests_properties(${name}.sanitize.${tool} PROPERTIES
+        LABELS "sanitize;${label}" TIMEOUT 3000
+        ENVIRONMENT "CONV_UNDER_SANITIZER=${tool}"
+        SKIP_REGULAR_EXPRESSION "${skip_regex}")
+    endforeach()
+  endif()
+endfunction()
+
+# Adds a Criterion test binary built from one file of tests/.
+function(conv_add_test_binary source label has_gpu)
+  if(NOT CONV_HAVE_CRITERION)
+    return()
+  endif()
+  get_filename_component(name "${source}" NAME_WE)
+  add_executable(${name} "${source}" "${CONV_ROOT}/tests/conv_test_support.c")
+  target_include_directories(${name} PRIVATE "${CONV_ROOT}/tests")
+  target_link_libraries(${name} PRIVATE ${ARGN} conv_common Conv::criterion m)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
+  conv_target_defaults(${name})
+  conv_register_tests(${name} "${label}" ${has_gpu})
+endfunction()
+
+# conv_add_step(<folder>
+#     LABEL <stepNN>
+#     [SOURCES <kernel and launcher files>]   -> library conv_<folder>
+#     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder>
+#     [TEST <tests/test_*.c>] [GPU_TESTS]     -> Criterion binary and ctest entries
+#     [DEPENDS <other step folders>])         libraries the step links
+# A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
+# its library and nothing else.
+function(conv_add_step folder)
+  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;TEST" "SOURCES;PROGRAM_SOURCES;DEPENDS" ${ARGN})
+  set(dep_libs "")
+  foreach(dep IN LISTS ARG_DEPENDS)
+    if(NOT TARGET conv_${dep})
+      set(CONV_DEPENDENCY_ONLY ON)
+      add_subdirectory("${CONV_ROOT}/${dep}" "${CMAKE_BINARY_DIR}/${dep}")
+      unset(CONV_DEPENDENCY_ONLY)
+    endif()
+    list(APPEND dep_libs conv_${dep})
+  endforeach()
+
+  set(lib conv_${folder})
+  if(ARG_SOURCES)
+    add_library(${lib} STATIC ${ARG_SOURCES})
+    target_include_directories(${lib} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
+    target_link_libraries(${lib} PUBLIC conv_common ${dep_libs})
+    conv_target_defaults(${lib})
+  else()
+    add_library(${lib} INTERFACE)
+    target_link_libraries(${lib} INTERFACE conv_common ${dep_libs})
+  endif()
+  if(CONV_DEPENDENCY_ONLY)
+    return()
+  endif()
+
+  if(ARG_PROGRAM_SOURCES)
+    add_executable(${folder} ${ARG_PROGRAM_SOURCES})
+    target_link_libraries(${folder} PRIVATE ${lib} ${dep_libs} conv_common m)
+    set_target_properties(${folder} PROPERTIES LINKER_LANGUAGE C
+      RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+    conv_target_defaults(${folder})
+  endif()
+  if(ARG_TEST)
+    set(has_gpu OFF)
+    if(ARG_GPU_TESTS)
+      set(has_gpu ON)
+    endif()
+    conv_add_test_binary("${CONV_ROOT}/${ARG_TEST}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
+  endif()
+endfunction()
+
+# The common library is built once per build tree, whichever step asks first.
+if(NOT TARGET conv_common)
+  add_subdirectory("${CONV_ROOT}/common" "${CMAKE_BINARY_DIR}/common")
+endif()

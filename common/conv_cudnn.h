@@ -1,0 +1,46 @@
+/* The cuDNN reference: the forward convolution every step is compared with.
+ *
+ * Fair by construction: FP32 data and compute with CUDNN_FMA_MATH (no TF32
+ * tensor cores), the fastest algorithm that cudnnFindConvolutionForwardAlgorithm
+ * measures for this exact problem, its workspace allocated once at plan time.
+ * Plan creation (handle, descriptors, the search, the workspace) is set-up and
+ * is never inside a timed region; conv_cudnn_forward is what gets timed.
+ *
+ * Without cuDNN at build time every function returns CONV_ERR_UNAVAILABLE. */
+#ifndef CONV_CUDNN_H
+#define CONV_CUDNN_H
+
+#include <cuda_runtime_api.h>
+
+#include "conv_params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct conv_cudnn_plan conv_cudnn_plan;
+
+/* 1 when the project was built with cuDNN. */
+int conv_cudnn_compiled(void);
+/* cuDNN's version as major*10000 + minor*100 + patch (0 when unavailable). */
+long conv_cudnn_version(void);
+
+/* Creates the plan: both layouts (NCHW, and NHWC with the RSCK filter of
+ * conv_params.h), padding, stride and dilation. */
+conv_status conv_cudnn_plan_create(conv_cudnn_plan **plan, const conv_params *p, conv_msg *msg);
+/* Hands the plan the device filter. For NCHW it is used in place; for NHWC it
+ * is reordered once (RSCK -> cuDNN's KRSC) into a buffer the plan owns. */
+conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_msg *msg);
+/* y = conv(x, filter) on the stream; the timed call. */
+conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
+                               cudaStream_t stream, conv_msg *msg);
+/* The chosen algorithm's name (e.g. "IMPLICIT_PRECOMP_GEMM") and workspace size. */
+const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan);
+size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan);
+void conv_cudnn_plan_destroy(conv_cudnn_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_CUDNN_H */

@@ -1,0 +1,117 @@
+#include "conv_timer.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "conv_cuda.h"
+
+double conv_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double conv_median(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+static void summarise(double *ms, int repeats, conv_timing *out)
+{
+    out->repeats = repeats;
+    out->median_ms = conv_median(ms, repeats); /* sorts ms */
+    out->min_ms = ms[0];
+    out->max_ms = ms[repeats - 1];
+}
+
+static conv_status check_counts(int warmup, int repeats, conv_msg *msg)
+{
+    if (warmup < 0)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "invalid warm-up count (--warmup): must be >= 0, got %d", warmup);
+    if (repeats < 1 || repeats > 100000)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "invalid repeat count (--repeat): must be 1..100000, got %d", repeats);
+    return CONV_OK;
+}
+
+conv_status conv_time_cpu(conv_cpu_work work, void *ctx, int warmup, int repeats, conv_timing *out,
+                          conv_msg *msg)
+{
+    conv_status st = check_counts(warmup, repeats, msg);
+    if (st != CONV_OK)
+        return st;
+    double *ms = malloc((size_t)repeats * sizeof *ms);
+    if (ms == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for %d timings", repeats);
+    for (int i = 0; i < warmup && st == CONV_OK; ++i)
+        st = work(ctx, msg);
+    for (int i = 0; i < repeats && st == CONV_OK; ++i) {
+        double t0 = conv_wall_seconds();
+        st = work(ctx, msg);
+        ms[i] = 1e3 * (conv_wall_seconds() - t0);
+    }
+    if (st == CONV_OK)
+        summarise(ms, repeats, out);
+    free(ms);
+    return st;
+}
+
+conv_status conv_time_gpu(conv_gpu_work work, void *ctx, cudaStream_t stream, int warmup,
+                          int repeats, conv_timing *out, conv_msg *msg)
+{
+    conv_status st = check_counts(warmup, repeats, msg);
+    if (st != CONV_OK)
+        return st;
+    double *ms = malloc((size_t)repeats * sizeof *ms);
+    if (ms == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for %d timings", repeats);
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaError_t e = cudaEventCreate(&start);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&stop);
+    if (e != cudaSuccess) {
+        st = conv_cuda_fail(msg, e, "cudaEventCreate", __FILE__, __LINE__);
+        goto done;
+    }
+    for (int i = 0; i < warmup && st == CONV_OK; ++i)
+        st = work(ctx, stream, msg);
+    if (st == CONV_OK && (e = cudaStreamSynchronize(stream)) != cudaSuccess)
+        st = conv_cuda_fail(msg, e, "cudaStreamSynchronize (warm-up)", __FILE__, __LINE__);
+    /* One event pair per repeat, synchronised each time: the median then
+     * describes single runs, the way a kernel is used in a real program. */
+    for (int i = 0; i < repeats && st == CONV_OK; ++i) {
+        float elapsed = 0.0f;
+        if ((e = cudaEventRecord(start, stream)) != cudaSuccess) {
+            st = conv_cuda_fail(msg, e, "cudaEventRecord", __FILE__, __LINE__);
+            break;
+        }
+        st = work(ctx, stream, msg);
+        if (st != CONV_OK)
+            break;
+        if ((e = cudaEventRecord(stop, stream)) != cudaSuccess ||
+            (e = cudaEventSynchronize(stop)) != cudaSuccess ||
+            (e = cudaEventElapsedTime(&elapsed, start, stop)) != cudaSuccess) {
+            st = conv_cuda_fail(msg, e, "timing events", __FILE__, __LINE__);
+            break;
+        }
+        ms[i] = elapsed;
+    }
+    if (st == CONV_OK)
+        summarise(ms, repeats, out);
+done:
+    if (start != NULL)
+        cudaEventDestroy(start);
+    if (stop != NULL)
+        cudaEventDestroy(stop);
+    free(ms);
+    return st;
+}

@@ -1,0 +1,50 @@
+/* Helpers shared by the Criterion test files.
+ *
+ * Naming: suites whose name starts with gpu_ are GPU tests. CMake runs them in
+ * a separate ctest entry (one test at a time, and under compute-sanitizer for
+ * the `sanitize` label); every other suite is a CPU test. */
+#ifndef CONV_TEST_SUPPORT_H
+#define CONV_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+
+#include "conv_cuda.h"
+#include "conv_params.h"
+#include "conv_verify.h"
+
+/* Call first in every GPU test. Without a usable device the test is skipped
+ * with the reason ("GPU test skipped: no CUDA device ..."), unless
+ * CONV_REQUIRE_GPU=1, which turns the missing device into a failure. */
+#define CONV_TEST_REQUIRE_GPU()                                                                    \
+    do {                                                                                           \
+        char conv_reason_[CONV_MSG_LEN];                                                           \
+        if (!conv_test_gpu_available(conv_reason_, sizeof conv_reason_)) {                         \
+            if (conv_gpu_required())                                                               \
+                cr_assert_fail("CONV_REQUIRE_GPU=1 but the GPU is unusable: %s", conv_reason_);    \
+            cr_skip_test("GPU test skipped: no CUDA device (%s)", conv_reason_);                   \
+        }                                                                                          \
+    } while (0)
+
+int conv_test_gpu_available(char *reason, size_t len);
+
+/* A shape of the test tables, built field by field (layout NCHW). */
+conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
+                       int dil);
+
+/* Describes a shape for assertion messages. */
+const char *conv_shape_name(const conv_params *p);
+
+/* Asserts that a verification report passed, printing its description and the shape. */
+#define CONV_ASSERT_REPORT(rep, what, p)                                                           \
+    do {                                                                                           \
+        char conv_desc_[CONV_MSG_LEN];                                                             \
+        conv_report_describe(&(rep), conv_desc_, sizeof conv_desc_);                               \
+        cr_assert((rep).passed, "%s on %s: %s", (what), conv_shape_name(p), conv_desc_);           \
+    } while (0)
+
+/* Asserts a status is CONV_OK, printing its message. */
+#define CONV_ASSERT_OK(status, msg)                                                                \
+    cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
+                 (msg).text)
+
+#endif /* CONV_TEST_SUPPORT_H */
