@@ -31,6 +31,7 @@ enum {
     OPT_WARMUP,
     OPT_REPEAT,
     OPT_SEED,
+    OPT_CSV,
     OPT_HELP,
     OPT_EXTRA
 };
@@ -61,6 +62,7 @@ static const struct {
     {"warmup", "N", "untimed runs before timing", OPT_WARMUP},
     {"repeat", "N", "timed runs; the median is reported", OPT_REPEAT},
     {"seed", "N", "seed of the random inputs", OPT_SEED},
+    {"csv", "FILE", "also write the result table to FILE as CSV", OPT_CSV},
     {"help", NULL, "print this help and exit", OPT_HELP},
 };
 #define N_COMMON ((int)(sizeof common_flags / sizeof common_flags[0]))
@@ -73,6 +75,7 @@ conv_cli_options conv_cli_defaults(void)
     o.repeat = 10;
     o.seed = 2024;
     o.same_padding = 0;
+    o.csv_path = NULL;
     return o;
 }
 
@@ -175,6 +178,11 @@ static conv_status apply(conv_cli_options *o, int id, const char *flag, const ch
             return conv_fail(msg, CONV_ERR_INVALID,
                              "invalid value for --padding: '%s' (expected valid or same)", arg);
         }
+        return CONV_OK;
+    case OPT_CSV:
+        if (arg[0] == '\0')
+            return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --csv: empty file name");
+        o->csv_path = arg;
         return CONV_OK;
     case OPT_LAYOUT:
         if (strcmp(arg, "nchw") == 0)

@@ -31,7 +31,8 @@ typedef struct {
     int warmup;
     int repeat;
     uint64_t seed;
-    int same_padding; /* --padding same: padding derived after all flags are read */
+    int same_padding;     /* --padding same: padding derived after all flags are read */
+    const char *csv_path; /* --csv FILE: the result table also as CSV (NULL: none) */
 } conv_cli_options;
 
 /* The defaults: the lecture problem, 2 warm-up runs, 10 timed repeats, seed 2024. */

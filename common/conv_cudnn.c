@@ -1,6 +1,7 @@
 #include "conv_cudnn.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "conv_cuda.h"
 
@@ -280,3 +281,10 @@ conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d
 }
 
 #endif /* CONV_HAVE_CUDNN */
+
+double conv_cudnn_bound_factor(const char *algo_name)
+{
+    if (algo_name == NULL)
+        return 1.0;
+    return strstr(algo_name, "FFT") != NULL || strstr(algo_name, "WINOGRAD") != NULL ? 16.0 : 1.0;
+}

@@ -143,6 +143,20 @@ conv_verify_report conv_verify_full(const conv_params *p, const float *x, const 
     return rep;
 }
 
+conv_verify_report conv_verify_precomputed(const conv_params *p, const float *got,
+                                           const double *ref, const double *ref_abs,
+                                           conv_verify_opts opts)
+{
+    conv_verify_report rep = conv_report_init();
+    size_t depth = (size_t)p->c * p->r * p->s, total = conv_output_elems(p);
+    for (size_t at = 0; at < total; ++at)
+        conv_report_add(&rep, at, got[at], ref[at], tolerance(opts, depth, ref_abs[at]),
+                        opts.mode == CONV_VERIFY_EXACT);
+    conv_report_finish(&rep);
+    locate_first(p, &rep);
+    return rep;
+}
+
 conv_verify_report conv_verify_sampled(const conv_params *p, const float *x, const float *w,
                                        const float *got, size_t samples, uint64_t seed,
                                        conv_verify_opts opts)

@@ -66,6 +66,12 @@ void conv_report_finish(conv_verify_report *rep);
 /* Full verification of a 2D convolution output against the double reference. */
 conv_verify_report conv_verify_full(const conv_params *p, const float *x, const float *w,
                                     const float *got, conv_verify_opts opts);
+/* Full verification against a double reference computed beforehand with
+ * conv_reference_double (ref and ref_abs hold every output, in output order):
+ * the same report as conv_verify_full without recomputing the reference. */
+conv_verify_report conv_verify_precomputed(const conv_params *p, const float *got,
+                                           const double *ref, const double *ref_abs,
+                                           conv_verify_opts opts);
 /* Sampled verification for problems too large to check fully on a CPU:
  * `samples` output points chosen by the seed (the first and last element always
  * among them), each computed in double. */

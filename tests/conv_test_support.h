@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "conv_cuda.h"
+#include "conv_gpu_run.h"
 #include "conv_params.h"
 #include "conv_verify.h"
 
@@ -46,5 +47,22 @@ const char *conv_shape_name(const conv_params *p);
 #define CONV_ASSERT_OK(status, msg)                                                                \
     cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
                  (msg).text)
+
+/* The standard GPU check of a device convolution on one shape (the caller has
+ * called CONV_TEST_REQUIRE_GPU()):
+ *   1. small-integer inputs in [-3, 3]: the output is poisoned with NaN, the
+ *      convolution runs, and every output must equal `reference` (step 01's
+ *      conv2d_cpu_serial) exactly, no NaN left;
+ *   2. uniform floats in [-1, 1): every output within the gamma_n bound of the
+ *      double reference (bound_factor 1);
+ *   3. after each run, the canary after the device output is intact.
+ * Fails the running test with `what`, the shape and the first mismatch. */
+void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,
+                              conv_host_conv reference, const char *what);
+
+/* 1 when the test runs under compute-sanitizer (CONV_UNDER_SANITIZER is set by
+ * the sanitize ctest entries). Tests may drop their largest shapes then (they
+ * run 10-100x slower), never the awkward small ones. */
+int conv_test_under_sanitizer(void);
 
 #endif /* CONV_TEST_SUPPORT_H */
