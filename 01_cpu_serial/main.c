@@ -4,23 +4,20 @@
  * reference. Exit status: 0 verified, 1 wrong result or runtime error,
  * 2 bad command line. */
 #include <stdio.h>
+#include <string.h>
 
 #include "conv_cli.h"
 #include "conv_cpu.h"
+#include "conv_gpu_run.h"
 #include "conv_tensor.h"
 #include "conv_timer.h"
 #include "conv_verify.h"
-
-/* Above this many FLOPs the full double reference would take long on one
- * core, so a sample of outputs is verified instead. */
-#define FULL_VERIFY_MAX_FLOPS 2e10
-#define VERIFY_SAMPLES        4096
 
 typedef struct {
     const conv_params *p;
     const float *x, *w;
     float *y;
-    conv_status (*conv)(const conv_params *, const float *, const float *, float *, conv_msg *);
+    conv_host_conv conv;
 } cpu_run;
 
 static conv_status run_once(void *ctx, conv_msg *msg)
@@ -29,35 +26,30 @@ static conv_status run_once(void *ctx, conv_msg *msg)
     return run->conv(run->p, run->x, run->w, run->y, msg);
 }
 
-/* Times one version and verifies its (poisoned, then written) output. */
-static int time_and_verify(const char *name, cpu_run *run, const conv_cli_options *opt,
-                           double baseline_ms, double *median_ms)
+/* Times one version and verifies its (poisoned, then written) output against
+ * the double reference: every output, or a sample on large problems. */
+static int time_and_verify(cpu_run *run, const conv_cli_options *opt, conv_gpu_result *res)
 {
     const conv_params *p = run->p;
     size_t out_elems = conv_output_elems(p);
     conv_msg msg = {{0}};
-    conv_timing t;
+    memset(res, 0, sizeof *res);
     conv_fill_nan(run->y, out_elems);
-    conv_status st = conv_time_cpu(run_once, run, opt->warmup, opt->repeat, &t, &msg);
+    conv_status st = conv_time_cpu(run_once, run, opt->warmup, opt->repeat, &res->timing, &msg);
     if (st != CONV_OK) {
-        fprintf(stderr, "01_cpu_serial: %s: %s\n", name, msg.text);
+        fprintf(stderr, "01_cpu_serial: %s\n", msg.text);
         return 1;
     }
-    conv_verify_report rep =
-        conv_flops(p) <= FULL_VERIFY_MAX_FLOPS
-            ? conv_verify_full(p, run->x, run->w, run->y, conv_verify_bound(1.0))
-            : conv_verify_sampled(p, run->x, run->w, run->y, VERIFY_SAMPLES, opt->seed,
-                                  conv_verify_bound(1.0));
-    char verdict[CONV_MSG_LEN];
-    conv_report_describe(&rep, verdict, sizeof verdict);
-    if (conv_host_canary_check(run->y, out_elems) != 0) {
-        rep.passed = 0;
-        snprintf(verdict, sizeof verdict, "FAILED: canary after the output overwritten");
-    }
-    conv_cli_print_row(stdout, name, t.median_ms, conv_flops(p),
-                       baseline_ms > 0 ? baseline_ms : t.median_ms, verdict);
-    *median_ms = t.median_ms;
-    return rep.passed ? 0 : 1;
+    res->report = conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS
+                      ? conv_verify_full(p, run->x, run->w, run->y, conv_verify_bound(1.0))
+                      : conv_verify_sampled(p, run->x, run->w, run->y, CONV_VERIFY_SAMPLES,
+                                            opt->seed, conv_verify_bound(1.0));
+    conv_report_describe(&res->report, res->verdict, sizeof res->verdict);
+    res->canary_bad = conv_host_canary_check(run->y, out_elems);
+    if (res->canary_bad != 0)
+        snprintf(res->verdict, sizeof res->verdict, "FAILED: canary after the output overwritten");
+    res->passed = res->report.passed && res->canary_bad == 0;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -96,16 +88,27 @@ int main(int argc, char **argv)
     printf("timing:  median of %d runs after %d warm-up; verification against a double "
            "reference (%s)\n\n",
            opt.repeat, opt.warmup,
-           conv_flops(p) <= FULL_VERIFY_MAX_FLOPS ? "every output" : "sampled outputs");
-    conv_cli_print_table_header(stdout, "vs serial");
-
-    double serial_ms = 0.0, omp_ms = 0.0;
+           conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS ? "every output" : "sampled outputs");
+    conv_table table = {.out = stdout, .flops = conv_flops(p), .n_refs = 1};
+    table.ref_names[0] = "serial";
     cpu_run serial = {p, x, w, y, conv2d_cpu_serial};
     cpu_run omp = {p, x, w, y, conv2d_cpu_openmp};
-    int failed = time_and_verify("serial", &serial, &opt, 0.0, &serial_ms);
+    conv_gpu_result serial_res, omp_res;
+    int failed = time_and_verify(&serial, &opt, &serial_res);
+    failed |= time_and_verify(&omp, &opt, &omp_res);
+    failed |= !serial_res.passed || !omp_res.passed;
+    table.ref_ms[0] = serial_res.timing.median_ms;
+    if (opt.csv_path != NULL &&
+        conv_table_open_csv(&table, opt.csv_path, argc, argv, NULL, &msg) != CONV_OK) {
+        fprintf(stderr, "01_cpu_serial: %s\n", msg.text);
+        failed = 1;
+    }
     char omp_name[32];
     snprintf(omp_name, sizeof omp_name, "openmp (%d threads)", conv2d_cpu_openmp_threads());
-    failed |= time_and_verify(omp_name, &omp, &opt, serial_ms, &omp_ms);
+    conv_table_print_header(&table);
+    conv_table_print_row(&table, "serial", &serial_res);
+    conv_table_print_row(&table, omp_name, &omp_res);
+    conv_table_close_csv(&table);
 
     printf("\nverdict: %s\n", failed ? "FAILED" : "OK");
     conv_host_free(x);

@@ -224,7 +224,7 @@ conv_status conv_cli_parse(int argc, char **argv, const char *program, const cha
     optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
     for (;;) {
         int index = -1;
-        int id = getopt_long(argc, argv, "", longopts, &index);
+        int id = getopt_long(argc, argv, ":", longopts, &index);
         if (id == -1)
             break;
         const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";

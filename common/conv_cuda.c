@@ -106,14 +106,19 @@ conv_status conv_device_alloc(float **d_buf, size_t count, const char *what, con
         *d_buf = NULL;
         return conv_cuda_fail(msg, e, "cudaMalloc", __FILE__, __LINE__);
     }
-    float guard[CONV_CANARY_FLOATS];
-    conv_canary_fill(guard, CONV_CANARY_FLOATS);
-    e = cudaMemcpy(*d_buf + count, guard, sizeof guard, cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) {
+    conv_status st = conv_device_canary_reset(*d_buf, count, msg);
+    if (st != CONV_OK) {
         cudaFree(*d_buf);
         *d_buf = NULL;
-        return conv_cuda_fail(msg, e, "cudaMemcpy (canary)", __FILE__, __LINE__);
     }
+    return st;
+}
+
+conv_status conv_device_canary_reset(float *d_buf, size_t count, conv_msg *msg)
+{
+    float guard[CONV_CANARY_FLOATS];
+    conv_canary_fill(guard, CONV_CANARY_FLOATS);
+    CONV_CUDA_CHECK(cudaMemcpy(d_buf + count, guard, sizeof guard, cudaMemcpyHostToDevice), msg);
     return CONV_OK;
 }
 

@@ -72,6 +72,9 @@ conv_status conv_device_alloc(float **d_buf, size_t count, const char *what, con
 void conv_device_free(float *d_buf);
 /* *bad = how many canary floats after d_buf[count] were overwritten. */
 conv_status conv_device_canary_check(const float *d_buf, size_t count, size_t *bad, conv_msg *msg);
+/* Writes the canary after d_buf[count] again (after a run that broke it, so
+ * the next measurement on the same buffer starts from an intact guard). */
+conv_status conv_device_canary_reset(float *d_buf, size_t count, conv_msg *msg);
 /* Fills count floats with NaN (all bits set). */
 conv_status conv_device_poison(float *d_buf, size_t count, conv_msg *msg);
 conv_status conv_device_upload(float *d_dst, const float *h_src, size_t count, conv_msg *msg);

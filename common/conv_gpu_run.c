@@ -106,7 +106,9 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
     memset(res, 0, sizeof *res);
     size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, conv, ctx};
-    conv_status st = conv_device_poison(pb->d_y, ny, msg);
+    conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
+    if (st == CONV_OK)
+        st = conv_device_poison(pb->d_y, ny, msg);
     if (st == CONV_OK)
         st = run_device(&run, pb->stream, msg);
     if (st != CONV_OK)
@@ -139,6 +141,7 @@ conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int
     size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, NULL, plan};
     if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK &&
+        (st = conv_device_canary_reset(pb->d_y, ny, msg)) == CONV_OK &&
         (st = conv_device_poison(pb->d_y, ny, msg)) == CONV_OK &&
         (st = run_cudnn(&run, pb->stream, msg)) == CONV_OK) {
         cudaError_t e = cudaStreamSynchronize(pb->stream);
@@ -195,6 +198,8 @@ static void ratio_text(char *buf, size_t len, double ref_ms, double ms)
 void conv_table_print_header(const conv_table *t)
 {
     fprintf(t->out, "%-28s %11s %10s %7s", "version", "median ms", "GFLOP/s", "% peak");
+    if (t->bytes > 0.0)
+        fprintf(t->out, " %8s", "GB/s");
     for (int i = 0; i < t->n_refs; ++i) {
         char head[48];
         snprintf(head, sizeof head, "vs %s", t->ref_names[i]);
@@ -211,10 +216,17 @@ static void print_row(const conv_table *t, const char *version, double ms, const
     if (t->peak_gflops > 0.0 && ms > 0.0)
         snprintf(peak, sizeof peak, "%.1f", 100.0 * gflops / t->peak_gflops);
     fprintf(t->out, "%-28s ", version);
+    double gbps = ms > 0.0 ? t->bytes / (ms * 1e6) : 0.0;
     if (ms > 0.0)
         fprintf(t->out, "%11.4f %10.1f %7s", ms, gflops, peak);
     else
         fprintf(t->out, "%11s %10s %7s", "-", "-", "-");
+    if (t->bytes > 0.0) {
+        if (ms > 0.0)
+            fprintf(t->out, " %8.1f", gbps);
+        else
+            fprintf(t->out, " %8s", "-");
+    }
     for (int i = 0; i < t->n_refs; ++i) {
         char r[32];
         ratio_text(r, sizeof r, t->ref_ms[i], ms);
@@ -229,6 +241,12 @@ static void print_row(const conv_table *t, const char *version, double ms, const
         fprintf(t->csv, "%.6f,%.3f,%s", ms, gflops, t->peak_gflops > 0.0 ? peak : "");
     else
         fprintf(t->csv, ",,");
+    if (t->bytes > 0.0) {
+        if (ms > 0.0)
+            fprintf(t->csv, ",%.2f", gbps);
+        else
+            fprintf(t->csv, ",");
+    }
     for (int i = 0; i < t->n_refs; ++i) {
         if (t->ref_ms[i] > 0.0 && ms > 0.0)
             fprintf(t->csv, ",%.4f", t->ref_ms[i] / ms);
@@ -268,7 +286,21 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
                 "# gpu: %s, %d SMs, %.0f MHz, FP32 peak %.1f TFLOP/s, driver %d, runtime %d\n",
                 info->name, info->sm_count, info->sm_clock_khz / 1e3, info->peak_fp32_gflops / 1e3,
                 info->driver_version, info->runtime_version);
-    fprintf(t->csv, "# date: %s\n# command:", date);
+    char cpu[128] = "unknown CPU";
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    if (cpuinfo != NULL) {
+        char line[256];
+        while (fgets(line, sizeof line, cpuinfo) != NULL) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+                snprintf(cpu, sizeof cpu, "%s", colon + 2);
+                cpu[strcspn(cpu, "\n")] = '\0';
+                break;
+            }
+        }
+        fclose(cpuinfo);
+    }
+    fprintf(t->csv, "# host: %s\n# date: %s\n# command:", cpu, date);
     for (int i = 0; i < argc; ++i) {
         const char *arg = argv[i];
         if (i == 0) { /* the program's name, without the build folder */
@@ -277,7 +309,7 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
         }
         fprintf(t->csv, " %s", arg);
     }
-    fprintf(t->csv, "\nversion,median_ms,gflops,pct_peak");
+    fprintf(t->csv, "\nversion,median_ms,gflops,pct_peak%s", t->bytes > 0.0 ? ",gbps" : "");
     for (int i = 0; i < t->n_refs; ++i) {
         fprintf(t->csv, ",vs_");
         for (const char *c = t->ref_names[i]; *c; ++c)

@@ -91,7 +91,7 @@ conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv c
                                           int repeat, conv_gpu_result *res, conv_msg *msg);
 
 /* The result table of the GPU step programs. One row per measured version:
- *   version   median ms   GFLOP/s   % peak   vs <ref1>   vs <ref2> ...   verdict
+ *   version   median ms   GFLOP/s   % peak   [GB/s]   vs <ref1>   vs <ref2> ...   verdict
  * Each "vs" column is reference_ms / row_ms (above 1: the row is faster); a
  * reference of 0 ms prints "-". peak_gflops <= 0 prints "-" for % peak. */
 #define CONV_TABLE_MAX_REFS 4
@@ -100,6 +100,7 @@ typedef struct {
     FILE *csv;          /* optional: the same rows as CSV (conv_table_open_csv) */
     double flops;       /* per run */
     double peak_gflops; /* the device's FP32 peak */
+    double bytes;       /* > 0: also a GB/s column, bytes / time (e.g. conv_min_bytes) */
     int n_refs;
     const char *ref_names[CONV_TABLE_MAX_REFS]; /* e.g. "cuDNN", "serial", "step 02" */
     double ref_ms[CONV_TABLE_MAX_REFS];
@@ -112,7 +113,7 @@ void conv_table_print_skip(const conv_table *t, const char *version, const char 
 
 /* Opens `path` for the CSV copy of the table and writes its header: comment
  * lines "# gpu: ...", "# date: ...", "# command: ..." (argv joined), then
- *   version,median_ms,gflops,pct_peak,vs_<ref1>,...,passed,verdict
+ *   version,median_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,passed,verdict
  * The reference names must be set before. scripts/doc_tables.py turns such a
  * file into the results table of a lecture note. */
 conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char **argv,

@@ -22,7 +22,7 @@
         if (!conv_test_gpu_available(conv_reason_, sizeof conv_reason_)) {                         \
             if (conv_gpu_required())                                                               \
                 cr_assert_fail("CONV_REQUIRE_GPU=1 but the GPU is unusable: %s", conv_reason_);    \
-            cr_skip_test("GPU test skipped: no CUDA device (%s)", conv_reason_);                   \
+            cr_skip_test("GPU test skipped: %s", conv_reason_);                                    \
         }                                                                                          \
     } while (0)
 

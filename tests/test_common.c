@@ -443,7 +443,7 @@ Test(cli, rejects_bad_flags_with_one_line_naming_them)
         {{"prog", "--w", "abc"}, 3, "--w"},
         {{"prog", "--w", "99999999999"}, 3, "out of range"},
         {{"prog", "--bogus", "1"}, 3, "unknown option '--bogus'"},
-        {{"prog", "--h"}, 2, "--h"},
+        {{"prog", "--h"}, 2, "option '--h' needs a value"},
         {{"prog", "--filter", "900", "--h", "9"}, 5, "larger than the padded image"},
         {{"prog", "--layout", "chwn"}, 3, "--layout"},
         {{"prog", "--padding", "full"}, 3, "--padding"},
@@ -724,8 +724,35 @@ Test(table, csv_copy_has_metadata_a_header_and_one_line_per_row)
     }
     fclose(in);
     remove(path);
-    cr_assert_eq(comments, 2, "date and command lines (no gpu line without device info)");
+    cr_assert_eq(comments, 3, "host, date and command lines (no gpu line without device info)");
     cr_assert_eq(lines, 3);
+}
+
+Test(table, bandwidth_column_appears_when_bytes_are_given)
+{
+    char path[] = "/tmp/conv_table_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    FILE *out = fopen("/dev/null", "w");
+    conv_table t = {.out = out, .flops = 1e9, .bytes = 3e9, .n_refs = 0};
+    char *argv[] = {"prog"};
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_table_open_csv(&t, path, 1, argv, NULL, &msg), msg);
+    conv_gpu_result res = {.timing = {.median_ms = 1.0}, .passed = 1};
+    snprintf(res.verdict, sizeof res.verdict, "OK");
+    conv_table_print_row(&t, "copy", &res);
+    conv_table_close_csv(&t);
+    fclose(out);
+    FILE *in = fopen(path, "r");
+    char line[256], header[256] = "", row[256] = "";
+    while (fgets(line, sizeof line, in) != NULL)
+        if (line[0] != '#')
+            snprintf(header[0] ? row : header, sizeof line, "%s", line);
+    fclose(in);
+    remove(path);
+    cr_assert_str_eq(header, "version,median_ms,gflops,pct_peak,gbps,passed,verdict\n");
+    cr_assert_str_eq(row, "\"copy\",1.000000,1000.000,,3000.00,1,\"OK\"\n");
 }
 
 Test(table, unwritable_csv_path_is_an_error_naming_the_file)
@@ -738,15 +765,45 @@ Test(table, unwritable_csv_path_is_an_error_naming_the_file)
     cr_assert(strstr(msg.text, "/nonexistent-dir/x.csv") != NULL, "%s", msg.text);
 }
 
-/* Device convolutions for the harness tests: cuDNN behind the conv_gpu_conv
- * signature (a correct one), and two broken ones. */
-static conv_status conv_by_cudnn(void *ctx, const conv_params *p, const float *d_x,
-                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
+/* The host reference for the harness tests (step 01 is not linked here): the
+ * double reference rounded to float, exact on small integers. */
+static conv_status conv_by_double_reference(const conv_params *p, const float *h_x,
+                                            const float *h_w, float *h_y, conv_msg *msg)
 {
-    (void)p;
-    conv_cudnn_plan *plan = ctx;
-    conv_status st = conv_cudnn_set_filter(plan, d_w, msg);
-    return st != CONV_OK ? st : conv_cudnn_forward(plan, d_x, d_y, stream, msg);
+    (void)msg;
+    size_t ny = conv_output_elems(p);
+    double *y = malloc(ny * sizeof *y);
+    cr_assert_not_null(y);
+    conv_reference_double(p, h_x, h_w, y, NULL);
+    for (size_t i = 0; i < ny; ++i)
+        h_y[i] = (float)y[i];
+    free(y);
+    return CONV_OK;
+}
+
+/* Device "convolutions" for the harness tests, behind the conv_gpu_conv
+ * signature: a correct one (the reference computed on the host from the
+ * device inputs and copied into the device output) and two broken ones. */
+static conv_status conv_through_host(void *ctx, const conv_params *p, const float *d_x,
+                                     const float *d_w, float *d_y, cudaStream_t stream,
+                                     conv_msg *msg)
+{
+    (void)ctx;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
+    cr_assert(x && w && y);
+    CONV_CUDA_CHECK(cudaStreamSynchronize(stream), msg);
+    conv_status st = conv_device_download(x, d_x, nx, msg);
+    if (st == CONV_OK)
+        st = conv_device_download(w, d_w, nw, msg);
+    if (st == CONV_OK)
+        st = conv_by_double_reference(p, x, w, y, msg);
+    if (st == CONV_OK)
+        st = conv_device_upload(d_y, y, ny, msg);
+    conv_host_free(x);
+    conv_host_free(w);
+    conv_host_free(y);
+    return st;
 }
 
 static conv_status conv_writes_zeros(void *ctx, const conv_params *p, const float *d_x,
@@ -764,68 +821,47 @@ static conv_status conv_writes_one_too_many(void *ctx, const conv_params *p, con
                                             const float *d_w, float *d_y, cudaStream_t stream,
                                             conv_msg *msg)
 {
-    conv_status st = conv_by_cudnn(ctx, p, d_x, d_w, d_y, stream, msg);
+    conv_status st = conv_through_host(ctx, p, d_x, d_w, d_y, stream, msg);
     if (st != CONV_OK)
         return st;
     CONV_CUDA_CHECK(cudaMemsetAsync(d_y + conv_output_elems(p), 0, sizeof(float), stream), msg);
     return CONV_OK;
 }
 
-/* The host reference for conv_test_check_gpu_conv in this file (step 01 is
- * not linked here): the double reference rounded to float, exact on small
- * integers. */
-static conv_status conv_by_double_reference(const conv_params *p, const float *h_x,
-                                            const float *h_w, float *h_y, conv_msg *msg)
-{
-    (void)msg;
-    size_t ny = conv_output_elems(p);
-    double *y = malloc(ny * sizeof *y);
-    cr_assert_not_null(y);
-    conv_reference_double(p, h_x, h_w, y, NULL);
-    for (size_t i = 0; i < ny; ++i)
-        h_y[i] = (float)y[i];
-    free(y);
-    return CONV_OK;
-}
-
 Test(gpu_harness, measures_a_correct_convolution_as_passed_and_a_wrong_one_as_failed)
 {
     CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
     conv_params p = conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1);
     conv_msg msg = {{0}};
     conv_gpu_problem pb;
     CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
     cr_assert(pb.full_verify);
-    conv_cudnn_plan *plan = NULL;
-    CONV_ASSERT_OK(conv_cudnn_plan_create(&plan, &p, &msg), msg);
     conv_gpu_result res;
-    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_by_cudnn, plan, 1, 3, &res, &msg), msg);
-    cr_assert(res.passed, "cuDNN through the harness: %s", res.verdict);
+    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_through_host, NULL, 1, 3, &res, &msg), msg);
+    cr_assert(res.passed, "a correct result: %s", res.verdict);
     cr_assert_gt(res.timing.median_ms, 0.0);
     CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_writes_zeros, NULL, 0, 1, &res, &msg), msg);
     cr_assert_not(res.passed, "zeros passed verification: %s", res.verdict);
     cr_assert(strstr(res.verdict, "FAILED") != NULL, "%s", res.verdict);
-    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_writes_one_too_many, plan, 0, 1, &res, &msg),
+    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_writes_one_too_many, NULL, 0, 1, &res, &msg),
                    msg);
     cr_assert_not(res.passed, "a write past the output went unnoticed: %s", res.verdict);
     cr_assert(strstr(res.verdict, "canary") != NULL, "%s", res.verdict);
-    char algo[64];
-    CONV_ASSERT_OK(conv_gpu_problem_measure_cudnn(&pb, 1, 3, &res, algo, sizeof algo, &msg), msg);
-    cr_assert(res.passed, "cuDNN (%s): %s", algo, res.verdict);
-    cr_assert_gt(strlen(algo), 0);
+    /* the canary is re-armed: the next correct run passes again */
+    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_through_host, NULL, 0, 1, &res, &msg), msg);
+    cr_assert(res.passed, "after a canary failure: %s", res.verdict);
     CONV_ASSERT_OK(conv_gpu_problem_measure_host(&pb, conv_by_double_reference, 0, 1, &res, &msg),
                    msg);
     cr_assert(res.passed, "host reference: %s", res.verdict);
-    conv_cudnn_plan_destroy(plan);
     conv_gpu_problem_destroy(&pb);
 }
 
 Test(gpu_harness, large_problems_are_verified_by_sampling)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(64, 64, 64, 64, 64, 3, 3, 1, 1, 1); /* 9.7 GFLOP: full */
-    p.n = 256;                                                     /* 38.7 GFLOP: sampled */
+    /* 34 GFLOP on only 96 MB of tensors: above the full-verification limit */
+    conv_params p = conv_shape(1, 4096, 32, 32, 4096, 1, 1, 0, 1, 1);
+    cr_assert_gt(conv_flops(&p), CONV_FULL_VERIFY_MAX_FLOPS);
     conv_msg msg = {{0}};
     conv_gpu_problem pb;
     CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
@@ -838,18 +874,31 @@ Test(gpu_harness, large_problems_are_verified_by_sampling)
     conv_gpu_problem_destroy(&pb);
 }
 
-Test(gpu_harness, standard_check_accepts_cudnn_on_awkward_shapes)
+Test(gpu_harness, standard_check_accepts_a_correct_convolution_on_awkward_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params shapes[] = {conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1),
+                            conv_shape(3, 2, 31, 29, 5, 4, 4, 2, 2, 1)};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        conv_test_check_gpu_conv(&shapes[i], conv_through_host, NULL, conv_by_double_reference,
+                                 "reference through the device");
+}
+
+/* cuDNN through the harness: the ratio every step program prints. (Suite
+ * gpu_reference: NVIDIA's libraries; see conv_register_tests.) */
+Test(gpu_reference, cudnn_through_the_harness_is_verified_and_timed)
 {
     CONV_TEST_REQUIRE_GPU();
     cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
-    conv_params shapes[] = {conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1),
-                            conv_shape(3, 2, 31, 29, 5, 4, 4, 2, 2, 1)};
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-        conv_msg msg = {{0}};
-        conv_cudnn_plan *plan = NULL;
-        CONV_ASSERT_OK(conv_cudnn_plan_create(&plan, &shapes[i], &msg), msg);
-        conv_test_check_gpu_conv(&shapes[i], conv_by_cudnn, plan, conv_by_double_reference,
-                                 "cuDNN");
-        conv_cudnn_plan_destroy(plan);
-    }
+    conv_params p = conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1);
+    conv_msg msg = {{0}};
+    conv_gpu_problem pb;
+    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
+    conv_gpu_result res;
+    char algo[64];
+    CONV_ASSERT_OK(conv_gpu_problem_measure_cudnn(&pb, 1, 3, &res, algo, sizeof algo, &msg), msg);
+    cr_assert(res.passed, "cuDNN (%s): %s", algo, res.verdict);
+    cr_assert_gt(strlen(algo), 0);
+    cr_assert_gt(res.timing.median_ms, 0.0);
+    conv_gpu_problem_destroy(&pb);
 }

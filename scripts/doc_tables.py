@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Fills the measured-results tables of the lecture notes from benchmark CSVs.
+
+A note marks a table with two comment lines naming the CSV (relative to the
+repository root):
+
+    <!-- results: bench/results/04_tiled_2d_hpc101-image.csv -->
+    <!-- /results -->
+
+and this script replaces whatever stands between them with a Markdown table
+generated from that CSV, headed by the GPU, the date and the command taken from
+the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (the step programs write
+them, see conv_table_open_csv in common/conv_gpu_run.h). No number in a note is
+typed by hand.
+
+    python3 scripts/doc_tables.py docs/*.md         rewrite the notes in place
+    python3 scripts/doc_tables.py --check docs/*.md  exit 1 if a note is stale
+"""
+import csv
+import io
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK = re.compile(r"(<!-- results: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- /results -->)",
+                   re.DOTALL)
+
+# Column titles for the CSV fields the step programs write.
+TITLES = {"version": "version", "median_ms": "median ms", "gflops": "GFLOP/s",
+          "pct_peak": "% FP32 peak", "gbps": "GB/s", "passed": None, "verdict": "verified"}
+
+
+def read_csv(path):
+    meta, rows = {}, []
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    body = []
+    for line in lines:
+        if line.startswith("#"):
+            key, _, value = line[1:].partition(":")
+            meta[key.strip()] = value.strip()
+        elif line.strip():
+            body.append(line)
+    reader = csv.DictReader(io.StringIO("\n".join(body)))
+    for row in reader:
+        rows.append(row)
+    return meta, reader.fieldnames or [], rows
+
+
+def title(field):
+    if field in TITLES:
+        return TITLES[field]
+    if field.startswith("vs_"):
+        return "vs " + field[3:].replace("_", " ")
+    return field.replace("_", " ")
+
+
+def cell(field, value):
+    if value is None or value == "":
+        return "-"
+    if field.startswith("vs_"):
+        return f"{float(value):.2f}x"
+    if field == "median_ms":
+        return f"{float(value):.4f}"
+    if field in ("gflops", "gbps"):
+        v = float(value)
+        return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+    if field == "verdict":
+        # "OK (262144 checked, max abs err ...)" -> "OK (262144 checked)"
+        m = re.match(r"OK \((\d+) checked", value)
+        return f"OK ({m.group(1)} outputs)" if m else value
+    return value.replace("|", "\\|")
+
+
+def render(csv_rel):
+    path = os.path.join(ROOT, csv_rel)
+    if not os.path.exists(path):
+        return f"*(no results yet: `{csv_rel}` has not been generated)*\n"
+    meta, fields, rows = read_csv(path)
+    # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
+    shown = [f for f in fields
+             if title(f) is not None and any((r.get(f) or "") != "" for r in rows)]
+    # Output files named by absolute path on the GPU machine: keep the file name.
+    command = " ".join(os.path.basename(a) if a.startswith("/") else a
+                       for a in meta.get("command", "?").split())
+    out = []
+    gpu = meta.get("gpu") or meta.get("host", "an unknown machine")
+    out.append(f"Measured on {gpu}, {meta.get('date', 'unknown date')}, with "
+               f"`{command}` (file `{csv_rel}`).")
+    out.append("")
+    out.append("| " + " | ".join(title(f) for f in shown) + " |")
+    out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
+                              for f in shown) + "|")
+    for row in rows:
+        out.append("| " + " | ".join(cell(f, row.get(f)) for f in shown) + " |")
+    return "\n".join(out) + "\n"
+
+
+def process(note, check):
+    with open(note) as f:
+        text = f.read()
+    new = BLOCK.sub(lambda m: m.group(1) + render(m.group("path")) + m.group(4), text)
+    if new == text:
+        return True
+    if check:
+        print(f"{note}: results tables are stale (run scripts/doc_tables.py {note})")
+        return False
+    with open(note, "w") as f:
+        f.write(new)
+    print(f"{note}: results tables regenerated")
+    return True
+
+
+def main(argv):
+    check = "--check" in argv
+    notes = [a for a in argv if a != "--check"]
+    if not notes:
+        print(__doc__.strip())
+        return 2
+    ok = all([process(n, check) for n in notes])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
