@@ -335,3 +335,114 @@ void conv_print_device(FILE *out, const conv_device_info *info)
             info->peak_fp32_gflops / 1e3, info->peak_dram_gbps, info->driver_version,
             info->runtime_version);
 }
+
+/* ---- rows ---- */
+
+static int is_reference(const conv_row *row)
+{
+    return row->ref >= 0 && row->ref < CONV_TABLE_MAX_REFS;
+}
+
+/* Measures one row; fills status, res, label and why. Returns 1 on failure. */
+static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts *o)
+{
+    conv_msg msg = {{0}};
+    char algo[64] = "";
+    snprintf(row->label, sizeof row->label, "%s", row->name);
+    memset(&row->res, 0, sizeof row->res);
+    if (row->skip != NULL) {
+        row->status = CONV_ERR_UNSUPPORTED;
+        snprintf(row->why, sizeof row->why, "%s", row->skip);
+        return 0;
+    }
+    switch (row->kind) {
+    case CONV_ROW_HOST:
+        row->status =
+            conv_gpu_problem_measure_host(pb, row->host, 0, o->host_repeat, &row->res, &msg);
+        break;
+    case CONV_ROW_CUDNN:
+        row->status = conv_gpu_problem_measure_cudnn(pb, o->warmup, o->repeat, &row->res, algo,
+                                                     sizeof algo, &msg);
+        if (algo[0] != '\0')
+            snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
+        break;
+    default:
+        row->status = conv_gpu_problem_measure(pb, row->conv, row->ctx, o->warmup, o->repeat,
+                                               &row->res, &msg);
+        break;
+    }
+    if (row->status == CONV_OK)
+        return !row->res.passed;
+    int skipped = row->status == CONV_ERR_UNSUPPORTED || row->status == CONV_ERR_INVALID ||
+                  row->status == CONV_ERR_UNAVAILABLE;
+    snprintf(row->why, sizeof row->why, "%s: %s", skipped ? "skipped" : "error", msg.text);
+    /* a failed launch may leave an error behind; later rows start clean */
+    cudaGetLastError();
+    return !skipped;
+}
+
+int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, conv_table *t,
+                  const conv_run_opts *o)
+{
+    int failed = 0;
+    for (int pass = 0; pass < 2; ++pass) /* references first */
+        for (int i = 0; i < n_rows; ++i) {
+            if (is_reference(&rows[i]) != (pass == 0))
+                continue;
+            failed += measure_row(pb, &rows[i], o);
+            if (pass == 0 && rows[i].status == CONV_OK)
+                t->ref_ms[rows[i].ref] = rows[i].res.timing.median_ms;
+        }
+    conv_table_print_header(t);
+    for (int i = 0; i < n_rows; ++i) {
+        if (rows[i].status == CONV_OK)
+            conv_table_print_row(t, rows[i].label, &rows[i].res);
+        else
+            conv_table_print_skip(t, rows[i].label, rows[i].why);
+    }
+    return failed;
+}
+
+int conv_step_program_run(const char *program, const char *title, int argc, char **argv,
+                          const conv_cli_options *opt, int host_repeat, conv_row *rows, int n_rows,
+                          const char *const *ref_names, int n_refs)
+{
+    conv_msg msg = {{0}};
+    conv_device_info info;
+    if (conv_cuda_require_device(&msg) != CONV_OK ||
+        conv_cuda_device_info(0, &info, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", program, msg.text);
+        return 1;
+    }
+    conv_gpu_problem pb;
+    if (conv_gpu_problem_create(&pb, &opt->params, opt->seed, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", program, msg.text);
+        return 1;
+    }
+    conv_table t = {.out = stdout,
+                    .flops = conv_flops(&opt->params),
+                    .peak_gflops = info.peak_fp32_gflops,
+                    .bytes = conv_min_bytes(&opt->params),
+                    .n_refs = n_refs < CONV_TABLE_MAX_REFS ? n_refs : CONV_TABLE_MAX_REFS};
+    for (int i = 0; i < t.n_refs; ++i)
+        t.ref_names[i] = ref_names[i];
+    if (opt->csv_path != NULL &&
+        conv_table_open_csv(&t, opt->csv_path, argc, argv, &info, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", program, msg.text);
+        conv_gpu_problem_destroy(&pb);
+        return 1;
+    }
+    printf("%s: %s\n", program, title);
+    conv_print_device(stdout, &info);
+    conv_cli_print_problem(stdout, &opt->params);
+    printf("timing:  median of %d runs after %d warm-up (CPU rows: %d runs); GB/s = the "
+           "minimum bytes over the time; verification: %s\n\n",
+           opt->repeat, opt->warmup, host_repeat,
+           pb.full_verify ? "every output vs a double reference" : "sampled outputs");
+    conv_run_opts o = {opt->warmup, opt->repeat, host_repeat};
+    int failed = conv_rows_run(&pb, rows, n_rows, &t, &o);
+    printf("\nverdict: %s\n", failed ? "FAILED" : "OK");
+    conv_table_close_csv(&t);
+    conv_gpu_problem_destroy(&pb);
+    return failed ? 1 : 0;
+}

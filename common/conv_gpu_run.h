@@ -18,6 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "conv_cli.h"
 #include "conv_cuda.h"
 #include "conv_params.h"
 #include "conv_timer.h"
@@ -122,6 +123,56 @@ void conv_table_close_csv(conv_table *t);
 
 /* Prints the device line: name, SMs, clock, FP32 peak, driver and runtime. */
 void conv_print_device(FILE *out, const conv_device_info *info);
+
+/* ---- the rows of a step program (and of bench/conv_bench) ----
+ *
+ * A program lists what it measures as rows: its own kernels, and references
+ * (step 01 on the CPU, cuDNN, an earlier step) whose times fill the table's
+ * "vs" columns. conv_rows_run measures the reference rows first, then the
+ * others, and prints them in the order given. */
+typedef enum {
+    CONV_ROW_DEVICE, /* conv(ctx, ...) through conv_gpu_problem_measure */
+    CONV_ROW_HOST,   /* host(...) through conv_gpu_problem_measure_host */
+    CONV_ROW_CUDNN   /* conv_gpu_problem_measure_cudnn; the algorithm joins the name */
+} conv_row_kind;
+
+typedef struct {
+    /* set by the program */
+    const char *name;
+    conv_row_kind kind;
+    conv_gpu_conv conv;
+    conv_host_conv host;
+    void *ctx;
+    int ref;          /* >= 0: this row's median fills the table's ref_ms[ref] */
+    const char *skip; /* non-NULL: not run; printed as the verdict (e.g. "skipped: ...") */
+    /* filled by conv_rows_run */
+    conv_status status; /* CONV_OK when measured */
+    conv_gpu_result res;
+    char label[96];              /* name as printed */
+    char why[CONV_MSG_LEN + 16]; /* "skipped: ..." or "error: ..." when not measured */
+} conv_row;
+
+typedef struct {
+    int warmup, repeat; /* device rows */
+    int host_repeat;    /* host rows (no warm-up: one serial run can take seconds) */
+} conv_run_opts;
+
+/* Measures and prints the rows (see above). A row whose launcher rejects the
+ * problem (CONV_ERR_UNSUPPORTED, CONV_ERR_INVALID, or CONV_ERR_UNAVAILABLE for
+ * a library not built) is printed as skipped with the launcher's message; a
+ * runtime error or a failed verification is a failure. Returns the number of
+ * failed rows. */
+int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, conv_table *t,
+                  const conv_run_opts *o);
+
+/* The whole body of a GPU step program after its flags are parsed: device
+ * info (or "no CUDA device" and exit status 1), the problem, a header, the
+ * rows (conv_rows_run) with reference columns ref_names, the CSV when
+ * opt->csv_path is set, and the verdict line. Returns the exit status: 0 all
+ * verified, 1 a wrong result or a runtime error. */
+int conv_step_program_run(const char *program, const char *title, int argc, char **argv,
+                          const conv_cli_options *opt, int host_repeat, conv_row *rows, int n_rows,
+                          const char *const *ref_names, int n_refs);
 
 #ifdef __cplusplus
 }

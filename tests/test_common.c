@@ -884,6 +884,48 @@ Test(gpu_harness, standard_check_accepts_a_correct_convolution_on_awkward_shapes
                                  "reference through the device");
 }
 
+static conv_status conv_rejects_the_problem(void *ctx, const conv_params *p, const float *d_x,
+                                            const float *d_w, float *d_y, cudaStream_t stream,
+                                            conv_msg *msg)
+{
+    (void)ctx, (void)p, (void)d_x, (void)d_w, (void)d_y, (void)stream;
+    return conv_fail(msg, CONV_ERR_UNSUPPORTED, "unsupported stride: 2 (this kernel needs 1)");
+}
+
+Test(gpu_harness, rows_run_references_first_skip_unsupported_and_count_failures)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(1, 2, 17, 19, 3, 3, 3, 0, 2, 1);
+    conv_msg msg = {{0}};
+    conv_gpu_problem pb;
+    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 3, &msg), msg);
+    conv_row rows[] = {
+        {.name = "zeros", .kind = CONV_ROW_DEVICE, .conv = conv_writes_zeros, .ref = -1},
+        {.name = "rejects", .kind = CONV_ROW_DEVICE, .conv = conv_rejects_the_problem, .ref = -1},
+        {.name = "not run", .kind = CONV_ROW_DEVICE, .skip = "skipped: by request", .ref = -1},
+        {.name = "host ref", .kind = CONV_ROW_HOST, .host = conv_by_double_reference, .ref = 0},
+        {.name = "correct", .kind = CONV_ROW_DEVICE, .conv = conv_through_host, .ref = -1},
+    };
+    char *out_text = NULL;
+    size_t out_len = 0;
+    FILE *out = open_memstream(&out_text, &out_len);
+    conv_table t = {.out = out, .flops = conv_flops(&p), .n_refs = 1};
+    t.ref_names[0] = "host";
+    conv_run_opts o = {.warmup = 0, .repeat = 2, .host_repeat = 1};
+    int failed = conv_rows_run(&pb, rows, 5, &t, &o);
+    fclose(out);
+    cr_assert_eq(failed, 1, "only the zeros row fails; got %d\n%s", failed, out_text);
+    cr_assert_eq(rows[1].status, CONV_ERR_UNSUPPORTED);
+    cr_assert(strstr(out_text, "skipped: unsupported stride: 2") != NULL, "%s", out_text);
+    cr_assert(strstr(out_text, "skipped: by request") != NULL, "%s", out_text);
+    cr_assert_gt(t.ref_ms[0], 0.0, "the reference row filled its column");
+    cr_assert(rows[4].res.passed && rows[3].res.passed);
+    /* printed in the order given */
+    cr_assert_lt(strstr(out_text, "zeros") - out_text, strstr(out_text, "host ref") - out_text);
+    free(out_text);
+    conv_gpu_problem_destroy(&pb);
+}
+
 /* cuDNN through the harness: the ratio every step program prints. (Suite
  * gpu_reference: NVIDIA's libraries; see conv_register_tests.) */
 Test(gpu_reference, cudnn_through_the_harness_is_verified_and_timed)
