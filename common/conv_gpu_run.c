@@ -7,14 +7,11 @@
 #include "conv_cudnn.h"
 #include "conv_tensor.h"
 
-conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
-                                    conv_msg *msg)
+conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
+                                         conv_msg *msg)
 {
     memset(pb, 0, sizeof *pb);
     conv_status st = conv_params_validate(p, msg);
-    if (st != CONV_OK)
-        return st;
-    st = conv_cuda_require_device(msg);
     if (st != CONV_OK)
         return st;
     pb->p = *p;
@@ -36,6 +33,23 @@ conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, 
     }
     conv_fill_uniform(pb->h_x, nx, seed, -1.0f, 1.0f);
     conv_fill_uniform(pb->h_w, nw, seed + 1, -1.0f, 1.0f);
+    if (pb->full_verify)
+        conv_reference_double(p, pb->h_x, pb->h_w, pb->ref, pb->ref_abs);
+    return CONV_OK;
+}
+
+conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
+                                    conv_msg *msg)
+{
+    memset(pb, 0, sizeof *pb);
+    conv_status st = conv_params_validate(p, msg);
+    if (st == CONV_OK)
+        st = conv_cuda_require_device(msg);
+    if (st == CONV_OK)
+        st = conv_gpu_problem_create_host(pb, p, seed, msg);
+    if (st != CONV_OK)
+        return st;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     if ((st = conv_device_alloc(&pb->d_x, nx, "input x", msg)) != CONV_OK ||
         (st = conv_device_alloc(&pb->d_w, nw, "filter w", msg)) != CONV_OK ||
         (st = conv_device_alloc(&pb->d_y, ny, "output y", msg)) != CONV_OK ||
@@ -50,8 +64,6 @@ conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, 
         conv_gpu_problem_destroy(pb);
         return conv_cuda_fail(msg, e, "cudaStreamCreate", __FILE__, __LINE__);
     }
-    if (pb->full_verify)
-        conv_reference_double(p, pb->h_x, pb->h_w, pb->ref, pb->ref_abs);
     return CONV_OK;
 }
 
@@ -104,6 +116,8 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
                                      int warmup, int repeat, conv_gpu_result *res, conv_msg *msg)
 {
     memset(res, 0, sizeof *res);
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
     size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, conv, ctx};
     conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
@@ -134,6 +148,8 @@ conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int
     memset(res, 0, sizeof *res);
     if (algo != NULL && algo_len > 0)
         algo[0] = '\0';
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
     conv_cudnn_plan *plan = NULL;
     conv_status st = conv_cudnn_plan_create(&plan, &pb->p, msg);
     if (st != CONV_OK)

@@ -70,6 +70,11 @@ typedef struct {
  * invalid parameters. On error nothing stays allocated. */
 conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
                                     conv_msg *msg);
+/* The host half only (tensors and reference, no device, no stream): for
+ * measuring host rows on a machine without a GPU. Device measurements on such
+ * a problem return CONV_ERR_NO_DEVICE. */
+conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
+                                         conv_msg *msg);
 void conv_gpu_problem_destroy(conv_gpu_problem *pb);
 
 /* Measures one device convolution on the problem (see the top of this file).

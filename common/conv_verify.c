@@ -52,19 +52,22 @@ void conv_reference_point(const conv_params *p, const float *x, const float *w, 
 void conv_reference_double(const conv_params *p, const float *x, const float *w, double *y,
                            double *abs_sum)
 {
-    int P = conv_out_h(p), Q = conv_out_w(p);
-    for (int n = 0; n < p->n; ++n)
-        for (int k = 0; k < p->k; ++k)
-            for (int oh = 0; oh < P; ++oh)
-                for (int ow = 0; ow < Q; ++ow) {
-                    size_t at = conv_output_offset(p, n, k, oh, ow);
-                    double v, m;
-                    conv_reference_point(p, x, w, n, k, oh, ow, &v, &m);
-                    if (y != NULL)
-                        y[at] = v;
-                    if (abs_sum != NULL)
-                        abs_sum[at] = m;
-                }
+    /* Rows (n, k, oh) are independent: shared among threads where OpenMP is
+     * available (each output is still one sequential double sum). */
+    long long P = conv_out_h(p), Q = conv_out_w(p), rows = (long long)p->n * p->k * P;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long long row = 0; row < rows; ++row) {
+        int oh = (int)(row % P), k = (int)(row / P % p->k), n = (int)(row / P / p->k);
+        for (int ow = 0; ow < Q; ++ow) {
+            size_t at = conv_output_offset(p, n, k, oh, ow);
+            double v, m;
+            conv_reference_point(p, x, w, n, k, oh, ow, &v, &m);
+            if (y != NULL)
+                y[at] = v;
+            if (abs_sum != NULL)
+                abs_sum[at] = m;
+        }
+    }
 }
 
 conv_verify_report conv_report_init(void)
