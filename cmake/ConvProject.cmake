@@ -92,12 +92,18 @@ endfunction()
 #     LABEL <stepNN>
 #     [SOURCES <kernel and launcher files>]   -> library conv_<folder>
 #     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder>
+#     [PROGRAM_NAME <name>]                   (instead of the folder's name)
+#     [LIBRARY_NAME <name>]                   (instead of conv_<folder>)
 #     [TEST <tests/test_*.c>] [GPU_TESTS]     -> Criterion binary and ctest entries
 #     [DEPENDS <other step folders>])         libraries the step links
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
 function(conv_add_step folder)
-  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;TEST" "SOURCES;PROGRAM_SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;TEST;PROGRAM_NAME;LIBRARY_NAME"
+                        "SOURCES;PROGRAM_SOURCES;DEPENDS" ${ARGN})
+  if(NOT ARG_PROGRAM_NAME)
+    set(ARG_PROGRAM_NAME ${folder})
+  endif()
   set(dep_libs "")
   foreach(dep IN LISTS ARG_DEPENDS)
     if(NOT TARGET conv_${dep})
@@ -109,6 +115,9 @@ function(conv_add_step folder)
   endforeach()
 
   set(lib conv_${folder})
+  if(ARG_LIBRARY_NAME)
+    set(lib ${ARG_LIBRARY_NAME})
+  endif()
   if(ARG_SOURCES)
     add_library(${lib} STATIC ${ARG_SOURCES})
     target_include_directories(${lib} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -123,11 +132,11 @@ function(conv_add_step folder)
   endif()
 
   if(ARG_PROGRAM_SOURCES)
-    add_executable(${folder} ${ARG_PROGRAM_SOURCES})
-    target_link_libraries(${folder} PRIVATE ${lib} ${dep_libs} conv_common m)
-    set_target_properties(${folder} PROPERTIES LINKER_LANGUAGE C
+    add_executable(${ARG_PROGRAM_NAME} ${ARG_PROGRAM_SOURCES})
+    target_link_libraries(${ARG_PROGRAM_NAME} PRIVATE ${lib} ${dep_libs} conv_common m)
+    set_target_properties(${ARG_PROGRAM_NAME} PROPERTIES LINKER_LANGUAGE C
       RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
-    conv_target_defaults(${folder})
+    conv_target_defaults(${ARG_PROGRAM_NAME})
   endif()
   if(ARG_TEST)
     set(has_gpu OFF)

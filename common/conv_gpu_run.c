@@ -252,6 +252,8 @@ static void print_row(const conv_table *t, const char *version, double ms, const
     if (t->csv == NULL)
         return;
     /* CSV: quote the free-text fields; verdicts contain commas. */
+    if (t->csv_problem_column)
+        fprintf(t->csv, "\"%s\",", t->problem ? t->problem : "");
     fprintf(t->csv, "\"%s\",", version);
     if (ms > 0.0)
         fprintf(t->csv, "%.6f,%.3f,%s", ms, gflops, t->peak_gflops > 0.0 ? peak : "");
@@ -325,7 +327,9 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
         }
         fprintf(t->csv, " %s", arg);
     }
-    fprintf(t->csv, "\nversion,median_ms,gflops,pct_peak%s", t->bytes > 0.0 ? ",gbps" : "");
+    t->csv_problem_column = t->problem != NULL;
+    fprintf(t->csv, "\n%sversion,median_ms,gflops,pct_peak%s",
+            t->csv_problem_column ? "problem," : "", t->bytes > 0.0 ? ",gbps" : "");
     for (int i = 0; i < t->n_refs; ++i) {
         fprintf(t->csv, ",vs_");
         for (const char *c = t->ref_names[i]; *c; ++c)

@@ -107,9 +107,14 @@ typedef struct {
     double flops;       /* per run */
     double peak_gflops; /* the device's FP32 peak */
     double bytes;       /* > 0: also a GB/s column, bytes / time (e.g. conv_min_bytes) */
+    /* Non-NULL when conv_table_open_csv runs: the CSV gets a first column
+     * "problem", and each row carries the value problem has when it is printed
+     * (one CSV for several problems, as conv_bench writes). */
+    const char *problem;
     int n_refs;
     const char *ref_names[CONV_TABLE_MAX_REFS]; /* e.g. "cuDNN", "serial", "step 02" */
     double ref_ms[CONV_TABLE_MAX_REFS];
+    int csv_problem_column; /* set by conv_table_open_csv */
 } conv_table;
 
 void conv_table_print_header(const conv_table *t);
