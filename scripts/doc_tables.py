@@ -7,6 +7,11 @@ repository root):
     <!-- results: bench/results/04_tiled_2d_hpc101-image.csv -->
     <!-- /results -->
 
+or, for a conv_bench CSV, one problem's rows and optionally only some steps'
+(the references, step 01, cuDNN and cuBLAS, always stay):
+
+    <!-- results: bench/results/conv_bench_all.csv problem=lecture rows=05 -->
+
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
 the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (the step programs write
@@ -23,8 +28,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BLOCK = re.compile(r"(<!-- results: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- /results -->)",
-                   re.DOTALL)
+BLOCK = re.compile(r"(<!-- results: (?P<path>[^ ]+)(?P<opts>(?: \w+=[^ ]+)*) -->\n)"
+                   r"(?P<body>.*?)(<!-- /results -->)", re.DOTALL)
 
 # Column titles for the CSV fields the step programs write.
 TITLES = {"version": "version", "median_ms": "median ms", "gflops": "GFLOP/s",
@@ -73,11 +78,21 @@ def cell(field, value):
     return value.replace("|", "\\|")
 
 
-def render(csv_rel):
+def render(csv_rel, opts=""):
+    """opts: " problem=NAME" keeps that problem's rows (conv_bench CSVs);
+    " rows=A,B" keeps the rows whose version starts with A or B (plus the
+    references: step 01, cuDNN, cuBLAS)."""
     path = os.path.join(ROOT, csv_rel)
     if not os.path.exists(path):
         return f"*(no results yet: `{csv_rel}` has not been generated)*\n"
     meta, fields, rows = read_csv(path)
+    options = dict(o.split("=", 1) for o in opts.split())
+    if "problem" in options:
+        rows = [r for r in rows if r.get("problem") == options["problem"]]
+    if "rows" in options:
+        keep = tuple(options["rows"].split(",")) + ("01 ", "cuDNN", "cuBLAS")
+        rows = [r for r in rows if r["version"].startswith(keep)]
+    fields = [f for f in fields if f != "problem"]
     # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
     shown = [f for f in fields
              if title(f) is not None and any((r.get(f) or "") != "" for r in rows)]
@@ -100,7 +115,8 @@ def render(csv_rel):
 def process(note, check):
     with open(note) as f:
         text = f.read()
-    new = BLOCK.sub(lambda m: m.group(1) + render(m.group("path")) + m.group(4), text)
+    new = BLOCK.sub(lambda m: m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5),
+                    text)
     if new == text:
         return True
     if check:

@@ -2,9 +2,16 @@
 # Installs what the project needs and the machine lacks, from the distribution
 # only (nothing is downloaded at build time):
 #   Criterion (libcriterion-dev)  the test framework; without it tests are off
+#   with --plots: matplotlib for scripts/plot_bench.py (pip, from PyPI)
 # The CUDA toolkit (nvcc, cuBLAS, cuDNN) is a prerequisite, not installed here.
 # Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail
+
+if [ "${1:-}" = "--plots" ]; then
+  python3 -c "import matplotlib" 2>/dev/null ||
+    python3 -m pip install --quiet matplotlib
+  python3 -c "import matplotlib; print('setup: matplotlib', matplotlib.__version__)"
+fi
 
 need=()
 have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]; }
