@@ -1,0 +1,62 @@
+/* The named problems of conv_bench, the --steps filter and the skip rules:
+ * plain C with no CUDA, so the tests check them on any machine. */
+#ifndef BENCH_PROBLEMS_H
+#define BENCH_PROBLEMS_H
+
+#include "conv_params.h"
+#include "conv_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *name;  /* the --problem value */
+    const char *about; /* where it comes from */
+    conv_params params;
+} bench_problem;
+
+/* The table, in the order `--problem all` runs it. The 1D problem (conv1d)
+ * is a 2D convolution with N = C = K = H = R = 1, width W, mask S and "same"
+ * padding pad_w = (S-1)/2, so that cuDNN and every 2D check apply to it. */
+const bench_problem *bench_problems(int *count);
+
+/* 1 for a problem of that 1D shape. */
+int bench_problem_is_1d(const conv_params *p);
+
+/* Looks a --problem value up. "all" gives every problem (first = table,
+ * *count = size); a name gives one. Unknown names are CONV_ERR_INVALID with a
+ * message listing the known ones. */
+conv_status bench_problem_select(const char *name, const bench_problem **first, int *count,
+                                 conv_msg *msg);
+
+/* The row groups --steps picks from (a comma-separated list; "all" = every one). */
+typedef enum {
+    BENCH_STEP_01 = 1u << 0,
+    BENCH_STEP_02 = 1u << 1,
+    BENCH_STEP_03 = 1u << 2,
+    BENCH_STEP_04 = 1u << 3,
+    BENCH_STEP_05 = 1u << 4,
+    BENCH_STEP_06 = 1u << 5,
+    BENCH_STEP_CUDNN = 1u << 6,
+    BENCH_STEP_ALL = (1u << 7) - 1
+} bench_step;
+
+conv_status bench_parse_steps(const char *list, unsigned *mask, conv_msg *msg);
+
+/* The serial CPU version runs at roughly this rate (measured: 0.6-0.7 GFLOP/s on
+ * the build machine and the GPU machine's host; a little lower to be safe). */
+#define BENCH_SERIAL_GFLOPS 0.5
+/* CPU rows estimated to take longer than this (per run) are skipped. */
+#define BENCH_CPU_MAX_SECONDS 5.0
+
+/* Estimated seconds of one run of the serial convolution, and of the OpenMP
+ * version on `threads` threads (assumes 80% parallel efficiency). */
+double bench_serial_seconds(const conv_params *p);
+double bench_openmp_seconds(const conv_params *p, int threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BENCH_PROBLEMS_H */

@@ -1,0 +1,128 @@
+#include "bench_rows.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_problems.h"
+#include "conv_cpu.h"
+#include "conv_naive.h"
+#include "conv_tiled_1d.h"
+
+void bench_ref_names(const char **names)
+{
+    names[BENCH_REF_SERIAL] = "serial";
+    names[BENCH_REF_OPENMP] = "OpenMP";
+    names[BENCH_REF_NAIVE] = "naive GPU";
+    names[BENCH_REF_CUDNN] = "cuDNN";
+}
+
+/* ---- adapters to the conv_gpu_conv / conv_host_conv signatures ---- */
+
+static conv_status host_conv1d(const conv_params *p, const float *h_x, const float *h_w, float *h_y,
+                               conv_msg *msg)
+{
+    return conv1d_cpu_same(h_x, (size_t)p->w, h_w, p->s, h_y, msg);
+}
+
+/* Step 03's kernels read the mask from constant memory, uploaded once per
+ * problem (bench_rows_for); d_w is the same mask in device memory. */
+static const conv1d_strategy strategies_1d[CONV1D_N_STRATEGIES] = {CONV1D_NAIVE, CONV1D_NAIVE_X4,
+                                                                   CONV1D_S1, CONV1D_S2, CONV1D_S3};
+
+static conv_status tiled_1d(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
+                            float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    (void)d_w;
+    return conv1d_run(*(const conv1d_strategy *)ctx, d_x, d_y, p->w, p->s, stream, msg);
+}
+
+/* ---- the row list ---- */
+
+static char texts[BENCH_MAX_ROWS][2]
+                 [CONV_MSG_LEN + 16]; /* names and skip reasons built at run time */
+
+static conv_row *add(conv_row *rows, int *n, int max_rows, const char *name, conv_row_kind kind,
+                     int ref)
+{
+    if (*n >= max_rows)
+        return NULL;
+    conv_row *row = &rows[(*n)++];
+    memset(row, 0, sizeof *row);
+    row->name = name;
+    row->kind = kind;
+    row->ref = ref;
+    return row;
+}
+
+static const char *text(int slot, int which, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(texts[slot][which], sizeof texts[slot][which], fmt, ap);
+    va_end(ap);
+    return texts[slot][which];
+}
+
+int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_row *rows,
+                   int max_rows)
+{
+    const conv_params *p = &pb->p;
+    int is_1d = bench_problem_is_1d(p), n = 0;
+    conv_row *row;
+    if (steps & BENCH_STEP_01) {
+        double serial_s = bench_serial_seconds(p);
+        int threads = conv2d_cpu_openmp_threads();
+        double omp_s = bench_openmp_seconds(p, threads);
+        row = add(rows, &n, max_rows, "01 serial (CPU)", CONV_ROW_HOST, BENCH_REF_SERIAL);
+        row->host = conv2d_cpu_serial;
+        if (serial_s > BENCH_CPU_MAX_SECONDS)
+            row->skip = text(n - 1, 1, "skipped: estimated %.0f s per run", serial_s);
+        row = add(rows, &n, max_rows, text(n, 0, "01 OpenMP (%d threads)", threads), CONV_ROW_HOST,
+                  BENCH_REF_OPENMP);
+        row->host = conv2d_cpu_openmp;
+        if (omp_s > BENCH_CPU_MAX_SECONDS)
+            row->skip = text(n - 1, 1, "skipped: estimated %.0f s per run", omp_s);
+        if (is_1d) {
+            row = add(rows, &n, max_rows, "01 conv1d_cpu_same (CPU)", CONV_ROW_HOST, -1);
+            row->host = host_conv1d;
+            if (serial_s > BENCH_CPU_MAX_SECONDS)
+                row->skip = text(n - 1, 1, "skipped: estimated %.0f s per run", serial_s);
+        }
+    }
+    if (!have_device)
+        return n;
+    if (steps & BENCH_STEP_CUDNN)
+        add(rows, &n, max_rows, "cuDNN", CONV_ROW_CUDNN, BENCH_REF_CUDNN);
+    if (steps & BENCH_STEP_02) {
+        row = add(rows, &n, max_rows, "02 naive grid-stride", CONV_ROW_DEVICE, BENCH_REF_NAIVE);
+        row->conv = conv2d_naive_run;
+        row = add(rows, &n, max_rows, "02 naive 16x16 blocks", CONV_ROW_DEVICE, -1);
+        row->conv = conv2d_naive_2d_run;
+    }
+    if (steps & BENCH_STEP_03) {
+        conv_msg msg = {{0}};
+        if (!is_1d) {
+            row = add(rows, &n, max_rows, "03 tiled 1D", CONV_ROW_DEVICE, -1);
+            row->skip = "skipped: 1D kernels (problem conv1d: N=C=K=H=R=1, same padding)";
+        } else if (conv1d_upload_mask(pb->h_w, p->s, pb->stream, &msg) != CONV_OK) {
+            row = add(rows, &n, max_rows, "03 tiled 1D", CONV_ROW_DEVICE, -1);
+            row->skip = text(n - 1, 1, "skipped: %s", msg.text);
+        } else {
+            for (int s = 0; s < CONV1D_N_STRATEGIES; ++s) {
+                row = add(rows, &n, max_rows,
+                          text(n, 0, "03 %s", conv1d_strategy_name(strategies_1d[s])),
+                          CONV_ROW_DEVICE, -1);
+                row->conv = tiled_1d;
+                row->ctx = (void *)&strategies_1d[s];
+            }
+        }
+    }
+    return n;
+}
+
+void bench_rows_release(conv_row *rows, int n_rows)
+{
+    (void)rows;
+    (void)n_rows; /* every context is static so far */
+}

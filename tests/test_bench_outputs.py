@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""conv_bench end to end, on any machine: the table is printed (and, without
+a GPU, the no-device line), the CSV and JSON files parse back and agree, and
+bad flags are rejected with one line and exit status 2.
+
+    python3 tests/test_bench_outputs.py path/to/conv_bench
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main(bench):
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path, json_path = os.path.join(tmp, "b.csv"), os.path.join(tmp, "b.json")
+        rc, out, err = run([bench, "--n", "2", "--c", "3", "--h", "19", "--w", "23", "--k", "2",
+                            "--filter", "3", "--repeat", "2", "--csv", csv_path,
+                            "--json", json_path])
+        check(rc == 0, f"small custom problem: exit status {rc}\n{out}\n{err}")
+        check("01 serial (CPU)" in out and "verdict: OK" in out, "table rows and verdict printed")
+        no_device = "no CUDA device: GPU rows skipped" in out
+        check(no_device or "cuDNN" in out, "either GPU rows or the no-device line")
+
+        with open(csv_path) as f:
+            text = f.read()
+        meta = [l for l in text.splitlines() if l.startswith("#")]
+        check(any(l.startswith("# command:") for l in meta), "CSV records the command")
+        rows = list(csv.DictReader(io.StringIO(
+            "\n".join(l for l in text.splitlines() if not l.startswith("#")))))
+        check(len(rows) >= 2, f"CSV has the CPU rows ({len(rows)} rows)")
+        for r in rows:
+            check(r["problem"] == "custom", f"problem column: {r['problem']}")
+            check(r["passed"] in ("0", "1"), f"passed column: {r['passed']}")
+        serial = [r for r in rows if r["version"] == "01 serial (CPU)"]
+        check(len(serial) == 1 and float(serial[0]["median_ms"]) > 0
+              and serial[0]["vs_serial"] == "1.0000", "serial row measured, 1.00x itself")
+
+        with open(json_path) as f:
+            doc = json.load(f)
+        check(len(doc["problems"]) == 1 and doc["problems"][0]["name"] == "custom",
+              "JSON problems")
+        jrows = doc["problems"][0]["rows"]
+        check(len(jrows) == len(rows), f"JSON and CSV have the same rows ({len(jrows)}, {len(rows)})")
+        check(all(isinstance(r["passed"], bool) for r in jrows), "JSON passed is boolean")
+        check((doc["gpu"] is None) == no_device, "JSON gpu is null exactly without a device")
+
+        # The skip rule: the serial row of a large problem is not run.
+        rc, out, err = run([bench, "--problem", "ece408-l2", "--steps", "01", "--repeat", "1"])
+        check(rc == 0, f"ece408-l2 --steps 01: exit status {rc}\n{err}")
+        check("skipped: estimated" in out, "large problem: CPU rows skipped with an estimate")
+
+    for args, needle in [(["--problem", "nope"], "--problem"), (["--steps", "07"], "--steps"),
+                         (["--bogus"], "unknown option"), (["--h", "0"], "--h"),
+                         (["--json"], "needs a value")]:
+        rc, out, err = run([bench] + args)
+        lines = err.strip().splitlines()
+        check(rc == 2 and len(lines) == 1 and needle in lines[0],
+              f"{args}: exit {rc}, stderr {err!r}")
+
+    print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
