@@ -17,6 +17,8 @@
  * catches those re-reads (see docs/03_tiled_1d.md). */
 #include "conv_tiled_1d.h"
 
+#include <limits.h>
+
 #include "conv_cuda.h"
 #include "conv_params.h"
 
@@ -371,4 +373,34 @@ extern "C" conv_status conv1d_run(conv1d_strategy s, const float *d_x, float *d_
     case CONV1D_S3: return conv1d_tiled_s3(d_x, d_y, width, mask_width, stream, msg);
     default: return conv_fail(msg, CONV_ERR_INVALID, "invalid strategy %d", (int)s);
     }
+}
+
+extern "C" conv_params conv1d_as_conv_params(long long width, int mask_width)
+{
+    conv_params p = conv_params_default();
+    p.n = p.c = p.k = p.h = p.r = 1;
+    p.w = (int)(width > INT_MAX ? INT_MAX : width);
+    p.s = mask_width;
+    p.pad_h = 0;
+    p.pad_w = (mask_width - 1) / 2;
+    return p;
+}
+
+extern "C" int conv1d_is_1d_problem(const conv_params *p)
+{
+    return p->n == 1 && p->c == 1 && p->k == 1 && p->h == 1 && p->r == 1 && p->pad_h == 0 &&
+           p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
+           p->s % 2 == 1 && p->pad_w == (p->s - 1) / 2 && p->layout == CONV_LAYOUT_NCHW;
+}
+
+extern "C" conv_status conv1d_run_as_conv(void *ctx, const conv_params *p, const float *d_x,
+                                          const float *d_w, float *d_y, cudaStream_t stream,
+                                          conv_msg *msg)
+{
+    (void)d_w;
+    if (!conv1d_is_1d_problem(p))
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "unsupported problem for the 1D kernels: they need N=C=K=H=R=1, an odd "
+                         "mask S, same padding (pad_w = (S-1)/2), stride and dilation 1");
+    return conv1d_run(*(const conv1d_strategy *)ctx, d_x, d_y, p->w, p->s, stream, msg);
 }

@@ -44,13 +44,6 @@ const bench_problem *bench_problems(int *count)
     return table(count);
 }
 
-int bench_problem_is_1d(const conv_params *p)
-{
-    return p->n == 1 && p->c == 1 && p->k == 1 && p->h == 1 && p->r == 1 && p->pad_h == 0 &&
-           p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
-           p->s % 2 == 1 && p->pad_w == (p->s - 1) / 2 && p->layout == CONV_LAYOUT_NCHW;
-}
-
 conv_status bench_problem_select(const char *name, const bench_problem **first, int *count,
                                  conv_msg *msg)
 {

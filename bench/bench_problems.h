@@ -21,9 +21,6 @@ typedef struct {
  * padding pad_w = (S-1)/2, so that cuDNN and every 2D check apply to it. */
 const bench_problem *bench_problems(int *count);
 
-/* 1 for a problem of that 1D shape. */
-int bench_problem_is_1d(const conv_params *p);
-
 /* Looks a --problem value up. "all" gives every problem (first = table,
  * *count = size); a name gives one. Unknown names are CONV_ERR_INVALID with a
  * message listing the known ones. */

@@ -26,16 +26,9 @@ static conv_status host_conv1d(const conv_params *p, const float *h_x, const flo
 }
 
 /* Step 03's kernels read the mask from constant memory, uploaded once per
- * problem (bench_rows_for); d_w is the same mask in device memory. */
+ * problem below; ctx selects the strategy. */
 static const conv1d_strategy strategies_1d[CONV1D_N_STRATEGIES] = {CONV1D_NAIVE, CONV1D_NAIVE_X4,
                                                                    CONV1D_S1, CONV1D_S2, CONV1D_S3};
-
-static conv_status tiled_1d(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                            float *d_y, cudaStream_t stream, conv_msg *msg)
-{
-    (void)d_w;
-    return conv1d_run(*(const conv1d_strategy *)ctx, d_x, d_y, p->w, p->s, stream, msg);
-}
 
 /* ---- the row list ---- */
 
@@ -68,7 +61,7 @@ int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_r
                    int max_rows)
 {
     const conv_params *p = &pb->p;
-    int is_1d = bench_problem_is_1d(p), n = 0;
+    int is_1d = conv1d_is_1d_problem(p), n = 0;
     conv_row *row;
     if (steps & BENCH_STEP_01) {
         double serial_s = bench_serial_seconds(p);
@@ -113,7 +106,7 @@ int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_r
                 row = add(rows, &n, max_rows,
                           text(n, 0, "03 %s", conv1d_strategy_name(strategies_1d[s])),
                           CONV_ROW_DEVICE, -1);
-                row->conv = tiled_1d;
+                row->conv = conv1d_run_as_conv;
                 row->ctx = (void *)&strategies_1d[s];
             }
         }
