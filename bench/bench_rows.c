@@ -8,6 +8,7 @@
 #include "conv_cpu.h"
 #include "conv_naive.h"
 #include "conv_tiled_1d.h"
+#include "conv_tiled_2d.h"
 
 void bench_ref_names(const char **names)
 {
@@ -38,9 +39,8 @@ static char texts[BENCH_MAX_ROWS][2]
 static conv_row *add(conv_row *rows, int *n, int max_rows, const char *name, conv_row_kind kind,
                      int ref)
 {
-    if (*n >= max_rows)
-        return NULL;
-    conv_row *row = &rows[(*n)++];
+    static conv_row overflow; /* rows past max_rows are filled here and dropped */
+    conv_row *row = *n < max_rows ? &rows[(*n)++] : &overflow;
     memset(row, 0, sizeof *row);
     row->name = name;
     row->kind = kind;
@@ -50,6 +50,8 @@ static conv_row *add(conv_row *rows, int *n, int max_rows, const char *name, con
 
 static const char *text(int slot, int which, const char *fmt, ...)
 {
+    if (slot >= BENCH_MAX_ROWS)
+        slot = BENCH_MAX_ROWS - 1; /* only rows past the table's end get here */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(texts[slot][which], sizeof texts[slot][which], fmt, ap);
@@ -109,6 +111,21 @@ int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_r
                 row->conv = conv1d_run_as_conv;
                 row->ctx = (void *)&strategies_1d[s];
             }
+        }
+    }
+    if (steps & BENCH_STEP_04) {
+        /* the single-channel strategies where C = K = 1, the multi-channel kernel always */
+        static conv_tiled_rows tiled;
+        tiled.n = 0;
+        if (p->c == 1 && p->k == 1)
+            for (int s = CONV_TILED_S1; s <= CONV_TILED_S3; ++s)
+                conv2d_tiled_add_rows(&tiled, (conv_tiled_strategy)s, p);
+        conv2d_tiled_add_rows(&tiled, CONV_TILED_MC, p);
+        for (int i = 0; i < tiled.n; ++i) {
+            row = add(rows, &n, max_rows, text(n, 0, "04 %s", tiled.rows[i].name), CONV_ROW_DEVICE,
+                      -1);
+            row->conv = tiled.rows[i].conv;
+            row->ctx = tiled.rows[i].ctx;
         }
     }
     return n;

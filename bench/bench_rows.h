@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define BENCH_MAX_ROWS    40
+#define BENCH_MAX_ROWS    64
 #define BENCH_HOST_REPEAT 3
 /* The "vs" columns of every table. */
 enum { BENCH_REF_SERIAL, BENCH_REF_OPENMP, BENCH_REF_NAIVE, BENCH_REF_CUDNN, BENCH_N_REFS };

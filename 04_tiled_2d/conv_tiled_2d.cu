@@ -1,0 +1,611 @@
+/* Step 04: tiled 2D convolution with halos. The three tiling strategies of
+ * ECE408 lecture 8 in 2D for one channel, and their multi-channel extension. See conv_tiled_2d.h
+ * for the API and docs/04_tiled_2d.md for the index math and the measurements.
+ *
+ * Notation of every kernel (NCHW, stride 1, dilation 1):
+ *   y[n][k][p][q] = sum_{c,r,s} x[n][c][p - pad_h + r][q - pad_w + s] * w[k][c][r][s]
+ * An output tile starts at (p0, q0); the input it needs starts at
+ * (p0 - pad_h, q0 - pad_w) and is TILE_H + R - 1 rows by TILE_W + S - 1
+ * columns: the tile plus its halo. Inputs outside the image read as 0.
+ *
+ * Large batches: gridDim.z is at most 65535, so every kernel loops over its
+ * z index (image, or image and output-channel group) with stride gridDim.z. */
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "conv_cuda.h"
+#include "conv_tiled_2d.h"
+
+/* The weights of the constant-memory paths (64 KiB, all of constant memory
+ * a module may declare). Every warp reads the same weight at the same time,
+ * which the constant cache serves as one broadcast. */
+__constant__ float c_weights[CONV_TILED_CONST_FLOATS];
+
+#define MAX_GRID_Z 65535
+
+/* Zero outside the image: the halo of the border tiles. */
+__device__ __forceinline__ float load_or_zero(const float *__restrict__ img, int H, int W, int row,
+                                              int col)
+{
+    return (row >= 0 && row < H && col >= 0 && col < W) ? img[(size_t)row * W + col] : 0.0f;
+}
+
+/* ---------------------------------------------------------------------------
+ * Strategy 2: the block covers the INPUT tile, TILE + S - 1 by TILE + R - 1
+ * threads. Each thread loads exactly one input element (one step, no loop),
+ * then only the TILE x TILE threads of the top-left corner compute an output.
+ * Why faster than the baseline: each input element is read from global memory
+ * once per block instead of R*S times. What limits it: for a 13x13 mask and
+ * TILE = 16 only 256 of 784 threads compute; every multiply-add still needs a
+ * shared-memory load. */
+template <int TILE>
+__global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__restrict__ y, int N,
+                                       int H, int W, int R, int S, int pad_h, int pad_w, int P,
+                                       int Q)
+{
+    extern __shared__ float tile[]; /* (TILE + R - 1) x (TILE + S - 1), pitch blockDim.x */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int in_w = blockDim.x;
+    const int row_o = blockIdx.y * TILE + ty, col_o = blockIdx.x * TILE + tx;
+    const int row_i = row_o - pad_h, col_i = col_o - pad_w;
+    for (int n = blockIdx.z; n < N; n += gridDim.z) {
+        const float *img = x + (size_t)n * H * W;
+        tile[ty * in_w + tx] = load_or_zero(img, H, W, row_i, col_i);
+        __syncthreads();
+        if (ty < TILE && tx < TILE && row_o < P && col_o < Q) {
+            float acc = 0.0f;
+            for (int r = 0; r < R; ++r)
+                for (int s = 0; s < S; ++s)
+                    acc += c_weights[r * S + s] * tile[(ty + r) * in_w + tx + s];
+            y[(size_t)n * P * Q + (size_t)row_o * Q + col_o] = acc;
+        }
+        __syncthreads(); /* the tile is overwritten by the next image */
+    }
+}
+
+/* Step r of strategy 1's sliding window (j = r mod ROWS, a compile-time
+ * constant once the caller's loop is unrolled): load the one new tile row
+ * r + ROWS - 1 into the register that held row r - 1, then add row r + v
+ * times M[r][s] to output v. The window is a ring of registers whose slots
+ * are all fixed at compile time, so sliding it costs no moves. */
+template <int ROWS>
+__device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[ROWS],
+                                               const float *col, int in_w, int S, int s, int r,
+                                               int j)
+{
+    buf[(j + ROWS - 1) % ROWS] = col[(r + ROWS - 1) * in_w];
+    const float m = c_weights[r * S + s]; /* the same for the whole warp: a broadcast */
+#pragma unroll
+    for (int v = 0; v < ROWS; ++v)
+        acc[v] += buf[(j + v) % ROWS] * m;
+}
+
+/* ---------------------------------------------------------------------------
+ * Strategy 1: the block covers the OUTPUT tile, TILE_W x TILE_H outputs with
+ * TILE_W x (TILE_H / ROWS) threads. The input tile is larger than the block,
+ * so it is loaded in a loop of block-sized steps (the 2D form of the lecture's
+ * "load the halo in a second step").
+ * ROWS = 1 is the lecture's kernel: one output per thread, one shared load per
+ * multiply-add, so shared memory (32 loads per clock per SM against 128 FMA
+ * lanes) caps it at a quarter of the FP32 peak.
+ * ROWS > 1 (thread coarsening): a thread computes ROWS outputs of one column.
+ * For a fixed mask column s, output row v needs input rows v .. v + R - 1, so
+ * the ROWS outputs share a sliding window of ROWS input values held in
+ * registers: each step r loads ONE new value from shared memory and does ROWS
+ * multiply-adds with one mask value. Loads per multiply-add drop from 1 to
+ * (R + ROWS - 1) / (R * ROWS), e.g. 0.19 for R = 13, ROWS = 8. A warp reads
+ * 32 consecutive floats of one tile row: no bank conflicts.
+ * Measured on an H100 (2000x2000, 13x13, bench/results/04_hpc101.csv): ROWS =
+ * 16 takes 0.085 ms (4.6x cuDNN), ROWS = 4 0.107 ms, the lecture's ROWS = 1
+ * 1.50 ms. A first version slid the window by copying registers
+ * (win[v] = win[v+1]) in a runtime loop: about as many instructions, but with
+ * ROWS = 4 it took 0.51 ms, its schedulers mostly idle (FMA pipe 7 % busy in
+ * ncu). The ring of fixed slots (s1_window_step), unrolled by ROWS, lets the
+ * compiler issue a chunk's shared loads together ahead of their uses.
+ * ROWS = 8 is an unexplained outlier (0.24 ms; 0.18 ms in the copying
+ * version): see docs/04_tiled_2d.md. */
+template <int TILE_W, int TILE_H, int ROWS>
+__global__ void __launch_bounds__(TILE_W *(TILE_H / ROWS))
+    conv2d_tiled_s1_kernel(const float *__restrict__ x, float *__restrict__ y, int N, int H, int W,
+                           int R, int S, int pad_h, int pad_w, int P, int Q)
+{
+    constexpr int BLOCK_Y = TILE_H / ROWS;
+    extern __shared__ float tile[]; /* (TILE_H + R - 1) x (TILE_W + S - 1) */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int in_h = TILE_H + R - 1, in_w = TILE_W + S - 1;
+    const int p0 = blockIdx.y * TILE_H, q0 = blockIdx.x * TILE_W;
+    const int base = ty * ROWS; /* first tile row of this thread's outputs */
+    for (int n = blockIdx.z; n < N; n += gridDim.z) {
+        const float *img = x + (size_t)n * H * W;
+        /* The multi-step load: the block walks over the input tile. */
+        for (int ir = ty; ir < in_h; ir += BLOCK_Y)
+            for (int ic = tx; ic < in_w; ic += TILE_W)
+                tile[ir * in_w + ic] = load_or_zero(img, H, W, p0 - pad_h + ir, q0 - pad_w + ic);
+        __syncthreads();
+
+        float acc[ROWS];
+#pragma unroll
+        for (int v = 0; v < ROWS; ++v)
+            acc[v] = 0.0f;
+        for (int s = 0; s < S; ++s) {
+            const float *col = tile + base * in_w + tx + s; /* tile[base][tx + s] */
+            float buf[ROWS]; /* the window: tile row base + i lives in buf[i % ROWS] */
+#pragma unroll
+            for (int v = 0; v < ROWS - 1; ++v)
+                buf[v] = col[v * in_w];
+            int r0 = 0;
+#pragma unroll(ROWS == 1 ? 4 : 1)
+            for (; r0 + ROWS <= R; r0 += ROWS)
+#pragma unroll
+                for (int j = 0; j < ROWS; ++j)
+                    s1_window_step<ROWS>(acc, buf, col, in_w, S, s, r0 + j, j);
+#pragma unroll
+            for (int j = 0; j < ROWS - 1; ++j) /* the last R % ROWS steps */
+                if (r0 + j < R)
+                    s1_window_step<ROWS>(acc, buf, col, in_w, S, s, r0 + j, j);
+        }
+        const int q = q0 + tx;
+#pragma unroll
+        for (int v = 0; v < ROWS; ++v) {
+            const int p = p0 + base + v;
+            if (p < P && q < Q)
+                y[(size_t)n * P * Q + (size_t)p * Q + q] = acc[v];
+        }
+        __syncthreads(); /* the tile is overwritten by the next image */
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Strategy 3: the block covers the output tile and loads only the CORE: the
+ * input elements at the output tile's own coordinates, one per thread, in one
+ * step. Halo elements (other tiles' cores, or the padding) come from global
+ * memory, where the neighbouring blocks' loads have usually brought them into
+ * L1/L2. Why it can pay: less shared memory, no halo loading code. What
+ * limits it: the in-core test runs for every multiply-add and the warps
+ * diverge at the tile edges; the halo loads wait on the cache. */
+template <int TILE_W, int TILE_H>
+__global__ void __launch_bounds__(TILE_W *TILE_H)
+    conv2d_tiled_s3_kernel(const float *__restrict__ x, float *__restrict__ y, int N, int H, int W,
+                           int R, int S, int pad_h, int pad_w, int P, int Q)
+{
+    __shared__ float core[TILE_H][TILE_W];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int p0 = blockIdx.y * TILE_H, q0 = blockIdx.x * TILE_W;
+    const int row_o = p0 + ty, col_o = q0 + tx;
+    for (int n = blockIdx.z; n < N; n += gridDim.z) {
+        const float *img = x + (size_t)n * H * W;
+        core[ty][tx] = load_or_zero(img, H, W, row_o, col_o);
+        __syncthreads();
+        if (row_o < P && col_o < Q) {
+            float acc = 0.0f;
+            for (int r = 0; r < R; ++r) {
+                const int ir = row_o - pad_h + r;
+                if (ir < 0 || ir >= H)
+                    continue; /* zero padding contributes nothing */
+                const bool row_in_core = ir >= p0 && ir < p0 + TILE_H;
+                for (int s = 0; s < S; ++s) {
+                    const int ic = col_o - pad_w + s;
+                    if (ic < 0 || ic >= W)
+                        continue;
+                    const float v = (row_in_core && ic >= q0 && ic < q0 + TILE_W)
+                                        ? core[ir - p0][ic - q0]
+                                        : __ldg(&img[(size_t)ir * W + ic]);
+                    acc += v * c_weights[r * S + s];
+                }
+            }
+            y[(size_t)n * P * Q + (size_t)row_o * Q + col_o] = acc;
+        }
+        __syncthreads(); /* the core is overwritten by the next image */
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Multi-channel: strategy 1 per input channel. A block computes a TILE_W x
+ * TILE_H tile of output pixels for KB output channels of one image; a thread
+ * computes one pixel for the KB channels. Input channels are looped: the
+ * block loads channel c's input tile (with halo) into shared memory, every
+ * thread adds that channel's R x S window times the KB filters, and the next
+ * channel's tile replaces it. Each value read from shared memory feeds KB
+ * multiply-adds (the reuse across output channels the single-channel kernels
+ * cannot have), and each input tile is loaded once per group of KB outputs.
+ * W_CONST picks where the weights live at compile time (like the tile, so the
+ * inner loop has no branch): constant memory (one broadcast per warp through
+ * the constant cache), or global memory through the read-only data cache when
+ * K*C*R*S exceeds CONV_TILED_CONST_FLOATS. */
+template <int TILE_W, int TILE_H, int KB, bool W_CONST>
+__global__ void __launch_bounds__(TILE_W *TILE_H)
+    conv2d_tiled_mc_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                           float *__restrict__ y, int N, int C, int H, int W, int K, int R, int S,
+                           int pad_h, int pad_w, int P, int Q)
+{
+    extern __shared__ float tile[]; /* (TILE_H + R - 1) x (TILE_W + S - 1) */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int in_h = TILE_H + R - 1, in_w = TILE_W + S - 1;
+    const int p0 = blockIdx.y * TILE_H, q0 = blockIdx.x * TILE_W;
+    const int groups = (K + KB - 1) / KB;
+    const int RS = R * S, CRS = C * R * S;
+    for (int z = blockIdx.z; z < N * groups; z += gridDim.z) {
+        const int n = z / groups, k0 = (z - n * groups) * KB;
+        const int kcount = min(KB, K - k0);
+        float acc[KB];
+#pragma unroll
+        for (int kk = 0; kk < KB; ++kk)
+            acc[kk] = 0.0f;
+        for (int c = 0; c < C; ++c) {
+            const float *img = x + ((size_t)n * C + c) * H * W;
+            for (int ir = ty; ir < in_h; ir += TILE_H)
+                for (int ic = tx; ic < in_w; ic += TILE_W)
+                    tile[ir * in_w + ic] =
+                        load_or_zero(img, H, W, p0 - pad_h + ir, q0 - pad_w + ic);
+            __syncthreads();
+            const int wbase = k0 * CRS + c * RS;
+            for (int r = 0; r < R; ++r) {
+                const float *trow = tile + (ty + r) * in_w + tx;
+                for (int s = 0; s < S; ++s) {
+                    const float v = trow[s];
+                    const int wi = wbase + r * S + s;
+#pragma unroll
+                    for (int kk = 0; kk < KB; ++kk) {
+                        if (kk < kcount) {
+                            const float wv =
+                                W_CONST ? c_weights[wi + kk * CRS] : __ldg(&w[wi + kk * CRS]);
+                            acc[kk] += v * wv;
+                        }
+                    }
+                }
+            }
+            __syncthreads(); /* the tile is overwritten by the next channel */
+        }
+        const int p = p0 + ty, q = q0 + tx;
+        if (p < P && q < Q) {
+#pragma unroll
+            for (int kk = 0; kk < KB; ++kk)
+                if (kk < kcount)
+                    y[((size_t)n * K + k0 + kk) * P * Q + (size_t)p * Q + q] = acc[kk];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Host side: the configuration tables, validation, launchers. */
+
+typedef struct {
+    const char *name;
+    int tile_w, tile_h; /* output tile */
+    int rows;           /* outputs per thread along a column (strategy 1) */
+    int kb;             /* output channels per block (multi-channel) */
+} tile_config;
+
+/* The instantiated configurations. Strategy 1's first is the lecture's
+ * kernel; the coarsened ones are this step's fast path. */
+static const tile_config s1_configs[] = {
+    {"s1 16x16, 1 output/thread", 16, 16, 1, 1},
+    {"s1 32x32, 4 outputs/thread", 32, 32, 4, 1},
+    {"s1 32x64, 8 outputs/thread", 32, 64, 8, 1},
+    {"s1 32x64, 16 outputs/thread", 32, 64, 16, 1},
+};
+static const tile_config s2_configs[] = {
+    {"s2 8x8 (block 8+R-1)", 8, 8, 1, 1},
+    {"s2 16x16 (block 16+R-1)", 16, 16, 1, 1},
+};
+static const tile_config s3_configs[] = {
+    {"s3 16x16", 16, 16, 1, 1},
+    {"s3 32x8", 32, 8, 1, 1},
+};
+static const tile_config mc_configs[] = {
+    {"mc 32x8 x 4 ch", 32, 8, 1, 4},
+    {"mc 32x8 x 8 ch", 32, 8, 1, 8},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const tile_config *configs_of(conv_tiled_strategy strategy, int *count)
+{
+    switch (strategy) {
+    case CONV_TILED_S1: *count = COUNT(s1_configs); return s1_configs;
+    case CONV_TILED_S2: *count = COUNT(s2_configs); return s2_configs;
+    case CONV_TILED_S3: *count = COUNT(s3_configs); return s3_configs;
+    case CONV_TILED_MC: *count = COUNT(mc_configs); return mc_configs;
+    }
+    *count = 0;
+    return NULL;
+}
+
+static const tile_config *config_of(conv_tiled_strategy strategy, int config)
+{
+    int count;
+    const tile_config *t = configs_of(strategy, &count);
+    return (t != NULL && config >= 0 && config < count) ? &t[config] : NULL;
+}
+
+extern "C" int conv2d_tiled_num_configs(conv_tiled_strategy strategy)
+{
+    int count;
+    configs_of(strategy, &count);
+    return count;
+}
+
+extern "C" const char *conv2d_tiled_config_name(conv_tiled_strategy strategy, int config)
+{
+    const tile_config *t = config_of(strategy, config);
+    return t ? t->name : "?";
+}
+
+extern "C" void conv2d_tiled_config_tile(conv_tiled_strategy strategy, int config, int *tile_w,
+                                         int *tile_h)
+{
+    const tile_config *t = config_of(strategy, config);
+    *tile_w = t ? t->tile_w : 0;
+    *tile_h = t ? t->tile_h : 0;
+}
+
+extern "C" int conv2d_tiled_max_filter(conv_tiled_strategy strategy, int config)
+{
+    const tile_config *t = config_of(strategy, config);
+    if (t == NULL)
+        return 0;
+    if (strategy == CONV_TILED_S2)
+        return CONV_TILED_S2_MAX_SIDE + 1 - t->tile_w;
+    return CONV_TILED_MAX_FILTER;
+}
+
+static const char *strategy_name(conv_tiled_strategy strategy)
+{
+    switch (strategy) {
+    case CONV_TILED_S1: return "strategy 1";
+    case CONV_TILED_S2: return "strategy 2";
+    case CONV_TILED_S3: return "strategy 3";
+    case CONV_TILED_MC: return "the multi-channel kernel";
+    }
+    return "?";
+}
+
+/* 1 when the multi-channel kernel reads its weights from constant memory. */
+static int mc_weights_in_constant(const conv_params *p, conv_tiled_weights weights)
+{
+    long long floats = (long long)p->k * p->c * p->r * p->s;
+    if (weights == CONV_TILED_WEIGHTS_GLOBAL)
+        return 0;
+    return floats <= CONV_TILED_CONST_FLOATS;
+}
+
+extern "C" conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p,
+                                          const float *d_x, const float *d_w, const float *d_y,
+                                          conv_msg *msg)
+{
+    if (choice == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "choice is NULL");
+    if (p == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "params is NULL");
+    const conv_tiled_strategy st = choice->strategy;
+    int count;
+    if (configs_of(st, &count) == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "strategy %d: unknown (1, 2, 3, or 4 = multi-channel)", (int)st);
+    const tile_config *cfg = config_of(st, choice->config);
+    if (cfg == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "config %d: %s has configurations 0..%d",
+                         choice->config, strategy_name(st), count - 1);
+    conv_status status = conv_params_validate(p, msg);
+    if (status != CONV_OK)
+        return status;
+    if (p->layout != CONV_LAYOUT_NCHW)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "layout NHWC (--layout): %s supports NCHW only",
+                         strategy_name(st));
+    if (p->stride_h != 1 || p->stride_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "stride %dx%d (--stride): %s supports stride 1 only", p->stride_h,
+                         p->stride_w, strategy_name(st));
+    if (p->dil_h != 1 || p->dil_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "dilation %dx%d (--dilation): %s supports dilation 1 only", p->dil_h,
+                         p->dil_w, strategy_name(st));
+    const int single = st == CONV_TILED_S1 || st == CONV_TILED_S2 || st == CONV_TILED_S3;
+    if (single && (p->c != 1 || p->k != 1))
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "channels C=%d K=%d (--c, --k): %s is single-channel (C = K = 1); use the "
+                         "multi-channel kernel",
+                         p->c, p->k, strategy_name(st));
+    const int max_filter = conv2d_tiled_max_filter(st, choice->config);
+    if (p->r > max_filter || p->s > max_filter)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "filter %dx%d (--r, --s): %s (%s) takes filters up to %dx%d", p->r, p->s,
+                         strategy_name(st), cfg->name, max_filter, max_filter);
+    if (st == CONV_TILED_MC) {
+        long long floats = (long long)p->k * p->c * p->r * p->s;
+        if (choice->weights == CONV_TILED_WEIGHTS_CONSTANT && floats > CONV_TILED_CONST_FLOATS)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                             "weights K*C*R*S = %lld floats: more than the %d floats (64 KiB) of "
+                             "constant memory; use global-memory weights",
+                             floats, CONV_TILED_CONST_FLOATS);
+        if (choice->weights != CONV_TILED_WEIGHTS_AUTO &&
+            choice->weights != CONV_TILED_WEIGHTS_CONSTANT &&
+            choice->weights != CONV_TILED_WEIGHTS_GLOBAL)
+            return conv_fail(msg, CONV_ERR_INVALID, "weights %d: unknown placement",
+                             (int)choice->weights);
+    }
+    if ((long long)p->n * p->k > 2147483647LL)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "N*K = %lld (--n, --k): more than 2^31 - 1 output planes (int indexing)",
+                         (long long)p->n * p->k);
+    const long long tiles_h = ((long long)conv_out_h(p) + cfg->tile_h - 1) / cfg->tile_h;
+    if (tiles_h > 65535)
+        return conv_fail(
+            msg, CONV_ERR_UNSUPPORTED,
+            "output height P=%d (--h): more than 65535 tiles of %d rows (grid y limit)",
+            conv_out_h(p), cfg->tile_h);
+    if (d_x == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "d_x is NULL");
+    if (d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "d_w is NULL");
+    if (d_y == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "d_y is NULL");
+    return CONV_OK;
+}
+
+/* Copies `count` weights from device memory to c_weights, on the stream. */
+static conv_status upload_weights(const float *d_w, size_t count, cudaStream_t stream,
+                                  conv_msg *msg)
+{
+    CONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_weights, d_w, count * sizeof(float), 0,
+                                            cudaMemcpyDeviceToDevice, stream),
+                    msg);
+    return CONV_OK;
+}
+
+static dim3 grid_for(const conv_params *p, int tile_w, int tile_h, long long z)
+{
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    return dim3((unsigned)((Q + tile_w - 1) / tile_w), (unsigned)((P + tile_h - 1) / tile_h),
+                (unsigned)(z < MAX_GRID_Z ? z : MAX_GRID_Z));
+}
+
+#define KERNEL_ARGS_SINGLE                                                                         \
+    d_x, d_y, p->n, p->h, p->w, p->r, p->s, p->pad_h, p->pad_w, conv_out_h(p), conv_out_w(p)
+
+template <int TILE_W, int TILE_H, int ROWS>
+static void launch_s1(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+{
+    const dim3 block(TILE_W, TILE_H / ROWS);
+    const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
+    conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>
+        <<<grid_for(p, TILE_W, TILE_H, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+}
+
+extern "C" conv_status conv2d_tiled_s1(const conv_params *p, int config, const float *d_x,
+                                       const float *d_w, float *d_y, cudaStream_t stream,
+                                       conv_msg *msg)
+{
+    const conv_tiled_choice choice = {CONV_TILED_S1, config, CONV_TILED_WEIGHTS_AUTO};
+    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    if (status != CONV_OK)
+        return status;
+    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
+    if (status != CONV_OK)
+        return status;
+    switch (config) {
+    case 0: launch_s1<16, 16, 1>(p, d_x, d_y, stream); break;
+    case 1: launch_s1<32, 32, 4>(p, d_x, d_y, stream); break;
+    case 2: launch_s1<32, 64, 8>(p, d_x, d_y, stream); break;
+    default: launch_s1<32, 64, 16>(p, d_x, d_y, stream); break;
+    }
+    CONV_CHECK_LAUNCH("conv2d_tiled_s1_kernel", msg);
+    return CONV_OK;
+}
+
+template <int TILE>
+static void launch_s2(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+{
+    const dim3 block(TILE + p->s - 1, TILE + p->r - 1);
+    const size_t smem = sizeof(float) * block.x * block.y;
+    conv2d_tiled_s2_kernel<TILE>
+        <<<grid_for(p, TILE, TILE, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+}
+
+extern "C" conv_status conv2d_tiled_s2(const conv_params *p, int config, const float *d_x,
+                                       const float *d_w, float *d_y, cudaStream_t stream,
+                                       conv_msg *msg)
+{
+    const conv_tiled_choice choice = {CONV_TILED_S2, config, CONV_TILED_WEIGHTS_AUTO};
+    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    if (status != CONV_OK)
+        return status;
+    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
+    if (status != CONV_OK)
+        return status;
+    if (config == 0)
+        launch_s2<8>(p, d_x, d_y, stream);
+    else
+        launch_s2<16>(p, d_x, d_y, stream);
+    CONV_CHECK_LAUNCH("conv2d_tiled_s2_kernel", msg);
+    return CONV_OK;
+}
+
+template <int TILE_W, int TILE_H>
+static void launch_s3(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+{
+    conv2d_tiled_s3_kernel<TILE_W, TILE_H>
+        <<<grid_for(p, TILE_W, TILE_H, p->n), dim3(TILE_W, TILE_H), 0, stream>>>(
+            KERNEL_ARGS_SINGLE);
+}
+
+extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const float *d_x,
+                                       const float *d_w, float *d_y, cudaStream_t stream,
+                                       conv_msg *msg)
+{
+    const conv_tiled_choice choice = {CONV_TILED_S3, config, CONV_TILED_WEIGHTS_AUTO};
+    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    if (status != CONV_OK)
+        return status;
+    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
+    if (status != CONV_OK)
+        return status;
+    if (config == 0)
+        launch_s3<16, 16>(p, d_x, d_y, stream);
+    else
+        launch_s3<32, 8>(p, d_x, d_y, stream);
+    CONV_CHECK_LAUNCH("conv2d_tiled_s3_kernel", msg);
+    return CONV_OK;
+}
+
+template <int TILE_W, int TILE_H, int KB>
+static void launch_mc(const conv_params *p, int in_const, const float *d_x, const float *d_w,
+                      float *d_y, cudaStream_t stream)
+{
+    const long long z = (long long)p->n * ((p->k + KB - 1) / KB);
+    const dim3 grid = grid_for(p, TILE_W, TILE_H, z), block(TILE_W, TILE_H);
+    const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    if (in_const)
+        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true><<<grid, block, smem, stream>>>(
+            d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
+    else
+        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false><<<grid, block, smem, stream>>>(
+            d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
+}
+
+extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_tiled_weights weights,
+                                       const float *d_x, const float *d_w, float *d_y,
+                                       cudaStream_t stream, conv_msg *msg)
+{
+    const conv_tiled_choice choice = {CONV_TILED_MC, config, weights};
+    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    if (status != CONV_OK)
+        return status;
+    const int in_const = mc_weights_in_constant(p, weights);
+    if (in_const) {
+        status = upload_weights(d_w, conv_filter_elems(p), stream, msg);
+        if (status != CONV_OK)
+            return status;
+    }
+    if (config == 0)
+        launch_mc<32, 8, 4>(p, in_const, d_x, d_w, d_y, stream);
+    else
+        launch_mc<32, 8, 8>(p, in_const, d_x, d_w, d_y, stream);
+    CONV_CHECK_LAUNCH("conv2d_tiled_mc_kernel", msg);
+    return CONV_OK;
+}
+
+extern "C" conv_status conv2d_tiled(const conv_tiled_choice *choice, const conv_params *p,
+                                    const float *d_x, const float *d_w, float *d_y,
+                                    cudaStream_t stream, conv_msg *msg)
+{
+    if (choice == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "choice is NULL");
+    switch (choice->strategy) {
+    case CONV_TILED_S1: return conv2d_tiled_s1(p, choice->config, d_x, d_w, d_y, stream, msg);
+    case CONV_TILED_S2: return conv2d_tiled_s2(p, choice->config, d_x, d_w, d_y, stream, msg);
+    case CONV_TILED_S3: return conv2d_tiled_s3(p, choice->config, d_x, d_w, d_y, stream, msg);
+    case CONV_TILED_MC:
+        return conv2d_tiled_mc(p, choice->config, choice->weights, d_x, d_w, d_y, stream, msg);
+    }
+    return conv2d_tiled_check(choice, p, d_x, d_w, d_y, msg); /* the unknown-strategy message */
+}
+
+extern "C" conv_status conv2d_tiled_conv(void *ctx, const conv_params *p, const float *d_x,
+                                         const float *d_w, float *d_y, cudaStream_t stream,
+                                         conv_msg *msg)
+{
+    return conv2d_tiled((const conv_tiled_choice *)ctx, p, d_x, d_w, d_y, stream, msg);
+}
