@@ -9,6 +9,7 @@
 #include "conv_naive.h"
 #include "conv_tiled_1d.h"
 #include "conv_tiled_2d.h"
+#include "im2col_gemm.h"
 
 void bench_ref_names(const char **names)
 {
@@ -30,6 +31,12 @@ static conv_status host_conv1d(const conv_params *p, const float *h_x, const flo
  * problem below; ctx selects the strategy. */
 static const conv1d_strategy strategies_1d[CONV1D_N_STRATEGIES] = {CONV1D_NAIVE, CONV1D_NAIVE_X4,
                                                                    CONV1D_S1, CONV1D_S2, CONV1D_S3};
+
+/* Step 06's pipelines share one workspace (the column buffer) and one cuBLAS
+ * handle per problem, freed by bench_rows_release. */
+static conv2d_pipeline pipelines[GEMM_VARIANT_COUNT + 1];
+static float *pipeline_work;
+static conv_cublas *pipeline_blas;
 
 /* ---- the row list ---- */
 
@@ -57,6 +64,34 @@ static const char *text(int slot, int which, const char *fmt, ...)
     vsnprintf(texts[slot][which], sizeof texts[slot][which], fmt, ap);
     va_end(ap);
     return texts[slot][which];
+}
+
+static int add_step06_rows(conv_gpu_problem *pb, conv_row *rows, int n, int max_rows)
+{
+    const conv_params *p = &pb->p;
+    conv_msg msg = {{0}};
+    size_t free_bytes = 0, total_bytes = 0;
+    size_t work = conv2d_im2col_gemm_workspace_elems(p);
+    const char *why = NULL;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess ||
+        conv2d_im2col_gemm_check(p, free_bytes, &msg) != CONV_OK ||
+        conv_device_alloc(&pipeline_work, work, "im2col column buffer", &msg) != CONV_OK ||
+        conv_cublas_create(&pipeline_blas, &msg) != CONV_OK)
+        why = text(n, 1, "skipped: %s", msg.text[0] ? msg.text : "cudaMemGetInfo failed");
+    for (int v = 0; v <= GEMM_VARIANT_COUNT; ++v) {
+        int implicit = v == GEMM_VARIANT_COUNT; /* the last row: 6f */
+        conv_row *row =
+            add(rows, &n, max_rows,
+                implicit ? "06 6f implicit GEMM"
+                         : text(n, 0, "06 im2col + %s", gemm_variant_name((gemm_variant)v)),
+                CONV_ROW_DEVICE, -1);
+        pipelines[v] = (conv2d_pipeline){implicit ? GEMM_6E_DBUF : (gemm_variant)v, implicit,
+                                         pipeline_work, work, pipeline_blas};
+        row->conv = conv2d_pipeline_run;
+        row->ctx = &pipelines[v];
+        row->skip = implicit ? NULL : why; /* 6f needs no workspace */
+    }
+    return n;
 }
 
 int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_row *rows,
@@ -128,11 +163,18 @@ int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_r
             row->ctx = tiled.rows[i].ctx;
         }
     }
+    if (steps & BENCH_STEP_06)
+        n = add_step06_rows(pb, rows, n, max_rows);
     return n;
 }
 
 void bench_rows_release(conv_row *rows, int n_rows)
 {
     (void)rows;
-    (void)n_rows; /* every context is static so far */
+    (void)n_rows;
+    conv_device_free(pipeline_work);
+    pipeline_work = NULL;
+    if (pipeline_blas != NULL)
+        conv_cublas_destroy(pipeline_blas);
+    pipeline_blas = NULL;
 }

@@ -148,6 +148,16 @@ int main(int argc, char **argv)
         else
             problems = &custom;
     }
+    /* Named problems take the layout of --layout (default NCHW): e.g.
+     * --problem hpc101 --layout nhwc is the HPC101 lab exactly. */
+    bench_problem chosen[16];
+    if (st == CONV_OK && extras[0].value != NULL) {
+        for (int i = 0; i < n_problems && i < 16; ++i) {
+            chosen[i] = problems[i];
+            chosen[i].params.layout = opt.params.layout;
+        }
+        problems = chosen;
+    }
     if (st == CONV_OK)
         st = bench_parse_steps(extras[1].value, &steps, &msg);
     if (st != CONV_OK) {

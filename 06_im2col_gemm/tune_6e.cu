@@ -1,0 +1,130 @@
+/* The tuning harness that chose 6e/6f's tile shape (not part of the CMake build): times shapes of
+ * the double-buffered kernel against cuBLAS on the GEMMs of the benchmark and
+ * on the lab convolution (6f). Built by hand on the GPU machine:
+ *   nvcc -O3 -arch=sm_90 -I06_im2col_gemm -Icommon 06_im2col_gemm/tune_6e.cu \
+ *        <build>/common/libconv_common.a -lcublas -lcudnn -lgomp -o tune */
+#include "gemm.cu"
+#include "im2col.cu"
+
+#include <algorithm>
+#include <vector>
+
+template <int WR, int BK, int MINB>
+__global__ void __launch_bounds__(RT_THREADS, MINB)
+    tune_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
+                     float *__restrict__ c, int tiles_n)
+{
+    implicit_geom g = {};
+    dbuf_gemm_body<WR, BK, true, false>(m, n, k, a, b, c, tiles_n, g);
+}
+
+template <int WR, int BK, int MINB>
+__global__ void __launch_bounds__(RT_THREADS, MINB)
+    tune_implicit_kernel(int m, int n, int k, const float *__restrict__ x,
+                         const float *__restrict__ w, float *__restrict__ y, int tiles_n,
+                         implicit_geom g)
+{
+    dbuf_gemm_body<WR, BK, true, true>(m, n, k, x, w, y, tiles_n, g);
+}
+
+typedef void (*gemm_fn)(int, int, int, const float *, const float *, float *, int);
+typedef void (*impl_fn)(int, int, int, const float *, const float *, float *, int, implicit_geom);
+
+struct cfg {
+    const char *name;
+    gemm_fn g;
+    impl_fn f;
+};
+
+#define CFG(WR, BK, MINB)                                                                          \
+    {                                                                                              \
+        "wr" #WR "_bk" #BK "_minb" #MINB, tune_gemm_kernel<WR, BK, MINB>,                          \
+            tune_implicit_kernel<WR, BK, MINB>                                                     \
+    }
+
+static cfg cfgs[] = {CFG(2, 8, 2), CFG(4, 8, 2),  CFG(2, 8, 1),
+                     CFG(4, 8, 1), CFG(2, 16, 1), CFG(4, 16, 1)};
+
+static float median_ms(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+template <typename F> static float time_it(F f, int reps = 15)
+{
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int i = 0; i < 3; ++i)
+        f();
+    std::vector<float> t;
+    for (int i = 0; i < reps; ++i) {
+        cudaEventRecord(e0);
+        f();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        t.push_back(ms);
+    }
+    return median_ms(t);
+}
+
+int main()
+{
+    conv_msg msg = {{0}};
+    conv_cublas *cb;
+    conv_cublas_create(&cb, &msg);
+    int shapes[3][3] = {{4096, 4096, 4096}, {1280000, 128, 1152}, {401408, 128, 1152}};
+    for (auto &sh : shapes) {
+        int m = sh[0], n = sh[1], k = sh[2];
+        float *a, *b, *c;
+        cudaMalloc(&a, (size_t)m * k * 4);
+        cudaMalloc(&b, (size_t)k * n * 4);
+        cudaMalloc(&c, (size_t)m * n * 4);
+        gemm_fill_uniform(a, (size_t)m * k, 1, -1, 1, 0, &msg);
+        gemm_fill_uniform(b, (size_t)k * n, 2, -1, 1, 0, &msg);
+        double fl = 2.0 * m * n * k;
+        float ref = time_it([&] { conv_cublas_sgemm(cb, m, n, k, a, b, c, 0, &msg); });
+        printf("GEMM %d %d %d: cuBLAS %.3f ms %.1f TFLOP/s\n", m, n, k, ref, fl / ref / 1e9);
+        int tiles_n = (n + 127) / 128, tiles = (m + 127) / 128 * tiles_n;
+        for (auto &cf : cfgs) {
+            cudaMemset(c, 0xff, (size_t)m * n * 4);
+            float ms = time_it([&] { cf.g<<<tiles, 256>>>(m, n, k, a, b, c, tiles_n); });
+            gemm_check_report rep;
+            char verdict[256];
+            gemm_check_sampled(m, n, k, a, b, c, 256, 5, &rep, verdict, sizeof verdict, &msg);
+            printf("  %-16s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf.name, ms,
+                   fl / ms / 1e9, 100.0 * ref / ms, verdict,
+                   cudaGetErrorString(cudaGetLastError()));
+        }
+        cudaFree(a);
+        cudaFree(b);
+        cudaFree(c);
+    }
+    /* 6f on the lab problem and the CUTLASS problem (NHWC, 3x3 same) */
+    int probs[2][4] = {{128, 100, 100, 128}, {8, 224, 224, 128}};
+    for (auto &pr : probs) {
+        int N = pr[0], H = pr[1], W = pr[2], C = pr[3], K = 128;
+        implicit_geom g = {C, H, W, 3, 3, H, W, 1, 1, 1, 1, 1, 1};
+        int m = N * H * W, n = K, k = C * 9;
+        float *x, *w, *y;
+        cudaMalloc(&x, (size_t)N * H * W * C * 4);
+        cudaMalloc(&w, (size_t)k * n * 4);
+        cudaMalloc(&y, (size_t)m * n * 4);
+        gemm_fill_uniform(x, (size_t)N * H * W * C, 1, -1, 1, 0, &msg);
+        gemm_fill_uniform(w, (size_t)k * n, 2, -1, 1, 0, &msg);
+        int tiles_n = 1, tiles = (m + 127) / 128;
+        printf("6f N=%d %dx%d C=K=%d\n", N, H, W, C);
+        for (auto &cf : cfgs) {
+            float ms = time_it([&] { cf.f<<<tiles, 256>>>(m, n, k, x, w, y, tiles_n, g); });
+            printf("  %-16s %.3f ms %.1f TFLOP/s %s\n", cf.name, ms, 2.0 * m * n * k / ms / 1e9,
+                   cudaGetErrorString(cudaGetLastError()));
+        }
+        cudaFree(x);
+        cudaFree(w);
+        cudaFree(y);
+    }
+    return 0;
+}
