@@ -7,6 +7,7 @@
 #include "bench_problems.h"
 #include "conv_cpu.h"
 #include "conv_naive.h"
+#include "conv_prefetch.h"
 #include "conv_tiled_1d.h"
 #include "conv_tiled_2d.h"
 #include "im2col_gemm.h"
@@ -161,6 +162,17 @@ int bench_rows_for(conv_gpu_problem *pb, unsigned steps, int have_device, conv_r
                       -1);
             row->conv = tiled.rows[i].conv;
             row->ctx = tiled.rows[i].ctx;
+        }
+    }
+    if (steps & BENCH_STEP_05) {
+        static const conv_prefetch_variant variants[] = {CONV_PREFETCH_5A_OC_OUTER,
+                                                         CONV_PREFETCH_5A, CONV_PREFETCH_5B};
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+            row = add(rows, &n, max_rows,
+                      text(n, 0, "05 %s", conv_prefetch_variant_name(variants[v])), CONV_ROW_DEVICE,
+                      -1);
+            row->conv = conv2d_prefetch_conv;
+            row->ctx = (void *)&variants[v];
         }
     }
     if (steps & BENCH_STEP_06)

@@ -1,0 +1,117 @@
+/* Step 05: the direct convolution of the blog article (seed 000), made
+ * correct for every shape and then tuned.
+ *
+ *   conv2d_prefetch_5a()  the lecture's kernel: 8x4 = one warp per block over
+ *                         the output plane, the last block of a row/column
+ *                         grown to cover the remainder (up to 15x7 outputs),
+ *                         the input tile + halo loaded by the "equal split"
+ *                         in float4 pieces, the filter in shared memory,
+ *                         accumulators for a chunk of 8 output channels in
+ *                         registers (input channel outer, output channels
+ *                         inner), the next channel prefetched into registers
+ *                         while the current one is computed, two shared
+ *                         buffers and one barrier per channel.
+ *   conv2d_prefetch_5a_lecture_order()  the same kernel with the article's loop
+ *                         order (output channel outer, input channel inner:
+ *                         every input tile is loaded K times), to measure it.
+ *   conv2d_prefetch_5b()  the tuned kernel: each thread computes OW outputs of
+ *                         a row for KC output channels (OW x KC accumulators),
+ *                         blocks of up to 256 threads shaped to the output,
+ *                         the input row segment and the weights read from
+ *                         shared memory as float4, compile-time versions for
+ *                         3x3, 5x5, 6x6 and 7x7 filters and a generic path.
+ *
+ * All: layout NCHW, stride 1, dilation 1, any padding (valid, "same", or
+ * anything conv_params_validate accepts), any N, C, K, H, W, filters up to
+ * CONV_PREFETCH_MAX_FILTER per side. Pointers are device pointers and only
+ * need the alignment of a float: the float4 path is taken where an address is
+ * 16-byte aligned and a scalar path elsewhere (so a buffer offset by one float
+ * works, only slower). Every launcher validates everything before any CUDA
+ * call and returns CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line
+ * naming the parameter; then it launches on `stream` and checks the launch. */
+#ifndef CONV_PREFETCH_H
+#define CONV_PREFETCH_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "conv_params.h"
+#include "conv_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest filter side (R and S) of both variants. */
+#define CONV_PREFETCH_MAX_FILTER 16
+
+/* 5a: the lecture's block (8 wide, 4 tall: one warp) and its channel chunk. */
+#define CONV_PREFETCH_5A_BW 8
+#define CONV_PREFETCH_5A_BH 4
+#define CONV_PREFETCH_5A_KC 8
+
+/* The launch geometry a variant chooses for a problem (host-side, no CUDA
+ * call: the tests and the step program print it). */
+typedef struct {
+    int kc;         /* output channels per thread (compile-time chunk) */
+    int ow;         /* outputs per thread along a row (5b), 1 for 5a */
+    int filter;     /* compiled-in filter side 3, 5, 6 or 7; 0 = generic path */
+    int tx, ty;     /* threads per block */
+    int bw, bh;     /* output tile of a regular block (5a: edge blocks grow) */
+    int col_blocks; /* blocks along Q */
+    int row_blocks; /* blocks along P */
+    int k_chunks;   /* ceil(K / kc) (5b: one block each; 5a: a loop in the block) */
+    long long blocks;
+    int tile_rows;   /* rows of the shared input tile (largest block) */
+    int tile_stride; /* floats per shared row (a multiple of 4) */
+    size_t smem_bytes;
+} conv_prefetch_plan;
+
+typedef enum {
+    CONV_PREFETCH_5A = 0,      /* lecture kernel, input channel outer */
+    CONV_PREFETCH_5A_OC_OUTER, /* lecture kernel, the article's oc -> ic order */
+    CONV_PREFETCH_5B           /* tuned kernel */
+} conv_prefetch_variant;
+
+/* A short name: "5a", "5a oc-outer", "5b". */
+const char *conv_prefetch_variant_name(conv_prefetch_variant v);
+
+/* Validation only (no CUDA call): CONV_OK, or an error naming the parameter
+ * (NULL pointers, pointers not aligned to a float, invalid parameters,
+ * layout, stride, dilation, filter above CONV_PREFETCH_MAX_FILTER, a grid
+ * too large). */
+conv_status conv2d_prefetch_check(const conv_params *p, const float *d_x, const float *d_w,
+                                  const float *d_y, conv_msg *msg);
+
+/* The geometry a variant uses for p (validates p first, pointers not needed). */
+conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p,
+                                 conv_prefetch_plan *plan, conv_msg *msg);
+
+/* One line, e.g. "5b: 7x7 kernel, 4 outputs x 16 channels per thread, 9x17
+ * threads, 36x17 outputs per block, 2448 blocks, 15.9 KB shared". */
+void conv_prefetch_plan_describe(conv_prefetch_variant v, const conv_prefetch_plan *plan, char *buf,
+                                 size_t len);
+
+conv_status conv2d_prefetch_5a(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                               cudaStream_t stream, conv_msg *msg);
+conv_status conv2d_prefetch_5a_lecture_order(const conv_params *p, const float *d_x,
+                                             const float *d_w, float *d_y, cudaStream_t stream,
+                                             conv_msg *msg);
+conv_status conv2d_prefetch_5b(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                               cudaStream_t stream, conv_msg *msg);
+
+/* Dispatches on the variant. */
+conv_status conv2d_prefetch(conv_prefetch_variant v, const conv_params *p, const float *d_x,
+                            const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
+
+/* conv2d_prefetch with the conv_gpu_conv signature of common/conv_gpu_run.h
+ * (ctx points to a conv_prefetch_variant), for the program and the tests. */
+conv_status conv2d_prefetch_conv(void *ctx, const conv_params *p, const float *d_x,
+                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_PREFETCH_H */
