@@ -97,12 +97,17 @@ endfunction()
 #     [PROGRAM_NAME <name>]                   (instead of the folder's name)
 #     [LIBRARY_NAME <name>]                   (instead of conv_<folder>)
 #     [TEST <tests/test_*.c>] [GPU_TESTS]     -> Criterion binary and ctest entries
-#     [DEPENDS <other step folders>])         libraries the step links
+#     [DEPENDS <other step folders>]          libraries the step links
+#     [PROGRAM_TEST <args>...])               the program on a small problem as a
+#                                             test (tests/run_program.sh): exit 0
+#                                             and "verdict: OK"; a GPU test (it
+#                                             skips without a device) with
+#                                             GPU_TESTS, else a CPU test
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
 function(conv_add_step folder)
   cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;TEST;PROGRAM_NAME;LIBRARY_NAME"
-                        "SOURCES;PROGRAM_SOURCES;DEPENDS" ${ARGN})
+                        "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST" ${ARGN})
   if(NOT ARG_PROGRAM_NAME)
     set(ARG_PROGRAM_NAME ${folder})
   endif()
@@ -146,6 +151,18 @@ function(conv_add_step folder)
       set(has_gpu ON)
     endif()
     conv_add_test_binary("${CONV_ROOT}/${ARG_TEST}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
+  endif()
+  if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES AND CONV_HAVE_CRITERION)
+    set(kind cpu)
+    if(ARG_GPU_TESTS)
+      set(kind gpu)
+    endif()
+    add_test(NAME ${ARG_PROGRAM_NAME}.program
+      COMMAND bash "${CONV_ROOT}/tests/run_program.sh" $<TARGET_FILE:${ARG_PROGRAM_NAME}>
+              ${ARG_PROGRAM_TEST})
+    set_tests_properties(${ARG_PROGRAM_NAME}.program PROPERTIES
+      LABELS "${kind};${ARG_LABEL};program" TIMEOUT 600
+      SKIP_REGULAR_EXPRESSION "GPU test skipped: no CUDA device")
   endif()
 endfunction()
 

@@ -60,6 +60,9 @@ conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *
 {
     struct cudaDeviceProp prop;
     memset(info, 0, sizeof *info);
+    conv_status st = conv_cuda_require_device(msg); /* "no CUDA device (...)", not a raw error */
+    if (st != CONV_OK)
+        return st;
     CONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, device), msg);
     snprintf(info->name, sizeof info->name, "%s", prop.name);
     info->cc_major = prop.major;
