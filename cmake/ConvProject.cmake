@@ -163,6 +163,13 @@ function(conv_add_step folder)
     set_tests_properties(${ARG_PROGRAM_NAME}.program PROPERTIES
       LABELS "${kind};${ARG_LABEL};program" TIMEOUT 600
       SKIP_REGULAR_EXPRESSION "GPU test skipped: no CUDA device")
+    if(ARG_GPU_TESTS) # without a device: one line and exit status 1, on any machine
+      add_test(NAME ${ARG_PROGRAM_NAME}.no_device
+        COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh"
+                $<TARGET_FILE:${ARG_PROGRAM_NAME}> ${ARG_PROGRAM_TEST})
+      set_tests_properties(${ARG_PROGRAM_NAME}.no_device PROPERTIES
+        LABELS "cpu;${ARG_LABEL};program" TIMEOUT 120)
+    endif()
   endif()
 endfunction()
 
