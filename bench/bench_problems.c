@@ -11,26 +11,36 @@ static conv_params shape(int n, int c, int h, int w, int k, int r, int s, int pa
     return p;
 }
 
+static conv_params nhwc(conv_params p)
+{
+    p.layout = CONV_LAYOUT_NHWC;
+    return p;
+}
+
 static const bench_problem *table(int *count)
 {
-    static bench_problem problems[7];
+    static bench_problem problems[9];
     static int filled = 0;
     if (!filled) {
         bench_problem t[] = {
             {"lecture", "the blog article's problem (seed 000), 6x6 valid",
-             shape(1, 6, 768, 512, 6, 6, 6, 0, 0)},
+             shape(1, 6, 768, 512, 6, 6, 6, 0, 0), 0},
             {"hpc101", "the HPC101 lab (seed 001), 3x3 same",
-             shape(128, 128, 100, 100, 128, 3, 3, 1, 1)},
+             shape(128, 128, 100, 100, 128, 3, 3, 1, 1), 0},
             {"cutlass", "CUTLASS's reference problem, 3x3 same",
-             shape(8, 128, 224, 224, 128, 3, 3, 1, 1)},
+             shape(8, 128, 224, 224, 128, 3, 3, 1, 1), 0},
             {"ece408-l1", "ECE408 project layer 1, 7x7 valid",
-             shape(10000, 1, 86, 86, 4, 7, 7, 0, 0)},
+             shape(10000, 1, 86, 86, 4, 7, 7, 0, 0), 0},
             {"ece408-l2", "ECE408 project layer 2, 7x7 valid",
-             shape(10000, 4, 40, 40, 16, 7, 7, 0, 0)},
+             shape(10000, 4, 40, 40, 16, 7, 7, 0, 0), 0},
             {"hpc101-image", "the 2021 HPC101 image filter, 13x13 same",
-             shape(1, 1, 2000, 2000, 1, 13, 13, 6, 6)},
+             shape(1, 1, 2000, 2000, 1, 13, 13, 6, 6), 0},
             {"conv1d", "1D, width 2^26, mask 7, same (steps 01 and 03)",
-             shape(1, 1, 1, 1 << 26, 1, 1, 7, 0, 3)},
+             shape(1, 1, 1, 1 << 26, 1, 1, 7, 0, 3), 0},
+            {"hpc101-nhwc", "the HPC101 lab exactly: hpc101 in NHWC",
+             nhwc(shape(128, 128, 100, 100, 128, 3, 3, 1, 1)), 1},
+            {"cutlass-nhwc", "CUTLASS's reference problem in NHWC",
+             nhwc(shape(8, 128, 224, 224, 128, 3, 3, 1, 1)), 1},
         };
         memcpy(problems, t, sizeof t);
         filled = 1;

@@ -14,9 +14,12 @@ typedef struct {
     const char *name;  /* the --problem value */
     const char *about; /* where it comes from */
     conv_params params;
+    int fixed_layout; /* 1: the layout is part of the problem (--layout does not change it) */
 } bench_problem;
 
-/* The table, in the order `--problem all` runs it. The 1D problem (conv1d)
+/* The table, in the order `--problem all` runs it. hpc101-nhwc and
+ * cutlass-nhwc are hpc101 and cutlass in the lab's NHWC layout (input
+ * x[N][H][W][C], filter w[R][S][C][K]), where step 06's implicit GEMM (6f) runs. The 1D problem (conv1d)
  * is a 2D convolution with N = C = K = H = R = 1, width W, mask S and "same"
  * padding pad_w = (S-1)/2, so that cuDNN and every 2D check apply to it. */
 const bench_problem *bench_problems(int *count);

@@ -125,7 +125,8 @@ int main(int argc, char **argv)
     conv_cli_options opt = conv_cli_defaults();
     conv_cli_extra extras[] = {
         {"problem", "NAME",
-         "lecture|hpc101|cutlass|ece408-l1|ece408-l2|hpc101-image|conv1d|all"
+         "lecture|hpc101|cutlass|ece408-l1|ece408-l2|hpc101-image|conv1d|hpc101-nhwc|cutlass-nhwc|"
+         "all"
          "; without it, the shape given by the flags below",
          NULL},
         {"steps", "LIST", "rows to run: comma-separated 01,02,03,04,05,06,cudnn, or all", "all"},
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
         return 0;
     const bench_problem *problems = NULL;
     int n_problems = 1;
-    bench_problem custom = {"custom", "the shape given on the command line", opt.params};
+    bench_problem custom = {"custom", "the shape given on the command line", opt.params, 0};
     unsigned steps = 0;
     if (st == CONV_OK) {
         if (extras[0].value != NULL)
@@ -148,13 +149,14 @@ int main(int argc, char **argv)
         else
             problems = &custom;
     }
-    /* Named problems take the layout of --layout (default NCHW): e.g.
-     * --problem hpc101 --layout nhwc is the HPC101 lab exactly. */
+    /* Named problems take the layout of --layout (default NCHW), except the
+     * NHWC ones: --problem hpc101 --layout nhwc is hpc101-nhwc. */
     bench_problem chosen[16];
     if (st == CONV_OK && extras[0].value != NULL) {
         for (int i = 0; i < n_problems && i < 16; ++i) {
             chosen[i] = problems[i];
-            chosen[i].params.layout = opt.params.layout;
+            if (!chosen[i].fixed_layout)
+                chosen[i].params.layout = opt.params.layout;
         }
         problems = chosen;
     }

@@ -77,6 +77,17 @@ conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *
         cudaDeviceGetAttribute(&info->mem_clock_khz, cudaDevAttrMemoryClockRate, device), msg);
     CONV_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version), msg);
     CONV_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version), msg);
+    /* The kernel module's release, which nvidia-smi calls the driver version. */
+    FILE *module = fopen("/proc/driver/nvidia/version", "r");
+    if (module != NULL) {
+        char line[256];
+        if (fgets(line, sizeof line, module) != NULL) {
+            const char *after = strstr(line, "Kernel Module");
+            if (after != NULL)
+                sscanf(after + strlen("Kernel Module"), " %31s", info->driver_release);
+        }
+        fclose(module);
+    }
     info->fp32_lanes_per_sm = conv_fp32_lanes_per_sm(prop.major, prop.minor);
     info->peak_fp32_gflops =
         2.0 * info->fp32_lanes_per_sm * info->sm_count * (info->sm_clock_khz * 1e3) / 1e9;

@@ -52,9 +52,10 @@ typedef struct {
     size_t global_mem_bytes;
     size_t const_mem_bytes; /* __constant__ memory: 64 KiB on every GPU so far */
     size_t smem_per_block_optin;
-    int driver_version, runtime_version;
-    double peak_fp32_gflops; /* 2 * lanes * SMs * clock */
-    double peak_dram_gbps;   /* 2 (DDR) * memory clock * bus width / 8 */
+    int driver_version, runtime_version; /* CUDA versions, e.g. 13000 = 13.0 */
+    char driver_release[32];             /* NVIDIA driver, e.g. "580.159.04"; "" if unknown */
+    double peak_fp32_gflops;             /* 2 * lanes * SMs * clock */
+    double peak_dram_gbps;               /* 2 (DDR) * memory clock * bus width / 8 */
 } conv_device_info;
 
 conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *msg);

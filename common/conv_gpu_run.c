@@ -299,11 +299,12 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
     struct tm tm_utc;
     if (gmtime_r(&now, &tm_utc) != NULL)
         strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm_utc);
-    if (info != NULL)
-        fprintf(t->csv,
-                "# gpu: %s, %d SMs, %.0f MHz, FP32 peak %.1f TFLOP/s, driver %d, runtime %d\n",
-                info->name, info->sm_count, info->sm_clock_khz / 1e3, info->peak_fp32_gflops / 1e3,
-                info->driver_version, info->runtime_version);
+    if (info != NULL) {
+        char versions[160];
+        conv_format_versions(info, versions, sizeof versions);
+        fprintf(t->csv, "# gpu: %s, %d SMs, %.0f MHz, FP32 peak %.1f TFLOP/s, %s\n", info->name,
+                info->sm_count, info->sm_clock_khz / 1e3, info->peak_fp32_gflops / 1e3, versions);
+    }
     char cpu[128] = "unknown CPU";
     FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
     if (cpuinfo != NULL) {
@@ -346,14 +347,28 @@ void conv_table_close_csv(conv_table *t)
     t->csv = NULL;
 }
 
+void conv_format_versions(const conv_device_info *info, char *buf, size_t size)
+{
+    long cudnn = conv_cudnn_version(); /* major * 10000 + minor * 100 + patch since cuDNN 9 */
+    char cudnn_text[32] = "not built";
+    if (cudnn > 0)
+        snprintf(cudnn_text, sizeof cudnn_text, "%ld.%ld.%ld", cudnn / 10000, cudnn / 100 % 100,
+                 cudnn % 100);
+    snprintf(buf, size, "driver %s (CUDA %d.%d), runtime %d.%d, cuDNN %s",
+             info->driver_release[0] ? info->driver_release : "unknown",
+             info->driver_version / 1000, info->driver_version % 1000 / 10,
+             info->runtime_version / 1000, info->runtime_version % 1000 / 10, cudnn_text);
+}
+
 void conv_print_device(FILE *out, const conv_device_info *info)
 {
+    char versions[160];
+    conv_format_versions(info, versions, sizeof versions);
     fprintf(out,
             "device:  %s (sm_%d%d), %d SMs at %.0f MHz, FP32 peak %.1f TFLOP/s, "
-            "DRAM peak %.0f GB/s; driver %d, runtime %d\n",
+            "DRAM peak %.0f GB/s; %s\n",
             info->name, info->cc_major, info->cc_minor, info->sm_count, info->sm_clock_khz / 1e3,
-            info->peak_fp32_gflops / 1e3, info->peak_dram_gbps, info->driver_version,
-            info->runtime_version);
+            info->peak_fp32_gflops / 1e3, info->peak_dram_gbps, versions);
 }
 
 /* ---- rows ---- */

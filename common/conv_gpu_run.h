@@ -131,7 +131,10 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
                                 const conv_device_info *info, conv_msg *msg);
 void conv_table_close_csv(conv_table *t);
 
-/* Prints the device line: name, SMs, clock, FP32 peak, driver and runtime. */
+/* The software versions behind a measurement, as one phrase:
+ * "driver 580.159.04 (CUDA 13.0), runtime 13.0, cuDNN 9.13.0". */
+void conv_format_versions(const conv_device_info *info, char *buf, size_t size);
+/* Prints the device line: name, SMs, clock, FP32 peak, DRAM peak, versions. */
 void conv_print_device(FILE *out, const conv_device_info *info);
 
 /* ---- the rows of a step program (and of bench/conv_bench) ----

@@ -12,6 +12,11 @@ or, for a conv_bench CSV, one problem's rows and optionally only some steps'
 
     <!-- results: bench/results/conv_bench_all.csv problem=lecture rows=05 -->
 
+or the summary of a conv_bench CSV, one line per problem (each step's fastest
+row as a ratio to cuDNN):
+
+    <!-- results: bench/results/conv_bench_all.csv summary=steps -->
+
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
 the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (the step programs write
@@ -79,7 +84,8 @@ def cell(field, value):
 
 
 def render(csv_rel, opts=""):
-    """opts: " problem=NAME" keeps that problem's rows (conv_bench CSVs);
+    """opts: " summary=steps" gives one line per problem of a conv_bench CSV;
+    " problem=NAME" keeps that problem's rows (conv_bench CSVs);
     " rows=A,B" keeps the rows whose version starts with A or B (plus the
     references: step 01, cuDNN, cuBLAS)."""
     path = os.path.join(ROOT, csv_rel)
@@ -104,11 +110,41 @@ def render(csv_rel, opts=""):
     out.append(f"Measured on {gpu}, {meta.get('date', 'unknown date')}, with "
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
+    if "summary" in options:
+        return "\n".join(out) + "\n" + render_summary(csv_rel, meta, rows)
     out.append("| " + " | ".join(title(f) for f in shown) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
     for row in rows:
         out.append("| " + " | ".join(cell(f, row.get(f)) for f in shown) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render_summary(csv_rel, meta, rows):
+    """One line per problem of a conv_bench CSV: cuDNN's algorithm and time,
+    then each step's fastest row as a ratio to cuDNN (above 1: faster)."""
+    steps = ["02", "03", "04", "05", "06"]
+    out = ["| problem | cuDNN algorithm | cuDNN ms | "
+           + " | ".join(f"best {s} vs cuDNN" for s in steps) + " | fastest of ours |",
+           "|---|---|---:|" + "---:|" * len(steps) + "---|"]
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    for problem in problems:
+        timed = [r for r in rows if r["problem"] == problem and r["median_ms"]
+                 and r["verdict"].startswith("OK")]
+        cudnn = next((r for r in timed if r["version"].startswith("cuDNN")), None)
+        if cudnn is None:
+            continue
+        ref = float(cudnn["median_ms"])
+        algo = cudnn["version"][cudnn["version"].find("(") + 1:-1]
+        cells, ours = [], []
+        for step in steps:
+            mine = [r for r in timed if r["version"].startswith(step + " ")]
+            ours += mine
+            best = min(mine, key=lambda r: float(r["median_ms"]), default=None)
+            cells.append(f"{ref / float(best['median_ms']):.2f}x" if best else "-")
+        best = min(ours, key=lambda r: float(r["median_ms"]))
+        out.append(f"| {problem} | {algo} | {ref:.4f} | " + " | ".join(cells)
+                   + f" | {best['version']} ({ref / float(best['median_ms']):.2f}x) |")
     return "\n".join(out) + "\n"
 
 

@@ -11,7 +11,7 @@ csv=${1:-bench/results/conv_bench_all.csv}
 if [ -f "$csv" ]; then
   bash scripts/setup.sh --plots >/dev/null
   python3 scripts/plot_bench.py "$csv" docs/figures
-  # the performance page: the template's tables are filled below
-  [ -f docs/performance.md ] || cp bench/performance_template.md docs/performance.md
+  # the performance page is the template with its tables filled below
+  cp bench/performance_template.md docs/performance.md
 fi
 python3 scripts/doc_tables.py docs/*.md

@@ -31,6 +31,18 @@ Test(bench_problems, table_holds_the_issue_problems_with_their_shapes)
     cr_assert(p->params.n == 1 && p->params.c == 1 && p->params.k == 1 && p->params.h == 1 &&
                   p->params.r == 1 && p->params.pad_w == 3,
               "a 1D problem as step 03 takes it");
+    const bench_problem *nchw = NULL;
+    const char *twins[][2] = {{"hpc101-nhwc", "hpc101"}, {"cutlass-nhwc", "cutlass"}};
+    for (int i = 0; i < 2; ++i) {
+        CONV_ASSERT_OK(bench_problem_select(twins[i][0], &p, &count, &msg), msg);
+        CONV_ASSERT_OK(bench_problem_select(twins[i][1], &nchw, &count, &msg), msg);
+        cr_assert(p->params.layout == CONV_LAYOUT_NHWC && p->fixed_layout, "%s", twins[i][0]);
+        cr_assert(nchw->params.layout == CONV_LAYOUT_NCHW && !nchw->fixed_layout);
+        conv_params same_shape = p->params;
+        same_shape.layout = CONV_LAYOUT_NCHW;
+        cr_assert(memcmp(&same_shape, &nchw->params, sizeof same_shape) == 0, "%s is %s in NHWC",
+                  twins[i][0], twins[i][1]);
+    }
 }
 
 Test(bench_problems, every_problem_is_valid_and_all_selects_them_in_order)
@@ -42,7 +54,7 @@ Test(bench_problems, every_problem_is_valid_and_all_selects_them_in_order)
     CONV_ASSERT_OK(bench_problem_select("all", &all, &count, &msg), msg);
     cr_assert_eq(all, table);
     cr_assert_eq(count, n);
-    cr_assert_eq(n, 7);
+    cr_assert_eq(n, 9);
     for (int i = 0; i < n; ++i) {
         CONV_ASSERT_OK(conv_params_validate(&all[i].params, &msg), msg);
     }
