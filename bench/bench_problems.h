@@ -19,9 +19,9 @@ typedef struct {
 
 /* The table, in the order `--problem all` runs it. hpc101-nhwc and
  * cutlass-nhwc are hpc101 and cutlass in the lab's NHWC layout (input
- * x[N][H][W][C], filter w[R][S][C][K]), where step 06's implicit GEMM (6f) runs. The 1D problem (conv1d)
- * is a 2D convolution with N = C = K = H = R = 1, width W, mask S and "same"
- * padding pad_w = (S-1)/2, so that cuDNN and every 2D check apply to it. */
+ * x[N][H][W][C], filter w[R][S][C][K]), where step 06's implicit GEMM (6f) runs. The 1D problem
+ * (conv1d) is a 2D convolution with N = C = K = H = R = 1, width W, mask S and "same" padding pad_w
+ * = (S-1)/2, so that cuDNN and every 2D check apply to it. */
 const bench_problem *bench_problems(int *count);
 
 /* Looks a --problem value up. "all" gives every problem (first = table,
