@@ -305,37 +305,44 @@ __device__ __forceinline__ void store_tiles(float (*as)[RT_BM + RT_APAD], float 
     *reinterpret_cast<float4 *>(&bs[bk][bcol]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
 }
 
-__device__ __forceinline__ void load_fragments(float fa[8], float fb[8],
-                                               const float (*as)[RT_BM + RT_APAD],
+/* The fragments of k step kk: BM/16 rows of A (float4 groups 64 rows apart)
+ * and 8 columns of B (two float4 groups 64 columns apart). A's columns are
+ * swizzled by kk & 8 (see 6e); for BK = 8 (6d) that is 0. */
+template <int BM>
+__device__ __forceinline__ void load_fragments(float fa[BM / 16], float fb[8],
+                                               const float (*as)[BM + RT_APAD],
                                                const float (*bs)[RT_BN], int kk, int ty, int tx)
 {
-    float4 a0 = *reinterpret_cast<const float4 *>(&as[kk][ty * 4]);
-    float4 a1 = *reinterpret_cast<const float4 *>(&as[kk][64 + ty * 4]);
+#pragma unroll
+    for (int s = 0; s < BM / 64; ++s) {
+        float4 v = *reinterpret_cast<const float4 *>(&as[kk][(64 * s + ty * 4) ^ (kk & 8)]);
+        fa[4 * s + 0] = v.x, fa[4 * s + 1] = v.y, fa[4 * s + 2] = v.z, fa[4 * s + 3] = v.w;
+    }
     float4 b0 = *reinterpret_cast<const float4 *>(&bs[kk][tx * 4]);
     float4 b1 = *reinterpret_cast<const float4 *>(&bs[kk][64 + tx * 4]);
-    fa[0] = a0.x, fa[1] = a0.y, fa[2] = a0.z, fa[3] = a0.w;
-    fa[4] = a1.x, fa[5] = a1.y, fa[6] = a1.z, fa[7] = a1.w;
     fb[0] = b0.x, fb[1] = b0.y, fb[2] = b0.z, fb[3] = b0.w;
     fb[4] = b1.x, fb[5] = b1.y, fb[6] = b1.z, fb[7] = b1.w;
 }
 
-__device__ __forceinline__ void fma_8x8(float acc[8][8], const float fa[8], const float fb[8])
+template <int TM>
+__device__ __forceinline__ void fma_tile(float acc[TM][8], const float fa[TM], const float fb[8])
 {
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             acc[i][j] += fa[i] * fb[j];
 }
 
-/* Writes the four 4x4 sub-tiles; with VEC each row of 4 is one 16-byte store. */
-template <bool VEC>
-__device__ __forceinline__ void store_c(float acc[8][8], float *__restrict__ c, int m, int n,
+/* Writes the thread's TM x 8 outputs: 4x4 sub-tiles 64 rows and 64 columns
+ * apart; with VEC each row of 4 is one 16-byte store. */
+template <bool VEC, int TM>
+__device__ __forceinline__ void store_c(float acc[TM][8], float *__restrict__ c, int m, int n,
                                         int row0, int col0, int ty, int tx)
 {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        int row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+    for (int i = 0; i < TM; ++i) {
+        int row = row0 + 64 * (i / 4) + ty * 4 + i % 4;
         if (row >= m)
             continue;
 #pragma unroll
@@ -392,12 +399,12 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
 #pragma unroll
         for (int kk = 0; kk < RT_BK; ++kk) {
             float fa[8], fb[8];
-            load_fragments(fa, fb, as, bs, kk, ty, tx);
-            fma_8x8(acc, fa, fb);
+            load_fragments<RT_BM>(fa, fb, as, bs, kk, ty, tx);
+            fma_tile<8>(acc, fa, fb);
         }
         __syncthreads();
     }
-    store_c<VEC>(acc, c, m, n, row0, col0, ty, tx);
+    store_c<VEC, 8>(acc, c, m, n, row0, col0, ty, tx);
 }
 
 /* ---------------------------------------------------------------------------
@@ -412,35 +419,54 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
  * The barrier argument: buffer X is written in step t only after every thread
  * passed step t-1's barrier, and every read of X in step t-1 came before it.
  *
- * Compile-time shape: BK (the K depth of a tile) and WR, how many rows of the
- * 16x16 thread grid one warp spans (WR = 2: a warp is 2x16 threads, as in 6d;
- * WR = 4: 4x8 threads, a 32x64 warp tile, whose A and B fragment reads are one
- * shared-memory wavefront each instead of one and two). */
-template <int WR, int BK, bool VEC, bool IMPLICIT>
+ * Compile-time shape: BM (block tile rows: 128, or 256 with 16 x 8 outputs
+ * per thread), BK (the K depth of a tile) and WR, how many rows of the 16x16
+ * thread grid one warp spans (WR = 2: a warp is 2x16 threads, as in 6d;
+ * WR = 4: 4x8 threads, whose A and B fragment reads are one shared-memory
+ * wavefront each instead of one and two).
+ *
+ * A's loader: BK / 4 neighbouring lanes load one row's BK floats (whole
+ * 32-byte sectors in one instruction). Their transposed stores as[k][row]
+ * land k * (BM + 4) words apart, i.e. 4k banks: with BK = 16 the groups
+ * k = 0..3 and 8..11 (and 4..7, 12..15) would share banks, a 2-way conflict
+ * on every store (16.8 million extra wavefronts at 4096^3 by ncu). So row r
+ * of k row k is stored in column r ^ (k & 8) (the swizzle): for k >= 8 the
+ * 8-row groups trade places, and the warp's 32 stores hit 32 banks. The
+ * fragment reads undo it with the same XOR; it keeps 4-row groups whole and
+ * aligned, so they stay float4 reads. (Loading 16 rows x 2 groups per
+ * instruction also avoids the conflict, but split each row's 64 bytes over
+ * two loads and made the kernel 38% slower.) */
+template <int BM, int WR, int BK, bool VEC, bool IMPLICIT>
 __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float *__restrict__ a,
                                                const float *__restrict__ b, float *__restrict__ c,
                                                int tiles_n, const implicit_geom &g)
 {
-    constexpr int KQ = BK / 4;                           /* float4 groups per A row */
-    constexpr int LA = RT_BM * KQ / RT_THREADS;          /* A float4 per thread */
+    constexpr int TM = BM / 16; /* rows per thread */
+    constexpr int KQ = BK / 4;  /* float4 groups per A row */
+    constexpr int WARPS = RT_THREADS / 32;
+    constexpr int LA = BM * KQ / RT_THREADS;             /* A float4 per thread */
     constexpr int LB = BK * (RT_BN / 4) / RT_THREADS;    /* B float4 per thread */
     constexpr int WC = 32 / WR, WARPS_PER_ROW = 16 / WC; /* warp layout */
-    __shared__ __align__(16) float as[2][BK][RT_BM + RT_APAD];
+    static_assert(BK == 8 || BK == 16, "the swizzle (k & 8) covers BK = 8 and 16");
+    static_assert(LA * RT_THREADS == BM * KQ && LB * RT_THREADS == BK * RT_BN / 4, "tile split");
+    constexpr int AROWS = RT_THREADS / KQ; /* A rows one round of loads covers */
+    __shared__ __align__(16) float as[2][BK][BM + RT_APAD];
     __shared__ __align__(16) float bs[2][BK][RT_BN];
     int tile_m = blockIdx.x / tiles_n, tile_n = blockIdx.x % tiles_n;
     int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     int ty = (warp / WARPS_PER_ROW) * WR + lane / WC;
     int tx = (warp % WARPS_PER_ROW) * WC + lane % WC;
-    int row0 = tile_m * RT_BM, col0 = tile_n * RT_BN;
-    int kq = (tid % KQ) * 4, bcol = (tid % 32) * 4;
+    int row0 = tile_m * BM, col0 = tile_n * RT_BN;
+    int bcol = lane * 4;
+    int kq = (tid % KQ) * 4; /* this thread's k offset in the A tile */
     a_source src[LA];
 #pragma unroll
     for (int l = 0; l < LA; ++l)
-        src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * (RT_THREADS / KQ), kq);
+        src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * AROWS, kq);
 
-    float acc[8][8];
+    float acc[TM][8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
@@ -451,20 +477,20 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         load_a_tile<VEC, IMPLICIT, BK>(ra[l], src[l], g, k, 0, kq);
 #pragma unroll
     for (int l = 0; l < LB; ++l)
-        load_b_tile<VEC>(rb[l], b, n, k, 0, tid / 32 + l * (RT_THREADS / 32), col0 + bcol);
+        load_b_tile<VEC>(rb[l], b, n, k, 0, warp + l * WARPS, col0 + bcol);
 #pragma unroll
     for (int l = 0; l < LA; ++l)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-            as[0][kq + j][tid / KQ + l * (RT_THREADS / KQ)] = ra[l][j];
+            as[0][kq + j][(tid / KQ + l * AROWS) ^ ((kq + j) & 8)] = ra[l][j];
 #pragma unroll
     for (int l = 0; l < LB; ++l)
-        *reinterpret_cast<float4 *>(&bs[0][tid / 32 + l * (RT_THREADS / 32)][bcol]) =
+        *reinterpret_cast<float4 *>(&bs[0][warp + l * WARPS][bcol]) =
             make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
     __syncthreads();
 
-    float fa[2][8], fb[2][8];
-    load_fragments(fa[0], fb[0], as[0], bs[0], 0, ty, tx);
+    float fa[2][TM], fb[2][8];
+    load_fragments<BM>(fa[0], fb[0], as[0], bs[0], 0, ty, tx);
     int ntiles = (k + BK - 1) / BK;
     int buf = 0;
     for (int t = 0; t < ntiles; ++t) {
@@ -475,41 +501,51 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
                 load_a_tile<VEC, IMPLICIT, BK>(ra[l], src[l], g, k, (t + 1) * BK, kq);
 #pragma unroll
             for (int l = 0; l < LB; ++l)
-                load_b_tile<VEC>(rb[l], b, n, k, (t + 1) * BK, tid / 32 + l * (RT_THREADS / 32),
-                                 col0 + bcol);
+                load_b_tile<VEC>(rb[l], b, n, k, (t + 1) * BK, warp + l * WARPS, col0 + bcol);
         }
 #pragma unroll
         for (int kk = 0; kk < BK - 1; ++kk) {
-            load_fragments(fa[(kk + 1) % 2], fb[(kk + 1) % 2], as[buf], bs[buf], kk + 1, ty, tx);
-            fma_8x8(acc, fa[kk % 2], fb[kk % 2]);
+            load_fragments<BM>(fa[(kk + 1) % 2], fb[(kk + 1) % 2], as[buf], bs[buf], kk + 1, ty,
+                               tx);
+            fma_tile<TM>(acc, fa[kk % 2], fb[kk % 2]);
         }
         if (has_next) {
 #pragma unroll
             for (int l = 0; l < LA; ++l)
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    as[buf ^ 1][kq + j][tid / KQ + l * (RT_THREADS / KQ)] = ra[l][j];
+                    as[buf ^ 1][kq + j][(tid / KQ + l * AROWS) ^ ((kq + j) & 8)] = ra[l][j];
 #pragma unroll
             for (int l = 0; l < LB; ++l)
-                *reinterpret_cast<float4 *>(&bs[buf ^ 1][tid / 32 + l * (RT_THREADS / 32)][bcol]) =
+                *reinterpret_cast<float4 *>(&bs[buf ^ 1][warp + l * WARPS][bcol]) =
                     make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
             __syncthreads();
             buf ^= 1;
-            load_fragments(fa[0], fb[0], as[buf], bs[buf], 0, ty, tx);
+            load_fragments<BM>(fa[0], fb[0], as[buf], bs[buf], 0, ty, tx);
         }
-        fma_8x8(acc, fa[(BK - 1) % 2], fb[(BK - 1) % 2]);
+        fma_tile<TM>(acc, fa[(BK - 1) % 2], fb[(BK - 1) % 2]);
     }
-    store_c<VEC>(acc, c, m, n, row0, col0, ty, tx);
+    store_c<VEC, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
 /* The shape 6e and 6f use, chosen by measurement (06_im2col_gemm/tune_6e.cu,
- * bench/results/06_tune_6e.txt, H100 80GB HBM3): BK = 16 with one block of
- * 256 threads per SM (163-167 registers, no spills) beat BK = 8 with two
- * blocks (128 registers) on every GEMM: 86.7% instead of 78.7% of cuBLAS at
- * 4096^3, 94.2% instead of 85.1% at the lab's M=1,280,000 N=128 K=1152.
+ * bench/results/06_tune_6e.txt, H100 80GB HBM3): BM = 128, BK = 16 with one
+ * block of 256 threads per SM (163-167 registers, no spills) beat
+ *   - BK = 8 with two blocks (128 registers): 78.7% instead of 86.7% of cuBLAS
+ *     at 4096^3, 85.1% instead of 94.2% at the lab's M=1,280,000 N=128 K=1152;
+ *   - BK = 16 with two blocks (128 registers, shared carveout raised so that
+ *     two 33 KB blocks fit): 87.3% at 4096^3 but 88.6% on the lab's GEMM;
+ *   - BM = 256, BK = 8 (16 x 8 outputs per thread, cuBLAS's tile; 229-255
+ *     registers): 78.6% and 80.9%.
  * Half as many barriers per FMA and twice the loads in flight per tile matter
- * more than the second block. The warp layout (WR 2 or 4) made no measurable
- * difference. The macros exist only for that tuning run. */
+ * more than a second block. The warp layout (WR 2 or 4) made no measurable
+ * difference. The macros exist for that tuning run. */
+#ifndef DBUF_BM
+#define DBUF_BM 128
+#endif
+#ifndef IMPLICIT_BM
+#define IMPLICIT_BM 128
+#endif
 #ifndef DBUF_WR
 #define DBUF_WR 4
 #endif
@@ -526,7 +562,7 @@ __global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
                         const float *__restrict__ b, float *__restrict__ c, int tiles_n)
 {
     implicit_geom g = {};
-    dbuf_gemm_body<DBUF_WR, DBUF_BK, VEC, false>(m, n, k, a, b, c, tiles_n, g);
+    dbuf_gemm_body<DBUF_BM, DBUF_WR, DBUF_BK, VEC, false>(m, n, k, a, b, c, tiles_n, g);
 }
 
 /* 6f: the same kernel, A = the virtual column matrix of an NHWC image:
@@ -540,7 +576,7 @@ __global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
                               const float *__restrict__ w, float *__restrict__ y, int tiles_n,
                               implicit_geom g)
 {
-    dbuf_gemm_body<DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
+    dbuf_gemm_body<IMPLICIT_BM, DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
 }
 
 /* ---------------------------------------------------------------------------
@@ -580,6 +616,7 @@ static void variant_tile(gemm_variant v, int *tm, int *tn)
     switch (v) {
     case GEMM_6A_NAIVE: *tm = NAIVE_BY, *tn = NAIVE_BX; return;
     case GEMM_6B_SHARED: *tm = SH_T, *tn = SH_T; return;
+    case GEMM_6E_DBUF: *tm = DBUF_BM, *tn = RT_BN; return;
     default: *tm = RT_BM, *tn = RT_BN; return;
     }
 }
@@ -701,7 +738,7 @@ extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const
     if (st != CONV_OK)
         return st;
     int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, RT_BM) * tiles_n);
+    int tiles = (int)(ceil_div_ll(m, DBUF_BM) * tiles_n);
     if (vec_ok(n, k, d_a, d_b, d_c))
         gemm_6e_dbuf_kernel<true>
             <<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
@@ -756,7 +793,7 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
     g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
     g.dil_h = p->dil_h, g.dil_w = p->dil_w;
     int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, RT_BM) * tiles_n);
+    int tiles = (int)(ceil_div_ll(m, IMPLICIT_BM) * tiles_n);
     /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
     int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
               ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Step 06 on the GPU machine in one go: build standalone, benchmarks (CSV into
 # $OUT), tests, compute-sanitizer, and ncu on 6e/6f. Run from the repository root:
-#   OUT=/tmp/out bash 06_im2col_gemm/gpu_check.sh [bench|test|sanitize|ncu ...]
+#   OUT=/tmp/out bash 06_im2col_gemm/gpu_check.sh [bench|test|sanitize|ncu|stalls|tune|pick ...]
 # The device tool brings back at most 8 files: the CSVs come back one by one,
 # every log inside $OUT/06_logs.tar.gz.
 set -u
@@ -56,9 +56,9 @@ for part in $parts; do
                   if ($0 !~ / OK \(/ || $0 !~ /no error/) bad[n] = 1 }
                 END { bv = -1; for (n in mn) if (!(n in bad) && mn[n] > bv) { bv = mn[n]; b = n }
                       print b }' "$OUT/tune.log" 2>/dev/null)
-    set -- $(echo "${best:-wr2_bk8_minb2}" | sed -E 's/wr([0-9]+)_bk([0-9]+)_minb([0-9]+)/\1 \2 \3/')
-    echo "chosen 6e/6f shape: ${best:-default} -> DBUF_WR=$1 DBUF_BK=$2 DBUF_MINB=$3" | tee "$OUT/chosen.txt"
-    cmake -S 06_im2col_gemm -B "$B" -DCMAKE_CUDA_FLAGS="-DDBUF_WR=$1 -DDBUF_BK=$2 -DDBUF_MINB=$3" \
+    set -- $(echo "${best:-bm128_bk16_minb1}" | sed -E 's/bm([0-9]+)_bk([0-9]+)_minb([0-9]+)/\1 \2 \3/')
+    echo "chosen 6e shape: ${best:-default} -> DBUF_BM=$1 DBUF_BK=$2 DBUF_MINB=$3" | tee "$OUT/chosen.txt"
+    cmake -S 06_im2col_gemm -B "$B" -DCMAKE_CUDA_FLAGS="-DDBUF_BM=$1 -DDBUF_BK=$2 -DDBUF_MINB=$3" \
       >>"$OUT/cmake.log" 2>&1 && cmake --build "$B" -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     ;;
   racecheck)
@@ -66,6 +66,25 @@ for part in $parts; do
       compute-sanitizer --tool racecheck --target-processes all --error-exitcode 1 "$B/test_06_im2col_gemm" --jobs=1 --verbose \
       --filter "gpu_*/*" >"$OUT/san_racecheck_verbose.log" 2>&1
     echo "racecheck rc=$?"; grep -E "PASS|FAIL|Synthesis|ERROR" "$OUT/san_racecheck_verbose.log" | tail -40
+    ;;
+  stalls)
+    # Issue, FMA-pipe, shared-memory and stall metrics of 6e and of cuBLAS's
+    # kernel at 4096^3 (bench/results/06_ncu_stalls_*_4096.txt).
+    m="launch__registers_per_thread,launch__block_size,launch__grid_size,launch__shared_mem_per_block_static"
+    m="$m,launch__shared_mem_per_block_dynamic,gpu__time_duration.sum,smsp__cycles_active.avg,smsp__inst_executed.sum"
+    m="$m,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"
+    m="$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,sm__cycles_elapsed.avg.per_second"
+    m="$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+    for r in barrier short_scoreboard long_scoreboard mio_throttle math_pipe_throttle not_selected selected wait \
+      dispatch_stall no_instruction lg_throttle branch_resolving misc; do
+      m="$m,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+    done
+    for v in 6e cublas; do
+      timeout 120 ncu --kernel-name regex:"gemm_6e|sm80_xmma|sgemm" --launch-count 1 --metrics "$m" \
+        $bin --mode gemm --gemm $v --m 4096 --n 4096 --k 4096 --warmup 0 --repeat 1 \
+        >"$OUT/06_ncu_stalls_${v}_4096.txt" 2>&1
+      grep -E "issue_active|pipe_fma|stalled_(dispatch|wait|short)" "$OUT/06_ncu_stalls_${v}_4096.txt"
+    done
     ;;
   ncu)
     sections="--section SpeedOfLight --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis"

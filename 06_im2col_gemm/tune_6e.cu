@@ -9,22 +9,22 @@
 #include <algorithm>
 #include <vector>
 
-template <int WR, int BK, int MINB>
+template <int BM, int BK, int MINB>
 __global__ void __launch_bounds__(RT_THREADS, MINB)
     tune_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
                      float *__restrict__ c, int tiles_n)
 {
     implicit_geom g = {};
-    dbuf_gemm_body<WR, BK, true, false>(m, n, k, a, b, c, tiles_n, g);
+    dbuf_gemm_body<BM, 4, BK, true, false>(m, n, k, a, b, c, tiles_n, g);
 }
 
-template <int WR, int BK, int MINB>
+template <int BM, int BK, int MINB>
 __global__ void __launch_bounds__(RT_THREADS, MINB)
     tune_implicit_kernel(int m, int n, int k, const float *__restrict__ x,
                          const float *__restrict__ w, float *__restrict__ y, int tiles_n,
                          implicit_geom g)
 {
-    dbuf_gemm_body<WR, BK, true, true>(m, n, k, x, w, y, tiles_n, g);
+    dbuf_gemm_body<BM, 4, BK, true, true>(m, n, k, x, w, y, tiles_n, g);
 }
 
 typedef void (*gemm_fn)(int, int, int, const float *, const float *, float *, int);
@@ -32,18 +32,31 @@ typedef void (*impl_fn)(int, int, int, const float *, const float *, float *, in
 
 struct cfg {
     const char *name;
+    int bm;
     gemm_fn g;
     impl_fn f;
 };
 
-#define CFG(WR, BK, MINB)                                                                          \
+#define CFG(BM, BK, MINB)                                                                          \
     {                                                                                              \
-        "wr" #WR "_bk" #BK "_minb" #MINB, tune_gemm_kernel<WR, BK, MINB>,                          \
-            tune_implicit_kernel<WR, BK, MINB>                                                     \
+        "bm" #BM "_bk" #BK "_minb" #MINB, BM, tune_gemm_kernel<BM, BK, MINB>,                      \
+            tune_implicit_kernel<BM, BK, MINB>                                                     \
     }
 
-static cfg cfgs[] = {CFG(2, 8, 2), CFG(4, 8, 2),  CFG(2, 8, 1),
-                     CFG(4, 8, 1), CFG(2, 16, 1), CFG(4, 16, 1)};
+static cfg cfgs[] = {CFG(128, 16, 1), CFG(256, 8, 1)};
+
+/* Lets two 33 KB blocks share an SM (the default carveout leaves 64 KB). */
+static void prefer_shared(cfg &cf)
+{
+    cudaFuncSetAttribute(cf.g, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         cudaSharedmemCarveoutMaxShared);
+    cudaFuncSetAttribute(cf.f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         cudaSharedmemCarveoutMaxShared);
+    int gb = 0, fb = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf.g, RT_THREADS, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf.f, RT_THREADS, 0);
+    printf("%-16s blocks per SM: gemm %d, implicit %d\n", cf.name, gb, fb);
+}
 
 static float median_ms(std::vector<float> v)
 {
@@ -76,6 +89,8 @@ int main()
     conv_msg msg = {{0}};
     conv_cublas *cb;
     conv_cublas_create(&cb, &msg);
+    for (auto &cf : cfgs)
+        prefer_shared(cf);
     int shapes[3][3] = {{4096, 4096, 4096}, {1280000, 128, 1152}, {401408, 128, 1152}};
     for (auto &sh : shapes) {
         int m = sh[0], n = sh[1], k = sh[2];
@@ -88,8 +103,9 @@ int main()
         double fl = 2.0 * m * n * k;
         float ref = time_it([&] { conv_cublas_sgemm(cb, m, n, k, a, b, c, 0, &msg); });
         printf("GEMM %d %d %d: cuBLAS %.3f ms %.1f TFLOP/s\n", m, n, k, ref, fl / ref / 1e9);
-        int tiles_n = (n + 127) / 128, tiles = (m + 127) / 128 * tiles_n;
+        int tiles_n = (n + 127) / 128;
         for (auto &cf : cfgs) {
+            int tiles = (m + cf.bm - 1) / cf.bm * tiles_n;
             cudaMemset(c, 0xff, (size_t)m * n * 4);
             float ms = time_it([&] { cf.g<<<tiles, 256>>>(m, n, k, a, b, c, tiles_n); });
             gemm_check_report rep;
@@ -115,9 +131,10 @@ int main()
         cudaMalloc(&y, (size_t)m * n * 4);
         gemm_fill_uniform(x, (size_t)N * H * W * C, 1, -1, 1, 0, &msg);
         gemm_fill_uniform(w, (size_t)k * n, 2, -1, 1, 0, &msg);
-        int tiles_n = 1, tiles = (m + 127) / 128;
+        int tiles_n = 1;
         printf("6f N=%d %dx%d C=K=%d\n", N, H, W, C);
         for (auto &cf : cfgs) {
+            int tiles = (m + cf.bm - 1) / cf.bm;
             float ms = time_it([&] { cf.f<<<tiles, 256>>>(m, n, k, x, w, y, tiles_n, g); });
             printf("  %-16s %.3f ms %.1f TFLOP/s %s\n", cf.name, ms, 2.0 * m * n * k / ms / 1e9,
                    cudaGetErrorString(cudaGetLastError()));
