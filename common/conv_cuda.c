@@ -81,11 +81,8 @@ conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *
     FILE *module = fopen("/proc/driver/nvidia/version", "r");
     if (module != NULL) {
         char line[256];
-        if (fgets(line, sizeof line, module) != NULL) {
-            const char *after = strstr(line, "Kernel Module");
-            if (after != NULL)
-                sscanf(after + strlen("Kernel Module"), " %31s", info->driver_release);
-        }
+        if (fgets(line, sizeof line, module) != NULL)
+            conv_parse_driver_release(line, info->driver_release, sizeof info->driver_release);
         fclose(module);
     }
     info->fp32_lanes_per_sm = conv_fp32_lanes_per_sm(prop.major, prop.minor);
@@ -93,6 +90,27 @@ conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *
         2.0 * info->fp32_lanes_per_sm * info->sm_count * (info->sm_clock_khz * 1e3) / 1e9;
     info->peak_dram_gbps = 2.0 * (info->mem_clock_khz * 1e3) * (info->mem_bus_bits / 8.0) / 1e9;
     return CONV_OK;
+}
+
+void conv_parse_driver_release(const char *line, char *release, size_t size)
+{
+    release[0] = '\0';
+    const char *at = strstr(line, "Kernel Module");
+    if (at == NULL || size == 0)
+        return;
+    /* The release is the first word after "Kernel Module" made of digits and
+     * dots with at least one dot ("for x86_64" may come first). */
+    at += strlen("Kernel Module");
+    while (*at != '\0') {
+        at += strspn(at, " \t");
+        size_t len = strcspn(at, " \t\n");
+        if (len > 0 && len < size && strspn(at, "0123456789.") == len && memchr(at, '.', len)) {
+            memcpy(release, at, len);
+            release[len] = '\0';
+            return;
+        }
+        at += len;
+    }
 }
 
 int conv_gpu_required(void)

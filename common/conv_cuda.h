@@ -60,6 +60,10 @@ typedef struct {
 
 conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *msg);
 
+/* The driver release ("580.159.04") from the first line of
+ * /proc/driver/nvidia/version; "" when the line has none. */
+void conv_parse_driver_release(const char *line, char *release, size_t size);
+
 /* FP32 lanes per SM of a compute capability (64 or 128; 0 if unknown). */
 int conv_fp32_lanes_per_sm(int cc_major, int cc_minor);
 

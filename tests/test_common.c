@@ -678,6 +678,42 @@ Test(gpu_reference, cublas_sgemm_matches_the_double_reference)
 
 /* ------------------------------------------------- the GPU step harness */
 
+Test(versions, driver_release_is_read_from_both_module_banners)
+{
+    char release[32];
+    conv_parse_driver_release(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  "
+        "Release Build  (dvs-builder@U16)  Thu Oct 2 2025\n",
+        release, sizeof release);
+    cr_assert_str_eq(release, "580.159.04");
+    conv_parse_driver_release("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug "
+                              "19 01:15:15 UTC 2023\n",
+                              release, sizeof release);
+    cr_assert_str_eq(release, "535.104.05");
+    conv_parse_driver_release("something else entirely\n", release, sizeof release);
+    cr_assert_str_eq(release, "");
+}
+
+Test(versions, one_phrase_names_driver_cuda_runtime_and_cudnn)
+{
+    conv_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.driver_release, sizeof info.driver_release, "580.159.04");
+    info.driver_version = 13000;
+    info.runtime_version = 12080;
+    char text[160];
+    conv_format_versions(&info, text, sizeof text);
+    cr_assert(strstr(text, "driver 580.159.04 (CUDA 13.0), runtime 12.8, cuDNN ") == text, "%s",
+              text);
+    if (conv_cudnn_compiled())
+        cr_assert(strstr(text, "cuDNN 9.") != NULL || strstr(text, "cuDNN 8.") != NULL, "%s", text);
+    else
+        cr_assert(strstr(text, "cuDNN not built") != NULL, "%s", text);
+    info.driver_release[0] = '\0';
+    conv_format_versions(&info, text, sizeof text);
+    cr_assert(strstr(text, "driver unknown (CUDA 13.0)") == text, "%s", text);
+}
+
 Test(table, csv_copy_has_metadata_a_header_and_one_line_per_row)
 {
     char path[] = "/tmp/conv_table_XXXXXX";
