@@ -80,7 +80,8 @@ for part in $parts; do
       m="$m,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
     done
     for v in 6e cublas; do
-      timeout 120 ncu --kernel-name regex:"gemm_6e|sm80_xmma|sgemm" --launch-count 1 --metrics "$m" \
+      kernel="gemm_6e"; [ $v = cublas ] && kernel="xmma|sgemm" # the program runs cuBLAS first either way
+      timeout 120 ncu --kernel-name regex:"$kernel" --launch-count 1 --metrics "$m" \
         $bin --mode gemm --gemm $v --m 4096 --n 4096 --k 4096 --warmup 0 --repeat 1 \
         >"$OUT/06_ncu_stalls_${v}_4096.txt" 2>&1
       grep -E "issue_active|pipe_fma|stalled_(dispatch|wait|short)" "$OUT/06_ncu_stalls_${v}_4096.txt"
