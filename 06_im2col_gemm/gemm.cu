@@ -543,9 +543,6 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
 #ifndef DBUF_BM
 #define DBUF_BM 128
 #endif
-#ifndef IMPLICIT_BM
-#define IMPLICIT_BM 128
-#endif
 #ifndef DBUF_WR
 #define DBUF_WR 4
 #endif
@@ -576,7 +573,7 @@ __global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
                               const float *__restrict__ w, float *__restrict__ y, int tiles_n,
                               implicit_geom g)
 {
-    dbuf_gemm_body<IMPLICIT_BM, DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
+    dbuf_gemm_body<DBUF_BM, DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
 }
 
 /* ---------------------------------------------------------------------------
@@ -793,7 +790,7 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
     g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
     g.dil_h = p->dil_h, g.dil_w = p->dil_w;
     int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, IMPLICIT_BM) * tiles_n);
+    int tiles = (int)(ceil_div_ll(m, DBUF_BM) * tiles_n);
     /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
     int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
               ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;

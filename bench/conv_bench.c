@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_problems.h"
 #include "bench_rows.h"
@@ -61,16 +60,20 @@ static int write_json(const char *path, const problem_result *res, int n_res,
         fprintf(stderr, PROGRAM ": cannot write --json file '%s'\n", path);
         return 1;
     }
-    char date[64] = "unknown";
-    time_t now = time(NULL);
-    struct tm tm_utc;
-    if (gmtime_r(&now, &tm_utc) != NULL)
-        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm_utc);
+    char date[64], versions[160];
+    conv_format_utc_now(date, sizeof date);
     fprintf(f, "{\n  \"gpu\": ");
     if (info != NULL)
         json_string(f, info->name);
     else
         fprintf(f, "null");
+    fprintf(f, ",\n  \"versions\": ");
+    if (info != NULL) {
+        conv_format_versions(info, versions, sizeof versions);
+        json_string(f, versions);
+    } else {
+        fprintf(f, "null");
+    }
     fprintf(f, ",\n  \"peak_fp32_gflops\": ");
     json_number(f, info != NULL ? info->peak_fp32_gflops : 0.0);
     fprintf(f, ",\n  \"date\": ");

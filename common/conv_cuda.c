@@ -94,9 +94,11 @@ conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *
 
 void conv_parse_driver_release(const char *line, char *release, size_t size)
 {
+    if (size == 0)
+        return;
     release[0] = '\0';
     const char *at = strstr(line, "Kernel Module");
-    if (at == NULL || size == 0)
+    if (at == NULL)
         return;
     /* The release is the first word after "Kernel Module" made of digits and
      * dots with at least one dot ("for x86_64" may come first). */

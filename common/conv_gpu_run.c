@@ -294,11 +294,8 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
     t->csv = fopen(path, "w");
     if (t->csv == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "cannot write --csv file '%s'", path);
-    char date[64] = "unknown";
-    time_t now = time(NULL);
-    struct tm tm_utc;
-    if (gmtime_r(&now, &tm_utc) != NULL)
-        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm_utc);
+    char date[64];
+    conv_format_utc_now(date, sizeof date);
     if (info != NULL) {
         char versions[160];
         conv_format_versions(info, versions, sizeof versions);
@@ -345,6 +342,14 @@ void conv_table_close_csv(conv_table *t)
     if (t->csv != NULL)
         fclose(t->csv);
     t->csv = NULL;
+}
+
+void conv_format_utc_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm_utc;
+    if (gmtime_r(&now, &tm_utc) == NULL || strftime(buf, size, "%Y-%m-%d %H:%M UTC", &tm_utc) == 0)
+        snprintf(buf, size, "unknown");
 }
 
 void conv_format_versions(const conv_device_info *info, char *buf, size_t size)

@@ -131,6 +131,8 @@ conv_status conv_table_open_csv(conv_table *t, const char *path, int argc, char 
                                 const conv_device_info *info, conv_msg *msg);
 void conv_table_close_csv(conv_table *t);
 
+/* The current time, "2026-11-23 05:41 UTC" ("unknown" if the clock fails). */
+void conv_format_utc_now(char *buf, size_t size);
 /* The software versions behind a measurement, as one phrase:
  * "driver 580.159.04 (CUDA 13.0), runtime 13.0, cuDNN 9.13.0". */
 void conv_format_versions(const conv_device_info *info, char *buf, size_t size);

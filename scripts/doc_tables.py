@@ -111,7 +111,7 @@ def render(csv_rel, opts=""):
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
     if "summary" in options:
-        return "\n".join(out) + "\n" + render_summary(csv_rel, meta, rows)
+        return "\n".join(out) + "\n" + render_summary(rows)
     out.append("| " + " | ".join(title(f) for f in shown) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
@@ -120,7 +120,7 @@ def render(csv_rel, opts=""):
     return "\n".join(out) + "\n"
 
 
-def render_summary(csv_rel, meta, rows):
+def render_summary(rows):
     """One line per problem of a conv_bench CSV: cuDNN's algorithm and time,
     then each step's fastest row of our own kernels (not im2col + cuBLAS) as
     a ratio to cuDNN (above 1: faster)."""

@@ -32,6 +32,14 @@ int conv_test_gpu_available(char *reason, size_t len);
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil);
 
+/* The usual shape table of the issues, shared by the steps' tests: 1x1
+ * images, primes, filters from 1x1 to the whole image (even and odd, square
+ * or not), padding, stride, dilation, batch > 1, and all of them per axis at
+ * once. Writes CONV_USUAL_SHAPES shapes to t and returns that count; a test
+ * appends the shapes its own kernels need after them. */
+#define CONV_USUAL_SHAPES 14
+size_t conv_usual_shapes(conv_params *t);
+
 /* Describes a shape for assertion messages. */
 const char *conv_shape_name(const conv_params *p);
 

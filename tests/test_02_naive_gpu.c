@@ -26,29 +26,11 @@ static conv_status run_choice(void *ctx, const conv_params *p, const float *d_x,
  * batch > 1, alone and together. */
 static const conv_params *shape_table(size_t *count)
 {
-    static conv_params t[32];
-    size_t n = 0;
-    t[n++] = conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);   /* 1x1 image, 1x1 filter */
-    t[n++] = conv_shape(1, 3, 1, 1, 2, 3, 3, 1, 1, 1);   /* 1x1 image, padded 3x3 */
-    t[n++] = conv_shape(1, 2, 29, 31, 3, 3, 3, 0, 1, 1); /* primes */
-    t[n++] = conv_shape(2, 3, 31, 29, 4, 3, 3, 1, 1, 1); /* batch 2, padded */
-    t[n++] = conv_shape(1, 1, 97, 97, 1, 7, 7, 3, 1, 1);
+    static conv_params t[CONV_USUAL_SHAPES + 3];
+    size_t n = conv_usual_shapes(t);
     t[n++] = conv_shape(1, 2, 17, 17, 2, 2, 2, 0, 1, 1); /* output 16x16: one block */
     t[n++] = conv_shape(1, 2, 16, 16, 2, 2, 2, 0, 1, 1); /* output 15x15: block - 1 */
     t[n++] = conv_shape(1, 2, 18, 18, 2, 2, 2, 0, 1, 1); /* output 17x17: block + 1 */
-    t[n++] = conv_shape(1, 6, 40, 33, 6, 6, 6, 0, 1, 1); /* the lecture's 6x6, small */
-    t[n++] = conv_shape(3, 2, 17, 19, 5, 6, 6, 2, 1, 1); /* even filter, padded */
-    t[n++] = conv_shape(1, 2, 7, 7, 3, 7, 7, 0, 1, 1);   /* filter = image */
-    t[n++] = conv_shape(1, 1, 5, 8, 2, 5, 8, 0, 1, 1);   /* filter = image, not square */
-    t[n++] = conv_shape(2, 3, 29, 31, 2, 3, 3, 1, 2, 1); /* stride 2 */
-    t[n++] = conv_shape(1, 2, 31, 29, 3, 3, 3, 2, 1, 2); /* dilation 2 */
-    t[n++] = conv_shape(2, 2, 23, 29, 2, 5, 4, 3, 3, 2); /* all of them at once */
-    t[n++] = conv_shape(4, 1, 9, 13, 1, 2, 2, 0, 1, 1);
-    conv_params asym = conv_shape(1, 2, 13, 11, 2, 3, 5, 0, 1, 1);
-    asym.pad_h = 2;
-    asym.stride_w = 2;
-    asym.dil_h = 3;
-    t[n++] = asym;
     *count = n;
     return t;
 }

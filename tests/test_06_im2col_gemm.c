@@ -349,21 +349,8 @@ Test(gpu_gemm, every_variant_indexes_a_beyond_2_to_the_31_floats)
  * multiples of 4 (the float4 paths of NHWC im2col and 6f). */
 static const conv_params *shape_table(size_t *count)
 {
-    static conv_params t[32];
-    size_t n = 0;
-    t[n++] = conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
-    t[n++] = conv_shape(1, 3, 1, 1, 2, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(1, 2, 29, 31, 3, 3, 3, 0, 1, 1);
-    t[n++] = conv_shape(2, 3, 31, 29, 4, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(1, 1, 97, 97, 1, 7, 7, 3, 1, 1);
-    t[n++] = conv_shape(1, 6, 40, 33, 6, 6, 6, 0, 1, 1);
-    t[n++] = conv_shape(3, 2, 17, 19, 5, 6, 6, 2, 1, 1);
-    t[n++] = conv_shape(1, 2, 7, 7, 3, 7, 7, 0, 1, 1);
-    t[n++] = conv_shape(1, 1, 5, 8, 2, 5, 8, 0, 1, 1);
-    t[n++] = conv_shape(2, 3, 29, 31, 2, 3, 3, 1, 2, 1);
-    t[n++] = conv_shape(1, 2, 31, 29, 3, 3, 3, 2, 1, 2);
-    t[n++] = conv_shape(2, 2, 23, 29, 2, 5, 4, 3, 3, 2);
-    t[n++] = conv_shape(4, 1, 9, 13, 1, 2, 2, 0, 1, 1);
+    static conv_params t[CONV_USUAL_SHAPES + 8];
+    size_t n = conv_usual_shapes(t);
     t[n++] = conv_shape(1, 4, 13, 11, 4, 3, 3, 1, 1, 1);    /* C, K multiples of 4 */
     t[n++] = conv_shape(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);   /* ... with stride */
     t[n++] = conv_shape(1, 12, 17, 17, 8, 3, 3, 2, 1, 2);   /* ... with dilation */

@@ -60,6 +60,9 @@ def main(bench):
         check(len(jrows) == len(rows), f"JSON and CSV have the same rows ({len(jrows)}, {len(rows)})")
         check(all(isinstance(r["passed"], bool) for r in jrows), "JSON passed is boolean")
         check((doc["gpu"] is None) == no_device, "JSON gpu is null exactly without a device")
+        check((doc["versions"] is None) == no_device
+              and (no_device or doc["versions"].startswith("driver ")),
+              "JSON versions name the driver, null exactly without a device")
 
         # The skip rule: the serial row of a large problem is not run.
         rc, out, err = run([bench, "--problem", "ece408-l2", "--steps", "01", "--repeat", "1"])
