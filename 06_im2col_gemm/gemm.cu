@@ -305,17 +305,20 @@ __device__ __forceinline__ void store_tiles(float (*as)[RT_BM + RT_APAD], float 
     *reinterpret_cast<float4 *>(&bs[bk][bcol]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
 }
 
-/* The fragments of k step kk: BM/16 rows of A (float4 groups 64 rows apart)
- * and 8 columns of B (two float4 groups 64 columns apart). A's columns are
- * swizzled by kk & 8 (see 6e); for BK = 8 (6d) that is 0. */
-template <int BM>
-__device__ __forceinline__ void load_fragments(float fa[BM / 16], float fb[8],
+/* The fragments of k step kk: TM rows of A (TM/4 float4 groups, GS = BM/(TM/4)
+ * rows apart: 64 for 6d's 8 rows of 128) and 8 columns of B (two float4
+ * groups 64 columns apart). A's columns are swizzled by kk & 8 (see 6e); for
+ * BK = 8 (6d) that is 0. */
+template <int BM, int TM>
+__device__ __forceinline__ void load_fragments(float fa[TM], float fb[8],
                                                const float (*as)[BM + RT_APAD],
                                                const float (*bs)[RT_BN], int kk, int ty, int tx)
 {
+    constexpr int GS = BM / (TM / 4);
+    static_assert(GS % 16 == 0, "the k & 8 swizzle must stay inside one row group");
 #pragma unroll
-    for (int s = 0; s < BM / 64; ++s) {
-        float4 v = *reinterpret_cast<const float4 *>(&as[kk][(64 * s + ty * 4) ^ (kk & 8)]);
+    for (int s = 0; s < TM / 4; ++s) {
+        float4 v = *reinterpret_cast<const float4 *>(&as[kk][(GS * s + ty * 4) ^ (kk & 8)]);
         fa[4 * s + 0] = v.x, fa[4 * s + 1] = v.y, fa[4 * s + 2] = v.z, fa[4 * s + 3] = v.w;
     }
     float4 b0 = *reinterpret_cast<const float4 *>(&bs[kk][tx * 4]);
@@ -334,15 +337,34 @@ __device__ __forceinline__ void fma_tile(float acc[TM][8], const float fa[TM], c
             acc[i][j] += fa[i] * fb[j];
 }
 
+/* 6e/6f's order: row by row, every other row backwards (a snake), so that
+ * each FMA shares an operand with the one before it - a[i] along a row, b[j]
+ * at the turn - and can take it from the operand reuse cache instead of the
+ * register file. ptxas keeps this order; at 4096^3 it was 1-2 points of
+ * cuBLAS faster than fma_tile's (bench/results/06_tune_6e.txt, "ji2"). */
+template <int TM>
+__device__ __forceinline__ void fma_tile_snake(float acc[TM][8], const float fa[TM],
+                                               const float fb[8])
+{
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+            int j = i % 2 ? 7 - jj : jj;
+            acc[i][j] += fa[i] * fb[j];
+        }
+}
+
 /* Writes the thread's TM x 8 outputs: 4x4 sub-tiles 64 rows and 64 columns
  * apart; with VEC each row of 4 is one 16-byte store. */
-template <bool VEC, int TM>
+template <bool VEC, int BM, int TM>
 __device__ __forceinline__ void store_c(float acc[TM][8], float *__restrict__ c, int m, int n,
                                         int row0, int col0, int ty, int tx)
 {
+    constexpr int GS = BM / (TM / 4); /* as in load_fragments */
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
-        int row = row0 + 64 * (i / 4) + ty * 4 + i % 4;
+        int row = row0 + GS * (i / 4) + ty * 4 + i % 4;
         if (row >= m)
             continue;
 #pragma unroll
@@ -399,12 +421,12 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
 #pragma unroll
         for (int kk = 0; kk < RT_BK; ++kk) {
             float fa[8], fb[8];
-            load_fragments<RT_BM>(fa, fb, as, bs, kk, ty, tx);
+            load_fragments<RT_BM, RT_TM>(fa, fb, as, bs, kk, ty, tx);
             fma_tile<8>(acc, fa, fb);
         }
         __syncthreads();
     }
-    store_c<VEC, 8>(acc, c, m, n, row0, col0, ty, tx);
+    store_c<VEC, RT_BM, RT_TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
 /* ---------------------------------------------------------------------------
@@ -436,20 +458,20 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
  * aligned, so they stay float4 reads. (Loading 16 rows x 2 groups per
  * instruction also avoids the conflict, but split each row's 64 bytes over
  * two loads and made the kernel 38% slower.) */
-template <int BM, int WR, int BK, bool VEC, bool IMPLICIT>
+template <int BM, int TM, int WR, int BK, bool VEC, bool IMPLICIT>
 __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float *__restrict__ a,
                                                const float *__restrict__ b, float *__restrict__ c,
                                                int tiles_n, const implicit_geom &g)
 {
-    constexpr int TM = BM / 16; /* rows per thread */
-    constexpr int KQ = BK / 4;  /* float4 groups per A row */
-    constexpr int WARPS = RT_THREADS / 32;
-    constexpr int LA = BM * KQ / RT_THREADS;             /* A float4 per thread */
-    constexpr int LB = BK * (RT_BN / 4) / RT_THREADS;    /* B float4 per thread */
+    constexpr int THREADS = 16 * (BM / TM); /* 16 x BM/TM threads */
+    constexpr int KQ = BK / 4;              /* float4 groups per A row */
+    constexpr int WARPS = THREADS / 32;
+    constexpr int LA = BM * KQ / THREADS;                /* A float4 per thread */
+    constexpr int LB = BK * (RT_BN / 4) / THREADS;       /* B float4 per thread */
     constexpr int WC = 32 / WR, WARPS_PER_ROW = 16 / WC; /* warp layout */
     static_assert(BK == 8 || BK == 16, "the swizzle (k & 8) covers BK = 8 and 16");
-    static_assert(LA * RT_THREADS == BM * KQ && LB * RT_THREADS == BK * RT_BN / 4, "tile split");
-    constexpr int AROWS = RT_THREADS / KQ; /* A rows one round of loads covers */
+    static_assert(LA * THREADS == BM * KQ && LB * THREADS == BK * RT_BN / 4, "tile split");
+    constexpr int AROWS = THREADS / KQ; /* A rows one round of loads covers */
     __shared__ __align__(16) float as[2][BK][BM + RT_APAD];
     __shared__ __align__(16) float bs[2][BK][RT_BN];
     int tile_m = blockIdx.x / tiles_n, tile_n = blockIdx.x % tiles_n;
@@ -489,8 +511,6 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
             make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
     __syncthreads();
 
-    float fa[2][TM], fb[2][8];
-    load_fragments<BM>(fa[0], fb[0], as[0], bs[0], 0, ty, tx);
     int ntiles = (k + BK - 1) / BK;
     int buf = 0;
     for (int t = 0; t < ntiles; ++t) {
@@ -503,11 +523,13 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
             for (int l = 0; l < LB; ++l)
                 load_b_tile<VEC>(rb[l], b, n, k, (t + 1) * BK, warp + l * WARPS, col0 + bcol);
         }
+        /* Fully unrolled: ptxas issues step kk+1's fragment loads while step
+         * kk's FMAs run (the shared -> register level of the prefetch). */
 #pragma unroll
-        for (int kk = 0; kk < BK - 1; ++kk) {
-            load_fragments<BM>(fa[(kk + 1) % 2], fb[(kk + 1) % 2], as[buf], bs[buf], kk + 1, ty,
-                               tx);
-            fma_tile<TM>(acc, fa[kk % 2], fb[kk % 2]);
+        for (int kk = 0; kk < BK; ++kk) {
+            float fa[TM], fb[8];
+            load_fragments<BM, TM>(fa, fb, as[buf], bs[buf], kk, ty, tx);
+            fma_tile_snake<TM>(acc, fa, fb);
         }
         if (has_next) {
 #pragma unroll
@@ -521,45 +543,47 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
                     make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
             __syncthreads();
             buf ^= 1;
-            load_fragments<BM>(fa[0], fb[0], as[buf], bs[buf], 0, ty, tx);
         }
-        fma_tile<TM>(acc, fa[(BK - 1) % 2], fb[(BK - 1) % 2]);
     }
-    store_c<VEC, TM>(acc, c, m, n, row0, col0, ty, tx);
+    store_c<VEC, BM, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
 /* The shape 6e and 6f use, chosen by measurement (06_im2col_gemm/tune_6e.cu,
- * bench/results/06_tune_6e.txt, H100 80GB HBM3): BM = 128, BK = 16 with one
- * block of 256 threads per SM (163-167 registers, no spills) beat
- *   - BK = 8 with two blocks (128 registers): 78.7% instead of 86.7% of cuBLAS
- *     at 4096^3, 85.1% instead of 94.2% at the lab's M=1,280,000 N=128 K=1152;
- *   - BK = 16 with two blocks (128 registers, shared carveout raised so that
- *     two 33 KB blocks fit): 87.3% at 4096^3 but 88.6% on the lab's GEMM;
- *   - BM = 256, BK = 8 (16 x 8 outputs per thread, cuBLAS's tile; 229-255
- *     registers): 78.6% and 80.9%.
- * Half as many barriers per FMA and twice the loads in flight per tile matter
- * more than a second block. The warp layout (WR 2 or 4) made no measurable
- * difference. The macros exist for that tuning run. */
+ * bench/results/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
+ * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (164
+ * registers, no spills; 12 warps per SM instead of 8). At 4096^3 it reached
+ * 89-90.5% of cuBLAS in four runs and 96-97% on the lab's M=1,280,000 N=128
+ * K=1152, against 85-87% and 92-94% for the 128 x 128 tile with one block
+ * per SM: while one block waits at its barrier the other two issue FMAs.
+ * Also measured and slower at 4096^3: BK = 8 (two 128-row blocks: 84-89%;
+ * four 64-row blocks: 86-87%), BK = 32 (78-79%), 16 x 8 outputs per thread
+ * (75-78%), two 128-row blocks with BK = 16 (spills at the 128-register cap:
+ * 76-80%), a hand-written second fragment buffer (66-73%). */
 #ifndef DBUF_BM
-#define DBUF_BM 128
+#define DBUF_BM 64
 #endif
+#ifndef DBUF_TM /* rows per thread (x 8 columns); the block has 16 x DBUF_BM / DBUF_TM threads */
+#define DBUF_TM 8
+#endif
+#define DBUF_THREADS (16 * (DBUF_BM / DBUF_TM))
 #ifndef DBUF_WR
 #define DBUF_WR 4
 #endif
 #ifndef DBUF_BK
 #define DBUF_BK 16
 #endif
-#ifndef DBUF_MINB /* blocks per SM promised to ptxas: 2 would cap it at 128 registers */
-#define DBUF_MINB 1
+#ifndef DBUF_MINB /* blocks per SM promised to ptxas: caps registers at 65536 / (MINB x threads)   \
+                   */
+#define DBUF_MINB 3
 #endif
 
 template <bool VEC>
-__global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
+__global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
     gemm_6e_dbuf_kernel(int m, int n, int k, const float *__restrict__ a,
                         const float *__restrict__ b, float *__restrict__ c, int tiles_n)
 {
     implicit_geom g = {};
-    dbuf_gemm_body<DBUF_BM, DBUF_WR, DBUF_BK, VEC, false>(m, n, k, a, b, c, tiles_n, g);
+    dbuf_gemm_body<DBUF_BM, DBUF_TM, DBUF_WR, DBUF_BK, VEC, false>(m, n, k, a, b, c, tiles_n, g);
 }
 
 /* 6f: the same kernel, A = the virtual column matrix of an NHWC image:
@@ -568,12 +592,12 @@ __global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
  * by additions. The column buffer's write and re-read (2 * 4*N*P*Q*C*R*S
  * bytes) disappear; x's re-reads (R*S times each element) hit L1/L2. */
 template <bool VEC>
-__global__ void __launch_bounds__(RT_THREADS, DBUF_MINB)
+__global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
     conv2d_6f_implicit_kernel(int m, int n, int k, const float *__restrict__ x,
                               const float *__restrict__ w, float *__restrict__ y, int tiles_n,
                               implicit_geom g)
 {
-    dbuf_gemm_body<DBUF_BM, DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
+    dbuf_gemm_body<DBUF_BM, DBUF_TM, DBUF_WR, DBUF_BK, VEC, true>(m, n, k, x, w, y, tiles_n, g);
 }
 
 /* ---------------------------------------------------------------------------
@@ -738,10 +762,10 @@ extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const
     int tiles = (int)(ceil_div_ll(m, DBUF_BM) * tiles_n);
     if (vec_ok(n, k, d_a, d_b, d_c))
         gemm_6e_dbuf_kernel<true>
-            <<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     else
         gemm_6e_dbuf_kernel<false>
-            <<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     CONV_CHECK_LAUNCH("gemm_6e_dbuf_kernel", msg);
     return CONV_OK;
 }
@@ -796,10 +820,10 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
               ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;
     if (vec)
         conv2d_6f_implicit_kernel<true>
-            <<<tiles, RT_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+            <<<tiles, DBUF_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
     else
         conv2d_6f_implicit_kernel<false>
-            <<<tiles, RT_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+            <<<tiles, DBUF_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
     CONV_CHECK_LAUNCH("conv2d_6f_implicit_kernel", msg);
     return CONV_OK;
 }

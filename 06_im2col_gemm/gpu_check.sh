@@ -56,9 +56,10 @@ for part in $parts; do
                   if ($0 !~ / OK \(/ || $0 !~ /no error/) bad[n] = 1 }
                 END { bv = -1; for (n in mn) if (!(n in bad) && mn[n] > bv) { bv = mn[n]; b = n }
                       print b }' "$OUT/tune.log" 2>/dev/null)
-    set -- $(echo "${best:-bm128_bk16_minb1}" | sed -E 's/bm([0-9]+)_bk([0-9]+)_minb([0-9]+)/\1 \2 \3/')
-    echo "chosen 6e shape: ${best:-default} -> DBUF_BM=$1 DBUF_BK=$2 DBUF_MINB=$3" | tee "$OUT/chosen.txt"
-    cmake -S 06_im2col_gemm -B "$B" -DCMAKE_CUDA_FLAGS="-DDBUF_BM=$1 -DDBUF_BK=$2 -DDBUF_MINB=$3" \
+    set -- $(echo "${best:-bm64_tm8_bk16_minb3_wr4}" |
+      sed -E 's/bm([0-9]+)_tm([0-9]+)_bk([0-9]+)_minb([0-9]+)_wr([0-9]+)/\1 \2 \3 \4 \5/')
+    echo "chosen 6e shape: ${best:-default} -> DBUF_BM=$1 DBUF_TM=$2 DBUF_BK=$3 DBUF_MINB=$4 DBUF_WR=$5" | tee "$OUT/chosen.txt"
+    cmake -S 06_im2col_gemm -B "$B" -DCMAKE_CUDA_FLAGS="-DDBUF_BM=$1 -DDBUF_TM=$2 -DDBUF_BK=$3 -DDBUF_MINB=$4 -DDBUF_WR=$5" \
       >>"$OUT/cmake.log" 2>&1 && cmake --build "$B" -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     ;;
   racecheck)

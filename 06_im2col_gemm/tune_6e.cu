@@ -9,22 +9,22 @@
 #include <algorithm>
 #include <vector>
 
-template <int BM, int BK, int MINB>
-__global__ void __launch_bounds__(RT_THREADS, MINB)
+template <int BM, int TM, int BK, int MINB, int WR>
+__global__ void __launch_bounds__(16 * BM / TM, MINB)
     tune_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
                      float *__restrict__ c, int tiles_n)
 {
     implicit_geom g = {};
-    dbuf_gemm_body<BM, 4, BK, true, false>(m, n, k, a, b, c, tiles_n, g);
+    dbuf_gemm_body<BM, TM, WR, BK, true, false>(m, n, k, a, b, c, tiles_n, g);
 }
 
-template <int BM, int BK, int MINB>
-__global__ void __launch_bounds__(RT_THREADS, MINB)
+template <int BM, int TM, int BK, int MINB, int WR>
+__global__ void __launch_bounds__(16 * BM / TM, MINB)
     tune_implicit_kernel(int m, int n, int k, const float *__restrict__ x,
                          const float *__restrict__ w, float *__restrict__ y, int tiles_n,
                          implicit_geom g)
 {
-    dbuf_gemm_body<BM, 4, BK, true, true>(m, n, k, x, w, y, tiles_n, g);
+    dbuf_gemm_body<BM, TM, WR, BK, true, true>(m, n, k, x, w, y, tiles_n, g);
 }
 
 typedef void (*gemm_fn)(int, int, int, const float *, const float *, float *, int);
@@ -32,20 +32,25 @@ typedef void (*impl_fn)(int, int, int, const float *, const float *, float *, in
 
 struct cfg {
     const char *name;
-    int bm;
+    int bm, threads;
     gemm_fn g;
     impl_fn f;
 };
 
-#define CFG(BM, BK, MINB)                                                                          \
+#define CFG(BM, TM, BK, MINB, WR)                                                                  \
     {                                                                                              \
-        "bm" #BM "_bk" #BK "_minb" #MINB, BM, tune_gemm_kernel<BM, BK, MINB>,                      \
-            tune_implicit_kernel<BM, BK, MINB>                                                     \
+        "bm" #BM "_tm" #TM "_bk" #BK "_minb" #MINB "_wr" #WR, BM, 16 * BM / TM,                    \
+            tune_gemm_kernel<BM, TM, BK, MINB, WR>, tune_implicit_kernel<BM, TM, BK, MINB, WR>     \
     }
 
-static cfg cfgs[] = {CFG(128, 16, 1), CFG(256, 8, 1)};
+/* The shipped shape first (64-row tile, BK 16, 3 blocks per SM), then its
+ * neighbours: the former 128-row tile with one block, BK 8 with two or four
+ * blocks, 16 rows per thread. */
+static cfg cfgs[] = {CFG(64, 8, 16, 3, 4), CFG(64, 8, 16, 3, 2), CFG(128, 8, 16, 1, 4),
+                     CFG(128, 8, 8, 2, 4), CFG(64, 8, 8, 4, 4),  CFG(128, 16, 8, 2, 4)};
 
-/* Lets two 33 KB blocks share an SM (the default carveout leaves 64 KB). */
+/* Lets several blocks share an SM (the default carveout may leave too little
+ * shared memory for them). */
 static void prefer_shared(cfg &cf)
 {
     cudaFuncSetAttribute(cf.g, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -53,9 +58,9 @@ static void prefer_shared(cfg &cf)
     cudaFuncSetAttribute(cf.f, cudaFuncAttributePreferredSharedMemoryCarveout,
                          cudaSharedmemCarveoutMaxShared);
     int gb = 0, fb = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf.g, RT_THREADS, 0);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf.f, RT_THREADS, 0);
-    printf("%-16s blocks per SM: gemm %d, implicit %d\n", cf.name, gb, fb);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf.g, cf.threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf.f, cf.threads, 0);
+    printf("%-26s blocks per SM: gemm %d, implicit %d\n", cf.name, gb, fb);
 }
 
 static float median_ms(std::vector<float> v)
@@ -84,15 +89,22 @@ template <typename F> static float time_it(F f, int reps = 15)
     return median_ms(t);
 }
 
-int main()
+/* Usage: tune [CONFIG_SUBSTRING [GEMM_SHAPES]]: only the configurations whose
+ * name contains the substring; with GEMM_SHAPES, only that many GEMM shapes
+ * and no convolutions (for ncu). */
+int main(int argc, char **argv)
 {
     conv_msg msg = {{0}};
+    int nshapes = argc > 2 ? atoi(argv[2]) : 3;
+    auto chosen = [&](const cfg &cf) { return argc < 2 || strstr(cf.name, argv[1]) != NULL; };
     conv_cublas *cb;
     conv_cublas_create(&cb, &msg);
     for (auto &cf : cfgs)
-        prefer_shared(cf);
+        if (chosen(cf))
+            prefer_shared(cf);
     int shapes[3][3] = {{4096, 4096, 4096}, {1280000, 128, 1152}, {401408, 128, 1152}};
-    for (auto &sh : shapes) {
+    for (int si = 0; si < nshapes && si < 3; ++si) {
+        int *sh = shapes[si];
         int m = sh[0], n = sh[1], k = sh[2];
         float *a, *b, *c;
         cudaMalloc(&a, (size_t)m * k * 4);
@@ -105,13 +117,15 @@ int main()
         printf("GEMM %d %d %d: cuBLAS %.3f ms %.1f TFLOP/s\n", m, n, k, ref, fl / ref / 1e9);
         int tiles_n = (n + 127) / 128;
         for (auto &cf : cfgs) {
+            if (!chosen(cf))
+                continue;
             int tiles = (m + cf.bm - 1) / cf.bm * tiles_n;
             cudaMemset(c, 0xff, (size_t)m * n * 4);
-            float ms = time_it([&] { cf.g<<<tiles, 256>>>(m, n, k, a, b, c, tiles_n); });
+            float ms = time_it([&] { cf.g<<<tiles, cf.threads>>>(m, n, k, a, b, c, tiles_n); });
             gemm_check_report rep;
             char verdict[256];
             gemm_check_sampled(m, n, k, a, b, c, 256, 5, &rep, verdict, sizeof verdict, &msg);
-            printf("  %-16s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf.name, ms,
+            printf("  %-26s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf.name, ms,
                    fl / ms / 1e9, 100.0 * ref / ms, verdict,
                    cudaGetErrorString(cudaGetLastError()));
         }
@@ -122,6 +136,8 @@ int main()
     /* 6f on the lab problem and the CUTLASS problem (NHWC, 3x3 same) */
     int probs[2][4] = {{128, 100, 100, 128}, {8, 224, 224, 128}};
     for (auto &pr : probs) {
+        if (argc > 2)
+            break;
         int N = pr[0], H = pr[1], W = pr[2], C = pr[3], K = 128;
         implicit_geom g = {C, H, W, 3, 3, H, W, 1, 1, 1, 1, 1, 1};
         int m = N * H * W, n = K, k = C * 9;
@@ -134,9 +150,11 @@ int main()
         int tiles_n = 1;
         printf("6f N=%d %dx%d C=K=%d\n", N, H, W, C);
         for (auto &cf : cfgs) {
+            if (!chosen(cf))
+                continue;
             int tiles = (m + cf.bm - 1) / cf.bm;
-            float ms = time_it([&] { cf.f<<<tiles, 256>>>(m, n, k, x, w, y, tiles_n, g); });
-            printf("  %-16s %.3f ms %.1f TFLOP/s %s\n", cf.name, ms, 2.0 * m * n * k / ms / 1e9,
+            float ms = time_it([&] { cf.f<<<tiles, cf.threads>>>(m, n, k, x, w, y, tiles_n, g); });
+            printf("  %-26s %.3f ms %.1f TFLOP/s %s\n", cf.name, ms, 2.0 * m * n * k / ms / 1e9,
                    cudaGetErrorString(cudaGetLastError()));
         }
         cudaFree(x);
