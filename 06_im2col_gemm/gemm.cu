@@ -81,9 +81,10 @@ __global__ void gemm_6b_shared_kernel(int m, int n, int k, const float *__restri
 }
 
 /* ---------------------------------------------------------------------------
- * 6c, 6d, 6e, 6f share the block tile: 128x128 outputs per block of 256 threads,
- * 8x8 per thread, K consumed RT_BK = 8 at a time (6e/6f: DBUF_BK = 16, chosen
- * by measurement, see below). Per k step a thread loads 8 values of
+ * 6c and 6d: 128x128 outputs per block of 256 threads, 8x8 per thread, K
+ * consumed RT_BK = 8 at a time (6e/6f keep 8x8 per thread but use a 64x128
+ * tile of 128 threads and DBUF_BK = 16, chosen by measurement, see below).
+ * Per k step a thread loads 8 values of
  * A and 8 of B from shared memory and does 64 FMAs: 1 shared load per 4 FMAs
  * instead of 2 per FMA. */
 #define RT_BM      128
@@ -169,11 +170,12 @@ __global__ void __launch_bounds__(RT_THREADS)
  * each is one 16-byte load. Registers -> shared: A goes in transposed,
  * as[k][row], so that the compute loop reads 4 consecutive rows as one float4.
  *
- * Thread tile: thread (ty, tx) = (t/16, t%16) owns rows {ty*4 .. ty*4+3} and
- * {64+ty*4 ..} and columns {tx*4 ..} and {64+tx*4 ..}: four 4x4 sub-tiles. Each
- * fragment is two float4 shared loads; a warp's 16 tx values read 256
+ * Thread tile (6d): thread (ty, tx) = (t/16, t%16) owns rows {ty*4 .. ty*4+3}
+ * and {64+ty*4 ..} and columns {tx*4 ..} and {64+tx*4 ..}: four 4x4 sub-tiles.
+ * Each fragment is two float4 shared loads; a warp's 16 tx values read 256
  * contiguous bytes of bs (two wavefronts, the minimum) and two addresses of as
- * (broadcast). Splitting the 8 rows 64 apart is what makes that possible. */
+ * (broadcast). Splitting the 8 rows 64 apart is what makes that possible; in
+ * general the row groups are BM / (TM / 4) apart (32 for 6e's 64-row tile). */
 
 /* The geometry 6f's loader needs (NHWC). Unused by 6d and 6e. */
 typedef struct {
@@ -441,11 +443,11 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
  * The barrier argument: buffer X is written in step t only after every thread
  * passed step t-1's barrier, and every read of X in step t-1 came before it.
  *
- * Compile-time shape: BM (block tile rows: 128, or 256 with 16 x 8 outputs
- * per thread), BK (the K depth of a tile) and WR, how many rows of the 16x16
- * thread grid one warp spans (WR = 2: a warp is 2x16 threads, as in 6d;
- * WR = 4: 4x8 threads, whose A and B fragment reads are one shared-memory
- * wavefront each instead of one and two).
+ * Compile-time shape: BM (block tile rows), TM (rows per thread; the block is
+ * a 16 x BM/TM grid of threads, 8 columns each), BK (the K depth of a tile)
+ * and WR, how many rows of the thread grid one warp spans (WR = 2: a warp is
+ * 2x16 threads, as in 6d; WR = 4: 4x8 threads, whose A and B fragment reads
+ * are one shared-memory wavefront each instead of one and two).
  *
  * A's loader: BK / 4 neighbouring lanes load one row's BK floats (whole
  * 32-byte sectors in one instruction). Their transposed stores as[k][row]
@@ -647,6 +649,17 @@ static long long ceil_div_ll(long long a, long long b)
     return (a + b - 1) / b;
 }
 
+/* Thread blocks of variant v over an m x n C, tiles_n of them per block row
+ * (n <= GEMM_MAX_DIM, so tiles_n fits an int; the total is checked against
+ * the grid limit by gemm_validate). */
+static long long variant_grid(gemm_variant v, long long m, long long n, int *tiles_n)
+{
+    int tm, tn;
+    variant_tile(v, &tm, &tn);
+    *tiles_n = (int)ceil_div_ll(n, tn);
+    return ceil_div_ll(m, tm) * *tiles_n;
+}
+
 extern "C" conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
                                      const float *d_a, const float *d_b, const float *d_c,
                                      const conv_cublas *cublas, conv_msg *msg)
@@ -676,9 +689,9 @@ extern "C" conv_status gemm_validate(gemm_variant v, long long m, long long n, l
                              "invalid cuBLAS handle: NULL (create one with conv_cublas_create)");
         return CONV_OK;
     }
-    int tm, tn;
+    int tm, tn, tiles_n;
     variant_tile(v, &tm, &tn);
-    long long tiles = ceil_div_ll(m, tm) * ceil_div_ll(n, tn);
+    long long tiles = variant_grid(v, m, n, &tiles_n);
     if (tiles > INT_MAX)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "GEMM %lldx%lld needs %lld thread blocks of %dx%d for %s "
@@ -700,10 +713,10 @@ extern "C" conv_status gemm_6a_naive(int m, int n, int k, const float *d_a, cons
     conv_status st = gemm_validate(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, NULL, msg);
     if (st != CONV_OK)
         return st;
-    int tiles_n = (int)ceil_div_ll(n, NAIVE_BX);
-    int tiles = (int)(ceil_div_ll(m, NAIVE_BY) * tiles_n);
-    gemm_6a_naive_kernel<<<tiles, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(m, n, k, d_a, d_b, d_c,
-                                                                         tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6A_NAIVE, m, n, &tiles_n);
+    gemm_6a_naive_kernel<<<(unsigned)tiles, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(
+        m, n, k, d_a, d_b, d_c, tiles_n);
     CONV_CHECK_LAUNCH("gemm_6a_naive_kernel", msg);
     return CONV_OK;
 }
@@ -714,9 +727,10 @@ extern "C" conv_status gemm_6b_shared(int m, int n, int k, const float *d_a, con
     conv_status st = gemm_validate(GEMM_6B_SHARED, m, n, k, d_a, d_b, d_c, NULL, msg);
     if (st != CONV_OK)
         return st;
-    int tiles_n = (int)ceil_div_ll(n, SH_T);
-    int tiles = (int)(ceil_div_ll(m, SH_T) * tiles_n);
-    gemm_6b_shared_kernel<<<tiles, dim3(SH_T, SH_T), 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6B_SHARED, m, n, &tiles_n);
+    gemm_6b_shared_kernel<<<(unsigned)tiles, dim3(SH_T, SH_T), 0, stream>>>(m, n, k, d_a, d_b, d_c,
+                                                                            tiles_n);
     CONV_CHECK_LAUNCH("gemm_6b_shared_kernel", msg);
     return CONV_OK;
 }
@@ -727,9 +741,10 @@ extern "C" conv_status gemm_6c_regtile(int m, int n, int k, const float *d_a, co
     conv_status st = gemm_validate(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, NULL, msg);
     if (st != CONV_OK)
         return st;
-    int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, RT_BM) * tiles_n);
-    gemm_6c_regtile_kernel<<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6C_REGTILE, m, n, &tiles_n);
+    gemm_6c_regtile_kernel<<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c,
+                                                                       tiles_n);
     CONV_CHECK_LAUNCH("gemm_6c_regtile_kernel", msg);
     return CONV_OK;
 }
@@ -740,14 +755,14 @@ extern "C" conv_status gemm_6d_float4(int m, int n, int k, const float *d_a, con
     conv_status st = gemm_validate(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c, NULL, msg);
     if (st != CONV_OK)
         return st;
-    int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, RT_BM) * tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6D_FLOAT4, m, n, &tiles_n);
     if (vec_ok(n, k, d_a, d_b, d_c))
         gemm_6d_float4_kernel<true>
-            <<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     else
         gemm_6d_float4_kernel<false>
-            <<<tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     CONV_CHECK_LAUNCH("gemm_6d_float4_kernel", msg);
     return CONV_OK;
 }
@@ -758,14 +773,14 @@ extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const
     conv_status st = gemm_validate(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c, NULL, msg);
     if (st != CONV_OK)
         return st;
-    int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, DBUF_BM) * tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6E_DBUF, m, n, &tiles_n);
     if (vec_ok(n, k, d_a, d_b, d_c))
         gemm_6e_dbuf_kernel<true>
-            <<<tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     else
         gemm_6e_dbuf_kernel<false>
-            <<<tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
     CONV_CHECK_LAUNCH("gemm_6e_dbuf_kernel", msg);
     return CONV_OK;
 }
@@ -813,17 +828,17 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
     g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.p = (int)P, g.q = (int)Q;
     g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
     g.dil_h = p->dil_h, g.dil_w = p->dil_w;
-    int tiles_n = (int)ceil_div_ll(n, RT_BN);
-    int tiles = (int)(ceil_div_ll(m, DBUF_BM) * tiles_n);
+    int tiles_n;
+    long long tiles = variant_grid(GEMM_6E_DBUF, m, n, &tiles_n);
     /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
     int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
               ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;
     if (vec)
-        conv2d_6f_implicit_kernel<true>
-            <<<tiles, DBUF_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+        conv2d_6f_implicit_kernel<true><<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(
+            (int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
     else
-        conv2d_6f_implicit_kernel<false>
-            <<<tiles, DBUF_THREADS, 0, stream>>>((int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+        conv2d_6f_implicit_kernel<false><<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(
+            (int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
     CONV_CHECK_LAUNCH("conv2d_6f_implicit_kernel", msg);
     return CONV_OK;
 }
