@@ -229,8 +229,11 @@ __device__ __forceinline__ float implicit_a_element(const a_source &src, const i
     return src.row_ptr[((size_t)h * g.w + w) * g.c + cc];
 }
 
-/* Loads this thread's 4 A values of the tile starting at k0 into ra. */
-template <bool VEC, bool IMPLICIT, int BK>
+/* Loads this thread's 4 A values of the tile starting at k0 into ra.
+ * INSIDE (vector paths only): the tile lies wholly inside K, so no k guard and
+ * no row guard either (a row past M reads row 0, see a_source_init; its
+ * products land in rows of C that store_c skips). */
+template <bool VEC, bool IMPLICIT, int BK, bool INSIDE = false>
 __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const implicit_geom &g,
                                             int k, int k0, int kq)
 {
@@ -238,7 +241,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
     if (IMPLICIT && VEC) {
         /* C % 4 == 0: the 4 values share (r, s) and are contiguous in x. */
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (src.row_ok && kidx < k) {
+        if (INSIDE || (src.row_ok && kidx < k)) {
             int h = src.h0 + src.kr * g.dil_h, w = src.w0 + src.ks * g.dil_w;
             if (h >= 0 && h < g.h && w >= 0 && w < g.w)
                 v = *reinterpret_cast<const float4 *>(src.row_ptr + ((size_t)h * g.w + w) * g.c +
@@ -263,7 +266,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
             ra[j] = (src.row_ok && kidx + j < k) ? implicit_a_element(src, g, kidx + j) : 0.0f;
     } else if (VEC) {
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (src.row_ok && kidx < k) /* K % 4 == 0, so kidx + 3 < K too */
+        if (INSIDE || (src.row_ok && kidx < k)) /* K % 4 == 0, so kidx + 3 < K too */
             v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
         ra[0] = v.x;
         ra[1] = v.y;
@@ -431,17 +434,65 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
     store_c<VEC, RT_BM, RT_TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
+/* One tile's arithmetic: BK steps of fragments and TM x 8 FMAs. Fully
+ * unrolled: ptxas issues step kk+1's fragment loads while step kk's FMAs run
+ * (the shared -> register level of the prefetch). */
+template <int BM, int TM, int BK>
+__device__ __forceinline__ void dbuf_compute_tile(float acc[TM][8], const float (*as)[BM + RT_APAD],
+                                                  const float (*bs)[RT_BN], int ty, int tx)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+        float fa[TM], fb[8];
+        load_fragments<BM, TM>(fa, fb, as, bs, kk, ty, tx);
+        fma_tile_snake<TM>(acc, fa, fb);
+    }
+}
+
+/* Stores the staged tile: A transposed into column acol[l] of k rows
+ * kq .. kq+3, B as LB float4 of row brow, TPR * 4 columns apart. */
+template <int BM, int LA, int LB, int TPR>
+__device__ __forceinline__ void dbuf_store_tile(float (*as)[BM + RT_APAD], float (*bs)[RT_BN],
+                                                const float ra[LA][4], const float rb[LB][4],
+                                                int kq, const int acol[LA], int brow, int bcol)
+{
+#pragma unroll
+    for (int l = 0; l < LA; ++l)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            as[kq + j][acol[l]] = ra[l][j];
+#pragma unroll
+    for (int l = 0; l < LB; ++l)
+        *reinterpret_cast<float4 *>(&bs[brow][bcol + l * TPR * 4]) =
+            make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+}
+
 /* ---------------------------------------------------------------------------
  * 6e (and 6f): the two-level prefetch.
  *   global -> registers: tile t+1 is loaded into ra/rb at the top of step t and
  *     only stored to shared memory after step t's arithmetic, so the global
  *     latency hides behind the FMAs of a whole tile;
  *   shared -> registers: the fragments for k step kk+1 are read while kk's 64
- *     FMAs run (fa/fb are double buffered too);
+ *     FMAs run (ptxas does this for the fully unrolled kk loop);
  *   two shared buffers: tile t+1 goes into the buffer step t does not read,
  *     so one barrier per tile suffices (6d needs two).
  * The barrier argument: buffer X is written in step t only after every thread
  * passed step t-1's barrier, and every read of X in step t-1 came before it.
+ *
+ * Lean loads: per tile a warp issues 1024 FMAs; everything else is overhead.
+ * Guarded loads cost about 200 more instructions per tile (a 64-bit address,
+ * a predicate and a zero fill for every float4). But only the last tile in K
+ * and the last block column can reach outside the matrices: rows past M read
+ * row 0 instead (their products land in rows store_c skips). So tiles that
+ * lie inside K, in blocks whose 128 columns lie inside N, are loaded with no
+ * guard: A from its clamped row pointers, B through one pointer stepped by BK
+ * rows with its LB loads at immediate offsets. They run in a loop of their
+ * own with no branch in its body (about 115 instructions besides the FMAs,
+ * of which 64 are fragment reads); the other tiles in a second, guarded loop.
+ * At 4096^3 that cut executed instructions from 2.59 G to 2.40 G (cuBLAS's
+ * kernel: 2.43 G) and took 6e from 89% to 96-97% of cuBLAS. (The same lean
+ * loads behind a branch inside one loop were slower than the guarded code:
+ * ptxas then issued each tile's first fragment reads just before their FMAs.)
  *
  * Compile-time shape: BM (block tile rows), TM (rows per thread; the block is
  * a 16 x BM/TM grid of threads, 8 columns each), BK (the K depth of a tile)
@@ -467,12 +518,13 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
 {
     constexpr int THREADS = 16 * (BM / TM); /* 16 x BM/TM threads */
     constexpr int KQ = BK / 4;              /* float4 groups per A row */
-    constexpr int WARPS = THREADS / 32;
-    constexpr int LA = BM * KQ / THREADS;                /* A float4 per thread */
-    constexpr int LB = BK * (RT_BN / 4) / THREADS;       /* B float4 per thread */
+    constexpr int LA = BM * KQ / THREADS;   /* A float4 per thread */
+    constexpr int TPR = THREADS / BK;       /* threads per B row */
+    constexpr int LB = RT_BN / 4 / TPR;     /* B float4 per thread, TPR * 4 columns apart */
     constexpr int WC = 32 / WR, WARPS_PER_ROW = 16 / WC; /* warp layout */
     static_assert(BK == 8 || BK == 16, "the swizzle (k & 8) covers BK = 8 and 16");
-    static_assert(LA * THREADS == BM * KQ && LB * THREADS == BK * RT_BN / 4, "tile split");
+    static_assert(LA * THREADS == BM * KQ && LB * TPR * 4 == RT_BN && TPR * BK == THREADS,
+                  "tile split");
     constexpr int AROWS = THREADS / KQ; /* A rows one round of loads covers */
     __shared__ __align__(16) float as[2][BK][BM + RT_APAD];
     __shared__ __align__(16) float bs[2][BK][RT_BN];
@@ -481,12 +533,20 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     int ty = (warp / WARPS_PER_ROW) * WR + lane / WC;
     int tx = (warp % WARPS_PER_ROW) * WC + lane % WC;
     int row0 = tile_m * BM, col0 = tile_n * RT_BN;
-    int bcol = lane * 4;
-    int kq = (tid % KQ) * 4; /* this thread's k offset in the A tile */
+    int kq = (tid % KQ) * 4;                      /* this thread's k offset in the A tile */
+    int brow = tid / TPR, bcol = (tid % TPR) * 4; /* and its B row and first column */
     a_source src[LA];
+    int acol[LA]; /* A^T column of each of this thread's rows, swizzled: kq .. kq+3 share k & 8 */
 #pragma unroll
-    for (int l = 0; l < LA; ++l)
+    for (int l = 0; l < LA; ++l) {
         src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * AROWS, kq);
+        acol[l] = (tid / KQ + l * AROWS) ^ (kq & 8);
+    }
+    /* Tiles that lie wholly inside K, in a block whose 128 columns lie inside
+     * N, are loaded without guards: B through one pointer stepped by BK rows
+     * (its LB loads are immediate offsets from it), A from the clamped rows. */
+    int inside_tiles = VEC && col0 + RT_BN <= n ? k / BK : 0;
+    const float *b_next = b + (size_t)brow * n + (col0 + bcol < n ? col0 + bcol : 0);
 
     float acc[TM][8];
 #pragma unroll
@@ -501,21 +561,32 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         load_a_tile<VEC, IMPLICIT, BK>(ra[l], src[l], g, k, 0, kq);
 #pragma unroll
     for (int l = 0; l < LB; ++l)
-        load_b_tile<VEC>(rb[l], b, n, k, 0, warp + l * WARPS, col0 + bcol);
-#pragma unroll
-    for (int l = 0; l < LA; ++l)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            as[0][kq + j][(tid / KQ + l * AROWS) ^ ((kq + j) & 8)] = ra[l][j];
-#pragma unroll
-    for (int l = 0; l < LB; ++l)
-        *reinterpret_cast<float4 *>(&bs[0][warp + l * WARPS][bcol]) =
-            make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+        load_b_tile<VEC>(rb[l], b, n, k, 0, brow, col0 + bcol + l * TPR * 4);
+    dbuf_store_tile<BM, LA, LB, TPR>(as[0], bs[0], ra, rb, kq, acol, brow, bcol);
     __syncthreads();
 
+    /* Two loops, so that the first has no branch at all: ptxas may then move
+     * the next tile's loads and the first fragment reads freely among the
+     * FMAs. It covers the tiles whose successor loads without guards; the
+     * second loop the rest (the edge blocks, and the last tile or two). */
     int ntiles = (k + BK - 1) / BK;
-    int buf = 0;
-    for (int t = 0; t < ntiles; ++t) {
+    int buf = 0, t = 0;
+    for (; t + 1 < inside_tiles; ++t) {
+        b_next += (size_t)BK * n;
+#pragma unroll
+        for (int l = 0; l < LA; ++l)
+            load_a_tile<VEC, IMPLICIT, BK, true>(ra[l], src[l], g, k, (t + 1) * BK, kq);
+#pragma unroll
+        for (int l = 0; l < LB; ++l) {
+            float4 v = *reinterpret_cast<const float4 *>(b_next + l * TPR * 4);
+            rb[l][0] = v.x, rb[l][1] = v.y, rb[l][2] = v.z, rb[l][3] = v.w;
+        }
+        dbuf_compute_tile<BM, TM, BK>(acc, as[buf], bs[buf], ty, tx);
+        dbuf_store_tile<BM, LA, LB, TPR>(as[buf ^ 1], bs[buf ^ 1], ra, rb, kq, acol, brow, bcol);
+        __syncthreads();
+        buf ^= 1;
+    }
+    for (; t < ntiles; ++t) {
         int has_next = t + 1 < ntiles;
         if (has_next) {
 #pragma unroll
@@ -523,26 +594,12 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
                 load_a_tile<VEC, IMPLICIT, BK>(ra[l], src[l], g, k, (t + 1) * BK, kq);
 #pragma unroll
             for (int l = 0; l < LB; ++l)
-                load_b_tile<VEC>(rb[l], b, n, k, (t + 1) * BK, warp + l * WARPS, col0 + bcol);
+                load_b_tile<VEC>(rb[l], b, n, k, (t + 1) * BK, brow, col0 + bcol + l * TPR * 4);
         }
-        /* Fully unrolled: ptxas issues step kk+1's fragment loads while step
-         * kk's FMAs run (the shared -> register level of the prefetch). */
-#pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            float fa[TM], fb[8];
-            load_fragments<BM, TM>(fa, fb, as[buf], bs[buf], kk, ty, tx);
-            fma_tile_snake<TM>(acc, fa, fb);
-        }
+        dbuf_compute_tile<BM, TM, BK>(acc, as[buf], bs[buf], ty, tx);
         if (has_next) {
-#pragma unroll
-            for (int l = 0; l < LA; ++l)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    as[buf ^ 1][kq + j][(tid / KQ + l * AROWS) ^ ((kq + j) & 8)] = ra[l][j];
-#pragma unroll
-            for (int l = 0; l < LB; ++l)
-                *reinterpret_cast<float4 *>(&bs[buf ^ 1][warp + l * WARPS][bcol]) =
-                    make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+            dbuf_store_tile<BM, LA, LB, TPR>(as[buf ^ 1], bs[buf ^ 1], ra, rb, kq, acol, brow,
+                                             bcol);
             __syncthreads();
             buf ^= 1;
         }
@@ -552,15 +609,19 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
 
 /* The shape 6e and 6f use, chosen by measurement (06_im2col_gemm/tune_6e.cu,
  * bench/results/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
- * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (164
- * registers, no spills; 12 warps per SM instead of 8). At 4096^3 it reached
- * 89-90.5% of cuBLAS in four runs and 96-97% on the lab's M=1,280,000 N=128
- * K=1152, against 85-87% and 92-94% for the 128 x 128 tile with one block
- * per SM: while one block waits at its barrier the other two issue FMAs.
- * Also measured and slower at 4096^3: BK = 8 (two 128-row blocks: 84-89%;
- * four 64-row blocks: 86-87%), BK = 32 (78-79%), 16 x 8 outputs per thread
- * (75-78%), two 128-row blocks with BK = 16 (spills at the 128-register cap:
- * 76-80%), a hand-written second fragment buffer (66-73%). */
+ * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (159
+ * registers, no spills; 12 warps per SM instead of 8). With the lean loads it
+ * reached 96.5-96.9% of cuBLAS at 4096^3 and 101.7-101.8% on the lab's
+ * M=1,280,000 N=128 K=1152, against 90.4-90.7% and 91.5-92.0% for the 128 x
+ * 128 tile with one block per SM: while one block waits at its barrier the
+ * other two issue FMAs.
+ * Next with the lean loads: a 128 x 128 tile of 16 x 8 outputs per thread,
+ * BK = 8, two blocks per SM (93% and 97-98%); cuBLAS's own 256 x 128 shape
+ * (88-91%, 81%). Before the lean loads, also slower at 4096^3: BK = 8 (two
+ * 128-row blocks: 84-89%; four 64-row blocks: 86-87%), BK = 32 (78-79%), 16
+ * x 8 outputs per thread (75-78%), two 128-row blocks with BK = 16 (spills at
+ * the 128-register cap: 76-80%), a hand-written second fragment buffer
+ * (66-73%). */
 #ifndef DBUF_BM
 #define DBUF_BM 64
 #endif

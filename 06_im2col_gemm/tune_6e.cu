@@ -44,10 +44,11 @@ struct cfg {
     }
 
 /* The shipped shape first (64-row tile, BK 16, 3 blocks per SM), then its
- * neighbours: the former 128-row tile with one block, BK 8 with two or four
- * blocks, 16 rows per thread. */
-static cfg cfgs[] = {CFG(64, 8, 16, 3, 4), CFG(64, 8, 16, 3, 2), CFG(128, 8, 16, 1, 4),
-                     CFG(128, 8, 8, 2, 4), CFG(64, 8, 8, 4, 4),  CFG(128, 16, 8, 2, 4)};
+ * neighbours: the 128-row tile with one block, BK 8 with two or four blocks,
+ * 16 rows per thread (BK 8 or 16, two blocks), and cuBLAS's 256 x 128 tile. */
+static cfg cfgs[] = {CFG(64, 8, 16, 3, 4),   CFG(64, 8, 16, 3, 2), CFG(128, 8, 16, 1, 4),
+                     CFG(128, 8, 8, 2, 4),   CFG(64, 8, 8, 4, 4),  CFG(128, 16, 8, 2, 4),
+                     CFG(128, 16, 16, 2, 4), CFG(256, 16, 8, 1, 4)};
 
 /* Lets several blocks share an SM (the default carveout may leave too little
  * shared memory for them). */

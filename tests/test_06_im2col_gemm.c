@@ -162,13 +162,16 @@ typedef struct {
 /* A cross-section of {1, 7, 33, 127, 128, 129, 1000}^3: every value on every
  * axis, tile-1/tile/tile+1 against the 128 tiles (and 63/64/65 against 6e's
  * 64-row tile), K and N multiples of 4 and not (the float4 and scalar paths
- * of 6d/6e). */
+ * of 6d/6e), and K of one, one and a bit, and two and a bit of 6e's 16-deep
+ * tiles with full and partial block columns (its unguarded and guarded
+ * loops). */
 static const gemm_size gemm_sizes[] = {
     {1, 1, 1},       {1, 7, 33},       {7, 1, 128},      {33, 33, 33},    {127, 129, 7},
     {128, 128, 128}, {129, 127, 129},  {129, 128, 1000}, {1000, 7, 127},  {7, 1000, 129},
     {1000, 129, 33}, {128, 1000, 128}, {33, 1000, 1000}, {1000, 1000, 7}, {127, 128, 1},
     {1, 1000, 128},  {1000, 1, 1000},  {129, 33, 127},   {128, 129, 128}, {1000, 128, 128},
-    {63, 128, 64},   {64, 65, 33},     {65, 7, 129},
+    {63, 128, 64},   {64, 65, 33},     {65, 7, 129},     {64, 128, 20},   {65, 256, 16},
+    {130, 132, 36},
 };
 
 /* Products above this are left out under compute-sanitizer (10-100x slower). */
