@@ -17,6 +17,13 @@ row as a ratio to cuDNN):
 
     <!-- results: bench/results/conv_bench_all.csv summary=steps -->
 
+or step 06's GEMM progression, one line per GEMM and one column per CSV (a
+GEMM CSV's "vs cuBLAS"; for a convolution CSV, cuBLAS's GEMM stage time over
+the GEMM's, both read from the verdict column's "GEMM x ms"); the first CSV's
+header line names the GPU:
+
+    <!-- results: bench/results/06_gemm_4096.csv progression=bench/results/06_lab_nhwc.csv -->
+
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
 the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (the step programs write
@@ -112,6 +119,9 @@ def render(csv_rel, opts=""):
     out.append("")
     if "summary" in options:
         return "\n".join(out) + "\n" + render_summary(rows)
+    if "progression" in options:
+        return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
+                                                           options["progression"].split(","))
     out.append("| " + " | ".join(title(f) for f in shown) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
@@ -147,6 +157,34 @@ def render_summary(rows):
         best = min(ours, key=lambda r: float(r["median_ms"]))
         out.append(f"| {problem} | {algo} | {ref:.4f} | " + " | ".join(cells)
                    + f" | {best['version']} ({ref / float(best['median_ms']):.2f}x) |")
+    return "\n".join(out) + "\n"
+
+
+def gemm_stage_ms(row):
+    m = re.search(r"GEMM ([0-9.]+) ms", row["verdict"])
+    return float(m.group(1)) if m else None
+
+
+def progression_column(rows):
+    """% of cuBLAS per GEMM version: from the GEMM stage times in the verdicts
+    (a convolution CSV), else from the vs_cuBLAS column (a GEMM CSV)."""
+    stages = {r["version"].replace("im2col + ", ""): gemm_stage_ms(r) for r in rows}
+    ref = stages.get("cuBLAS SGEMM")
+    if ref:
+        return {v: 100 * ref / t for v, t in stages.items() if t}
+    return {r["version"]: 100 * float(r["vs_cuBLAS"]) for r in rows if r.get("vs_cuBLAS")}
+
+
+def render_progression(first_rel, first_rows, others):
+    """The GEMM sub-steps as % of cuBLAS, one column per CSV."""
+    columns = [(first_rel, progression_column(first_rows))]
+    columns += [(rel, progression_column(read_csv(os.path.join(ROOT, rel))[2])) for rel in others]
+    versions = [v for v in columns[0][1] if not v.startswith("cuBLAS")]
+    out = ["| GEMM | " + " | ".join(f"`{os.path.basename(rel)}`" for rel, _ in columns) + " |",
+           "|---|" + "---:|" * len(columns)]
+    for v in versions:
+        out.append(f"| {v} | " + " | ".join(f"{col[v]:.1f}%" if v in col else "-"
+                                           for _, col in columns) + " |")
     return "\n".join(out) + "\n"
 
 
