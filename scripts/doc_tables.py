@@ -180,7 +180,8 @@ def render_progression(first_rel, first_rows, others):
     columns = [(first_rel, progression_column(first_rows))]
     columns += [(rel, progression_column(read_csv(os.path.join(ROOT, rel))[2])) for rel in others]
     versions = [v for v in columns[0][1] if not v.startswith("cuBLAS")]
-    out = ["| GEMM | " + " | ".join(f"`{os.path.basename(rel)}`" for rel, _ in columns) + " |",
+    out = ["| GEMM | " + " | ".join(os.path.splitext(os.path.basename(rel))[0]
+                                    for rel, _ in columns) + " |",
            "|---|" + "---:|" * len(columns)]
     for v in versions:
         out.append(f"| {v} | " + " | ".join(f"{col[v]:.1f}%" if v in col else "-"
