@@ -611,8 +611,8 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
  * bench/results/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
  * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (159
  * registers, no spills; 12 warps per SM instead of 8). With the lean loads it
- * reached 96.5-96.9% of cuBLAS at 4096^3 and 101.7-101.8% on the lab's
- * M=1,280,000 N=128 K=1152, against 90.4-90.7% and 91.5-92.0% for the 128 x
+ * reached 96.5-96.9% of cuBLAS at 4096^3 and 100.4-102.5% on the lab's
+ * M=1,280,000 N=128 K=1152, against 90.2-90.7% and 90.7-92.0% for the 128 x
  * 128 tile with one block per SM: while one block waits at its barrier the
  * other two issue FMAs.
  * Next with the lean loads: a 128 x 128 tile of 16 x 8 outputs per thread,
