@@ -480,15 +480,16 @@ __device__ __forceinline__ void dbuf_store_tile(float (*as)[BM + RT_APAD], float
  * passed step t-1's barrier, and every read of X in step t-1 came before it.
  *
  * Lean loads: per tile a warp issues 1024 FMAs; everything else is overhead.
- * Guarded loads cost about 200 more instructions per tile (a 64-bit address,
+ * With every load guarded, the loop held about 145 instructions besides the
+ * FMAs and the 64 fragment reads, most of them the guards (a 64-bit address,
  * a predicate and a zero fill for every float4). But only the last tile in K
  * and the last block column can reach outside the matrices: rows past M read
  * row 0 instead (their products land in rows store_c skips). So tiles that
  * lie inside K, in blocks whose 128 columns lie inside N, are loaded with no
  * guard: A from its clamped row pointers, B through one pointer stepped by BK
  * rows with its LB loads at immediate offsets. They run in a loop of their
- * own with no branch in its body (about 115 instructions besides the FMAs,
- * of which 64 are fragment reads); the other tiles in a second, guarded loop.
+ * own with no branch in its body (about 50 instructions besides the FMAs and
+ * the fragment reads); the other tiles in a second, guarded loop.
  * At 4096^3 that cut executed instructions from 2.59 G to 2.40 G (cuBLAS's
  * kernel: 2.43 G) and took 6e from 89% to 96-97% of cuBLAS. (The same lean
  * loads behind a branch inside one loop were slower than the guarded code:
@@ -546,7 +547,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
      * N, are loaded without guards: B through one pointer stepped by BK rows
      * (its LB loads are immediate offsets from it), A from the clamped rows. */
     int inside_tiles = VEC && col0 + RT_BN <= n ? k / BK : 0;
-    const float *b_next = b + (size_t)brow * n + (col0 + bcol < n ? col0 + bcol : 0);
+    const float *b_next = b + (size_t)brow * n + col0 + bcol; /* read only by the first loop */
 
     float acc[TM][8];
 #pragma unroll
@@ -850,16 +851,20 @@ extern "C" conv_status gemm_sgemm(gemm_variant v, int m, int n, int k, const flo
                                   const float *d_b, float *d_c, conv_cublas *cublas,
                                   cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(v, m, n, k, d_a, d_b, d_c, cublas, msg);
-    if (st != CONV_OK)
-        return st;
+    /* Each launcher validates its own arguments; the rest (cuBLAS, or an
+     * invalid v) is checked here. */
     switch (v) {
     case GEMM_6A_NAIVE: return gemm_6a_naive(m, n, k, d_a, d_b, d_c, stream, msg);
     case GEMM_6B_SHARED: return gemm_6b_shared(m, n, k, d_a, d_b, d_c, stream, msg);
     case GEMM_6C_REGTILE: return gemm_6c_regtile(m, n, k, d_a, d_b, d_c, stream, msg);
     case GEMM_6D_FLOAT4: return gemm_6d_float4(m, n, k, d_a, d_b, d_c, stream, msg);
     case GEMM_6E_DBUF: return gemm_6e_dbuf(m, n, k, d_a, d_b, d_c, stream, msg);
-    default: return conv_cublas_sgemm(cublas, m, n, k, d_a, d_b, d_c, stream, msg);
+    default: {
+        conv_status st = gemm_validate(v, m, n, k, d_a, d_b, d_c, cublas, msg);
+        if (st != CONV_OK)
+            return st;
+        return conv_cublas_sgemm(cublas, m, n, k, d_a, d_b, d_c, stream, msg);
+    }
     }
 }
 
