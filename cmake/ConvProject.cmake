@@ -96,7 +96,8 @@ endfunction()
 #     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder>
 #     [PROGRAM_NAME <name>]                   (instead of the folder's name)
 #     [LIBRARY_NAME <name>]                   (instead of conv_<folder>)
-#     [TEST <tests/test_*.c>] [GPU_TESTS]     -> Criterion binary and ctest entries
+#     [TESTS <tests/test_*.c>...] [GPU_TESTS] -> a Criterion binary and its ctest
+#                                             entries per file
 #     [DEPENDS <other step folders>]          libraries the step links
 #     [PROGRAM_TEST <args>...])               the program on a small problem as a
 #                                             test (tests/run_program.sh): exit 0
@@ -106,8 +107,8 @@ endfunction()
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
 function(conv_add_step folder)
-  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;TEST;PROGRAM_NAME;LIBRARY_NAME"
-                        "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST" ${ARGN})
+  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME"
+                        "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST;TESTS" ${ARGN})
   if(NOT ARG_PROGRAM_NAME)
     set(ARG_PROGRAM_NAME ${folder})
   endif()
@@ -145,13 +146,13 @@ function(conv_add_step folder)
       RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
     conv_target_defaults(${ARG_PROGRAM_NAME})
   endif()
-  if(ARG_TEST)
-    set(has_gpu OFF)
-    if(ARG_GPU_TESTS)
-      set(has_gpu ON)
-    endif()
-    conv_add_test_binary("${CONV_ROOT}/${ARG_TEST}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
+  set(has_gpu OFF)
+  if(ARG_GPU_TESTS)
+    set(has_gpu ON)
   endif()
+  foreach(test IN LISTS ARG_TESTS)
+    conv_add_test_binary("${CONV_ROOT}/${test}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
+  endforeach()
   if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES AND CONV_HAVE_CRITERION)
     set(kind cpu)
     if(ARG_GPU_TESTS)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_hash.h"
+
 #define CONV_HOST_ALIGN 64
 
 float *conv_host_alloc(size_t count)
@@ -52,21 +54,13 @@ size_t conv_host_canary_check(const float *buf, size_t count)
 
 uint64_t conv_rng_hash(uint64_t seed, uint64_t index)
 {
-    /* splitmix64 finaliser over a seed-dependent counter */
-    uint64_t z =
-        seed * 0x9e3779b97f4a7c15ull + index * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return conv_hash64(seed, index);
 }
 
 void conv_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi)
 {
-    for (size_t i = 0; i < n; ++i) {
-        /* 24 random bits -> [0, 1) exactly representable in float */
-        float unit = (float)(conv_rng_hash(seed, i) >> 40) * (1.0f / 16777216.0f);
-        x[i] = lo + (hi - lo) * unit;
-    }
+    for (size_t i = 0; i < n; ++i)
+        x[i] = conv_hash_uniform(seed, i, lo, hi);
 }
 
 void conv_fill_small_int(float *x, size_t n, uint64_t seed, int lo, int hi)
