@@ -111,18 +111,10 @@ __global__ void conv2d_naive_2d_kernel(const float *__restrict__ x, const float 
         }
 }
 
-/* Everything both launchers check before touching the device. */
-static conv_status validate(const conv_params *p, const float *d_x, const float *d_w,
-                            const float *d_y, conv_msg *msg)
+extern "C" conv_status conv2d_naive_check(const conv_params *p, conv_msg *msg)
 {
     if (p == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid parameters: NULL pointer");
-    if (d_x == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device filter d_w is NULL");
-    if (d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device output d_y is NULL");
     conv_status st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
@@ -137,6 +129,19 @@ static conv_status validate(const conv_params *p, const float *d_x, const float 
                          "unsupported width (--w/--pad-w): W + 2*pad_w = %lld exceeds 2^31-1",
                          (long long)p->w + 2LL * p->pad_w);
     return CONV_OK;
+}
+
+/* Everything both launchers check before touching the device. */
+static conv_status validate(const conv_params *p, const float *d_x, const float *d_w,
+                            const float *d_y, conv_msg *msg)
+{
+    if (d_x == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
+    if (d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device filter d_w is NULL");
+    if (d_y == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device output d_y is NULL");
+    return conv2d_naive_check(p, msg);
 }
 
 static naive_shape make_shape(const conv_params *p)
@@ -174,6 +179,10 @@ extern "C" conv_status conv2d_naive(const conv_params *p, const float *d_x, cons
     long long blocks = (sh.total + CONV2D_NAIVE_THREADS - 1) / CONV2D_NAIVE_THREADS;
     if (blocks > cap)
         blocks = cap;
+    st = conv_kernel_fits((const void *)conv2d_naive_kernel, "conv2d_naive_kernel",
+                          CONV2D_NAIVE_THREADS, 0, msg);
+    if (st != CONV_OK)
+        return st;
     conv2d_naive_kernel<<<(unsigned)blocks, CONV2D_NAIVE_THREADS, 0, stream>>>(d_x, d_w, d_y, sh);
     CONV_CHECK_LAUNCH("conv2d_naive_kernel", msg);
     return CONV_OK;
@@ -194,23 +203,11 @@ extern "C" conv_status conv2d_naive_2d(const conv_params *p, const float *d_x, c
         gz = grid_max;
     const dim3 block(CONV2D_NAIVE_2D_BLOCK, CONV2D_NAIVE_2D_BLOCK);
     const dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)gz);
+    st = conv_kernel_fits((const void *)conv2d_naive_2d_kernel, "conv2d_naive_2d_kernel",
+                          CONV2D_NAIVE_2D_BLOCK * CONV2D_NAIVE_2D_BLOCK, 0, msg);
+    if (st != CONV_OK)
+        return st;
     conv2d_naive_2d_kernel<<<grid, block, 0, stream>>>(d_x, d_w, d_y, sh);
     CONV_CHECK_LAUNCH("conv2d_naive_2d_kernel", msg);
     return CONV_OK;
-}
-
-extern "C" conv_status conv2d_naive_run(void *ctx, const conv_params *p, const float *d_x,
-                                        const float *d_w, float *d_y, cudaStream_t stream,
-                                        conv_msg *msg)
-{
-    (void)ctx;
-    return conv2d_naive(p, d_x, d_w, d_y, 0, stream, msg);
-}
-
-extern "C" conv_status conv2d_naive_2d_run(void *ctx, const conv_params *p, const float *d_x,
-                                           const float *d_w, float *d_y, cudaStream_t stream,
-                                           conv_msg *msg)
-{
-    (void)ctx;
-    return conv2d_naive_2d(p, d_x, d_w, d_y, stream, msg);
 }

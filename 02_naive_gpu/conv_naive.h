@@ -31,6 +31,10 @@ extern "C" {
 /* The 2D kernel's block: CONV2D_NAIVE_2D_BLOCK x CONV2D_NAIVE_2D_BLOCK threads. */
 #define CONV2D_NAIVE_2D_BLOCK 16
 
+/* The launchers' checks of the problem (no pointers, no CUDA call): any valid
+ * problem whose per-axis window coordinates fit an int. */
+conv_status conv2d_naive_check(const conv_params *p, conv_msg *msg);
+
 /* Grid-stride kernel. max_blocks <= 0 launches ceil(N*K*P*Q / 256) blocks,
  * capped at CONV2D_NAIVE_MAX_BLOCKS; a positive max_blocks caps the grid lower
  * (the tests use 1 and 3 to make every thread loop). */
@@ -41,14 +45,6 @@ conv_status conv2d_naive(const conv_params *p, const float *d_x, const float *d_
  * limit); taller outputs and more than 65535 N*K planes are covered by loops. */
 conv_status conv2d_naive_2d(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                             cudaStream_t stream, conv_msg *msg);
-
-/* The two kernels behind the conv_gpu_conv signature of common/conv_gpu_run.h
- * (ctx unused; the grid-stride one with the default grid cap), as the step
- * program and conv_bench run them. */
-conv_status conv2d_naive_run(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                             float *d_y, cudaStream_t stream, conv_msg *msg);
-conv_status conv2d_naive_2d_run(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                                float *d_y, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

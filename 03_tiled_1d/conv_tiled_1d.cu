@@ -249,17 +249,11 @@ extern "C" conv_status conv1d_upload_mask(const float *h_mask, int mask_width, c
     return CONV_OK;
 }
 
-/* Everything a launcher checks before any CUDA call. */
-static conv_status validate(conv1d_strategy s, const float *d_x, const float *d_y, long long width,
-                            int mask_width, conv_msg *msg)
+extern "C" conv_status conv1d_tiled_check(conv1d_strategy s, long long width, int mask_width,
+                                          conv_msg *msg)
 {
-    if (d_x == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
-    if (d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device output d_y is NULL");
-    if (d_x == d_y)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "invalid argument: d_y == d_x (in-place convolution is not supported)");
+    if ((int)s < 0 || s >= CONV1D_N_STRATEGIES)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid strategy %d", (int)s);
     conv_status st = conv1d_params_validate(width, mask_width, msg);
     if (st != CONV_OK)
         return st;
@@ -275,6 +269,23 @@ static conv_status validate(conv1d_strategy s, const float *d_x, const float *d_
                          "threads (at most %d: mask width <= %d)",
                          conv1d_strategy_name(s), mask_width, CONV1D_S2_TILE, mask_width,
                          CONV1D_MAX_BLOCK_THREADS, conv1d_max_mask_width(s));
+    return CONV_OK;
+}
+
+/* Everything a launcher checks before any CUDA call. */
+static conv_status validate(conv1d_strategy s, const float *d_x, const float *d_y, long long width,
+                            int mask_width, conv_msg *msg)
+{
+    if (d_x == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
+    if (d_y == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device output d_y is NULL");
+    if (d_x == d_y)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "invalid argument: d_y == d_x (in-place convolution is not supported)");
+    conv_status st = conv1d_tiled_check(s, width, mask_width, msg);
+    if (st != CONV_OK)
+        return st;
     if (mask_width != uploaded_mask_width)
         return conv_fail(msg, CONV_ERR_INVALID,
                          "invalid mask width (--mask): %d, but the mask in constant memory has "
@@ -294,6 +305,9 @@ extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long widt
     conv_status st = validate(CONV1D_NAIVE, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_kernel, "conv1d_naive_kernel", CONV1D_THREADS, 0,
+                               msg)) != CONV_OK)
+        return st;
     conv1d_naive_kernel<<<blocks_for(width, CONV1D_THREADS), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
     CONV_CHECK_LAUNCH("conv1d_naive_kernel", msg);
@@ -305,6 +319,9 @@ extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long w
 {
     conv_status st = validate(CONV1D_NAIVE_X4, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
+        return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel", CONV1D_THREADS, 0,
+                               msg)) != CONV_OK)
         return st;
     conv1d_naive_x4_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -318,18 +335,13 @@ extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_S1, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
+    /* Above 48 KiB of dynamic shared memory (masks wider than about 11,000
+     * floats) the kernel must opt in, which conv_kernel_fits does; GPUs allow
+     * 64 KiB (Turing) to 227 KiB (Hopper) per block. */
     const size_t smem = (size_t)(CONV1D_TILE + mask_width - 1) * sizeof(float);
-    /* Above 48 KiB of dynamic shared memory a kernel must opt in (masks wider
-     * than about 11,000 here); every GPU since Volta allows the 69,628 bytes
-     * of the widest mask. */
-    static int opted_in = 0;
-    if (smem > 48 * 1024 && !opted_in) {
-        const int most = (CONV1D_TILE + CONV1D_MAX_MASK_WIDTH - 1) * (int)sizeof(float);
-        CONV_CUDA_CHECK(cudaFuncSetAttribute(conv1d_tiled_s1_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, most),
-                        msg);
-        opted_in = 1;
-    }
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel", CONV1D_THREADS, smem,
+                               msg)) != CONV_OK)
+        return st;
     conv1d_tiled_s1_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, smem, stream>>>(
         d_x, d_y, width, mask_width);
     CONV_CHECK_LAUNCH("conv1d_tiled_s1_kernel", msg);
@@ -343,6 +355,9 @@ extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long w
     if (st != CONV_OK)
         return st;
     const int threads = CONV1D_S2_TILE + mask_width - 1; /* the input tile */
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel", threads, (size_t)threads * sizeof(float),
+                               msg)) != CONV_OK)
+        return st;
     conv1d_tiled_s2_kernel<<<blocks_for(width, CONV1D_S2_TILE), threads,
                              (size_t)threads * sizeof(float), stream>>>(d_x, d_y, width,
                                                                         mask_width);
@@ -356,13 +371,16 @@ extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_S3, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel", CONV1D_THREADS, 0,
+                               msg)) != CONV_OK)
+        return st;
     conv1d_tiled_s3_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
     CONV_CHECK_LAUNCH("conv1d_tiled_s3_kernel", msg);
     return CONV_OK;
 }
 
-extern "C" conv_status conv1d_run(conv1d_strategy s, const float *d_x, float *d_y, long long width,
+extern "C" conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y, long long width,
                                   int mask_width, cudaStream_t stream, conv_msg *msg)
 {
     switch (s) {
@@ -373,34 +391,4 @@ extern "C" conv_status conv1d_run(conv1d_strategy s, const float *d_x, float *d_
     case CONV1D_S3: return conv1d_tiled_s3(d_x, d_y, width, mask_width, stream, msg);
     default: return conv_fail(msg, CONV_ERR_INVALID, "invalid strategy %d", (int)s);
     }
-}
-
-extern "C" conv_params conv1d_as_conv_params(long long width, int mask_width)
-{
-    conv_params p = conv_params_default();
-    p.n = p.c = p.k = p.h = p.r = 1;
-    p.w = (int)(width > INT_MAX ? INT_MAX : width);
-    p.s = mask_width;
-    p.pad_h = 0;
-    p.pad_w = (mask_width - 1) / 2;
-    return p;
-}
-
-extern "C" int conv1d_is_1d_problem(const conv_params *p)
-{
-    return p->n == 1 && p->c == 1 && p->k == 1 && p->h == 1 && p->r == 1 && p->pad_h == 0 &&
-           p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
-           p->s % 2 == 1 && p->pad_w == (p->s - 1) / 2 && p->layout == CONV_LAYOUT_NCHW;
-}
-
-extern "C" conv_status conv1d_run_as_conv(void *ctx, const conv_params *p, const float *d_x,
-                                          const float *d_w, float *d_y, cudaStream_t stream,
-                                          conv_msg *msg)
-{
-    (void)d_w;
-    if (!conv1d_is_1d_problem(p))
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "unsupported problem for the 1D kernels: they need N=C=K=H=R=1, an odd "
-                         "mask S, same padding (pad_w = (S-1)/2), stride and dilation 1");
-    return conv1d_run(*(const conv1d_strategy *)ctx, d_x, d_y, p->w, p->s, stream, msg);
 }

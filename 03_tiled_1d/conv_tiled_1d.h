@@ -85,23 +85,13 @@ conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long width, int m
 conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long width, int mask_width,
                             cudaStream_t stream, conv_msg *msg);
 
-/* Dispatches to one of the five launchers. */
-conv_status conv1d_run(conv1d_strategy s, const float *d_x, float *d_y, long long width,
-                       int mask_width, cudaStream_t stream, conv_msg *msg);
+/* The launchers' checks of a problem (no pointers, no CUDA call): width,
+ * mask width, and the strategy's own limit. */
+conv_status conv1d_tiled_check(conv1d_strategy s, long long width, int mask_width, conv_msg *msg);
 
-/* A 1D problem written as a 2D convolution: N = C = K = H = R = 1, width W,
- * mask S, "same" padding pad_w = (S-1)/2, stride and dilation 1 (what
- * conv1d_as_conv_params() returns). The harness of common/conv_gpu_run.h, the
- * 2D checks and cuDNN then apply to it unchanged. */
-conv_params conv1d_as_conv_params(long long width, int mask_width);
-/* 1 when p has that shape. */
-int conv1d_is_1d_problem(const conv_params *p);
-/* conv1d_run() behind the conv_gpu_conv signature: ctx points at a
- * conv1d_strategy; p must have the shape above (else CONV_ERR_UNSUPPORTED);
- * d_w is not read: the mask is the one conv1d_upload_mask() put in constant
- * memory. */
-conv_status conv1d_run_as_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                               float *d_y, cudaStream_t stream, conv_msg *msg);
+/* Dispatches to one of the five launchers. */
+conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y, long long width,
+                       int mask_width, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -371,7 +371,6 @@ static int mc_weights_in_constant(const conv_params *p, conv_tiled_weights weigh
 }
 
 extern "C" conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p,
-                                          const float *d_x, const float *d_w, const float *d_y,
                                           conv_msg *msg)
 {
     if (choice == NULL)
@@ -435,13 +434,20 @@ extern "C" conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const
             msg, CONV_ERR_UNSUPPORTED,
             "output height P=%d (--h): more than 65535 tiles of %d rows (grid y limit)",
             conv_out_h(p), cfg->tile_h);
+    return CONV_OK;
+}
+
+/* Everything a launcher checks before any CUDA call. */
+static conv_status validate(const conv_tiled_choice *choice, const conv_params *p,
+                            const float *d_x, const float *d_w, const float *d_y, conv_msg *msg)
+{
     if (d_x == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "d_x is NULL");
     if (d_w == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "d_w is NULL");
     if (d_y == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "d_y is NULL");
-    return CONV_OK;
+    return conv2d_tiled_check(choice, p, msg);
 }
 
 /* Copies `count` weights from device memory to c_weights, on the stream. */
@@ -465,12 +471,18 @@ static dim3 grid_for(const conv_params *p, int tile_w, int tile_h, long long z)
     d_x, d_y, p->n, p->h, p->w, p->r, p->s, p->pad_h, p->pad_w, conv_out_h(p), conv_out_w(p)
 
 template <int TILE_W, int TILE_H, int ROWS>
-static void launch_s1(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+static conv_status launch_s1(const conv_params *p, const float *d_x, float *d_y,
+                             cudaStream_t stream, conv_msg *msg)
 {
     const dim3 block(TILE_W, TILE_H / ROWS);
     const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
+    conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>,
+                                      "conv2d_tiled_s1_kernel", (int)(block.x * block.y), smem, msg);
+    if (st != CONV_OK)
+        return st;
     conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>
         <<<grid_for(p, TILE_W, TILE_H, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv2d_tiled_s1(const conv_params *p, int config, const float *d_x,
@@ -478,29 +490,37 @@ extern "C" conv_status conv2d_tiled_s1(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S1, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
     if (status != CONV_OK)
         return status;
     status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
     if (status != CONV_OK)
         return status;
     switch (config) {
-    case 0: launch_s1<16, 16, 1>(p, d_x, d_y, stream); break;
-    case 1: launch_s1<32, 32, 4>(p, d_x, d_y, stream); break;
-    case 2: launch_s1<32, 64, 8>(p, d_x, d_y, stream); break;
-    default: launch_s1<32, 64, 16>(p, d_x, d_y, stream); break;
+    case 0: status = launch_s1<16, 16, 1>(p, d_x, d_y, stream, msg); break;
+    case 1: status = launch_s1<32, 32, 4>(p, d_x, d_y, stream, msg); break;
+    case 2: status = launch_s1<32, 64, 8>(p, d_x, d_y, stream, msg); break;
+    default: status = launch_s1<32, 64, 16>(p, d_x, d_y, stream, msg); break;
     }
+    if (status != CONV_OK)
+        return status;
     CONV_CHECK_LAUNCH("conv2d_tiled_s1_kernel", msg);
     return CONV_OK;
 }
 
 template <int TILE>
-static void launch_s2(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+static conv_status launch_s2(const conv_params *p, const float *d_x, float *d_y,
+                             cudaStream_t stream, conv_msg *msg)
 {
     const dim3 block(TILE + p->s - 1, TILE + p->r - 1);
     const size_t smem = sizeof(float) * block.x * block.y;
+    conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s2_kernel<TILE>,
+                                      "conv2d_tiled_s2_kernel", (int)(block.x * block.y), smem, msg);
+    if (st != CONV_OK)
+        return st;
     conv2d_tiled_s2_kernel<TILE>
         <<<grid_for(p, TILE, TILE, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv2d_tiled_s2(const conv_params *p, int config, const float *d_x,
@@ -508,26 +528,32 @@ extern "C" conv_status conv2d_tiled_s2(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S2, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
     if (status != CONV_OK)
         return status;
     status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
     if (status != CONV_OK)
         return status;
-    if (config == 0)
-        launch_s2<8>(p, d_x, d_y, stream);
-    else
-        launch_s2<16>(p, d_x, d_y, stream);
+    status = config == 0 ? launch_s2<8>(p, d_x, d_y, stream, msg)
+                         : launch_s2<16>(p, d_x, d_y, stream, msg);
+    if (status != CONV_OK)
+        return status;
     CONV_CHECK_LAUNCH("conv2d_tiled_s2_kernel", msg);
     return CONV_OK;
 }
 
 template <int TILE_W, int TILE_H>
-static void launch_s3(const conv_params *p, const float *d_x, float *d_y, cudaStream_t stream)
+static conv_status launch_s3(const conv_params *p, const float *d_x, float *d_y,
+                             cudaStream_t stream, conv_msg *msg)
 {
+    conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s3_kernel<TILE_W, TILE_H>,
+                                      "conv2d_tiled_s3_kernel", TILE_W * TILE_H, 0, msg);
+    if (st != CONV_OK)
+        return st;
     conv2d_tiled_s3_kernel<TILE_W, TILE_H>
         <<<grid_for(p, TILE_W, TILE_H, p->n), dim3(TILE_W, TILE_H), 0, stream>>>(
             KERNEL_ARGS_SINGLE);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const float *d_x,
@@ -535,34 +561,41 @@ extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S3, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
     if (status != CONV_OK)
         return status;
     status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
     if (status != CONV_OK)
         return status;
-    if (config == 0)
-        launch_s3<16, 16>(p, d_x, d_y, stream);
-    else
-        launch_s3<32, 8>(p, d_x, d_y, stream);
+    status = config == 0 ? launch_s3<16, 16>(p, d_x, d_y, stream, msg)
+                         : launch_s3<32, 8>(p, d_x, d_y, stream, msg);
+    if (status != CONV_OK)
+        return status;
     CONV_CHECK_LAUNCH("conv2d_tiled_s3_kernel", msg);
     return CONV_OK;
 }
 
 template <int TILE_W, int TILE_H, int KB>
-static void launch_mc(const conv_params *p, int in_const, const float *d_x, const float *d_w,
-                      float *d_y, cudaStream_t stream)
+static conv_status launch_mc(const conv_params *p, int in_const, const float *d_x,
+                             const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const long long z = (long long)p->n * ((p->k + KB - 1) / KB);
     const dim3 grid = grid_for(p, TILE_W, TILE_H, z), block(TILE_W, TILE_H);
     const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
     const int P = conv_out_h(p), Q = conv_out_w(p);
+    const void *kernel = in_const ? (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true>
+                                  : (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false>;
+    conv_status st =
+        conv_kernel_fits(kernel, "conv2d_tiled_mc_kernel", TILE_W * TILE_H, smem, msg);
+    if (st != CONV_OK)
+        return st;
     if (in_const)
         conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true><<<grid, block, smem, stream>>>(
             d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
     else
         conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false><<<grid, block, smem, stream>>>(
             d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_tiled_weights weights,
@@ -570,7 +603,7 @@ extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_ti
                                        cudaStream_t stream, conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_MC, config, weights};
-    conv_status status = conv2d_tiled_check(&choice, p, d_x, d_w, d_y, msg);
+    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
     if (status != CONV_OK)
         return status;
     const int in_const = mc_weights_in_constant(p, weights);
@@ -579,10 +612,10 @@ extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_ti
         if (status != CONV_OK)
             return status;
     }
-    if (config == 0)
-        launch_mc<32, 8, 4>(p, in_const, d_x, d_w, d_y, stream);
-    else
-        launch_mc<32, 8, 8>(p, in_const, d_x, d_w, d_y, stream);
+    status = config == 0 ? launch_mc<32, 8, 4>(p, in_const, d_x, d_w, d_y, stream, msg)
+                         : launch_mc<32, 8, 8>(p, in_const, d_x, d_w, d_y, stream, msg);
+    if (status != CONV_OK)
+        return status;
     CONV_CHECK_LAUNCH("conv2d_tiled_mc_kernel", msg);
     return CONV_OK;
 }
@@ -600,12 +633,5 @@ extern "C" conv_status conv2d_tiled(const conv_tiled_choice *choice, const conv_
     case CONV_TILED_MC:
         return conv2d_tiled_mc(p, choice->config, choice->weights, d_x, d_w, d_y, stream, msg);
     }
-    return conv2d_tiled_check(choice, p, d_x, d_w, d_y, msg); /* the unknown-strategy message */
-}
-
-extern "C" conv_status conv2d_tiled_conv(void *ctx, const conv_params *p, const float *d_x,
-                                         const float *d_w, float *d_y, cudaStream_t stream,
-                                         conv_msg *msg)
-{
-    return conv2d_tiled((const conv_tiled_choice *)ctx, p, d_x, d_w, d_y, stream, msg);
+    return validate(choice, p, d_x, d_w, d_y, msg); /* the unknown-strategy message */
 }

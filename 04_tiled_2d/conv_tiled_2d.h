@@ -35,7 +35,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "conv_gpu_run.h"
 #include "conv_params.h"
 #include "conv_status.h"
 
@@ -83,10 +82,10 @@ void conv2d_tiled_config_tile(conv_tiled_strategy strategy, int config, int *til
 /* Largest filter side a configuration accepts. */
 int conv2d_tiled_max_filter(conv_tiled_strategy strategy, int config);
 
-/* Only the validation of conv2d_tiled (no CUDA call): CONV_OK, or
+/* The launchers' checks of a problem (no pointers, no CUDA call): CONV_OK, or
  * CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line naming the parameter. */
 conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p,
-                               const float *d_x, const float *d_w, const float *d_y, conv_msg *msg);
+                               conv_msg *msg);
 
 /* The per-strategy launchers (config: 0 .. conv2d_tiled_num_configs - 1). */
 conv_status conv2d_tiled_s1(const conv_params *p, int config, const float *d_x, const float *d_w,
@@ -102,29 +101,6 @@ conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_tiled_weights
 /* Dispatches on choice->strategy. */
 conv_status conv2d_tiled(const conv_tiled_choice *choice, const conv_params *p, const float *d_x,
                          const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
-
-/* conv2d_tiled with the conv_gpu_conv signature of common/conv_gpu_run.h
- * (ctx is a conv_tiled_choice), for the step program and the tests. */
-conv_status conv2d_tiled_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                              float *d_y, cudaStream_t stream, conv_msg *msg);
-
-/* Rows of a result table (common/conv_gpu_run.h) for this step's kernels,
- * with the storage their names and contexts point to, for the step program
- * and conv_bench. */
-#define CONV_TILED_MAX_ROWS 32
-typedef struct {
-    conv_row rows[CONV_TILED_MAX_ROWS];
-    conv_tiled_choice choices[CONV_TILED_MAX_ROWS];
-    char names[CONV_TILED_MAX_ROWS][64];
-    int n;
-} conv_tiled_rows;
-
-/* Appends one row running `choice` (nothing when the list is full). */
-void conv2d_tiled_add_row(conv_tiled_rows *l, const char *name, conv_tiled_choice choice);
-/* Appends every configuration of a strategy; the multi-channel kernel twice
- * where its weights fit in constant memory for p (constant, then global
- * weights, to compare them). */
-void conv2d_tiled_add_rows(conv_tiled_rows *l, conv_tiled_strategy strategy, const conv_params *p);
 
 #ifdef __cplusplus
 }

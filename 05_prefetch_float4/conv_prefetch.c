@@ -1,6 +1,6 @@
-/* Step 05, host side: validation, the launch geometry of each variant, and the
- * dispatch. No CUDA call here, so the CPU tests can check every rejection and
- * every geometry without a GPU. */
+/* Step 05, host side: validation and the launch geometry of each variant. No
+ * CUDA call here, so the CPU tests can check every rejection and every
+ * geometry without a GPU. */
 #include "conv_prefetch.h"
 
 #include <limits.h>
@@ -9,8 +9,6 @@
 
 /* Kernels can take any CUDA block count up to 2^31 - 1 in grid.x. */
 #define MAX_BLOCKS ((long long)INT_MAX)
-/* Shared memory a block may use without opting in to more. */
-#define SMEM_LIMIT (48 * 1024)
 
 static int round4(int v)
 {
@@ -122,11 +120,14 @@ static void plan_5a(const conv_params *p, int kc, conv_prefetch_plan *pl)
 
 /* 5b: the channel chunk that wastes the fewest accumulators (ties: the larger
  * chunk), 8 outputs per thread along a row (4 with 16 channels, to keep 64
- * accumulators), up to 16 threads across; then, within the shared-memory
- * limit, the block height that issues the fewest warps to cover P (rows past
- * the output and idle lanes both count), preferring blocks of at least 128
- * threads and then ones near 128 threads. */
-static void plan_5b(const conv_params *p, conv_prefetch_plan *pl)
+ * accumulators), up to 16 threads across; then, within the device's
+ * shared-memory limit, the block height that issues the fewest warps to cover
+ * P (rows past the output and idle lanes both count), preferring blocks of at
+ * least 128 threads and then ones near 128 threads. The limit binds only for
+ * large filters with many channels (16x16 with 16 channels per block: 32 KB
+ * of weights), where a GPU with more shared memory per block gets taller
+ * blocks. */
+static void plan_5b(const conv_params *p, size_t smem_limit, conv_prefetch_plan *pl)
 {
     static const int chunks[] = {16, 8, 6, 4};
     const int P = conv_out_h(p), Q = conv_out_w(p);
@@ -150,7 +151,7 @@ static void plan_5b(const conv_params *p, conv_prefetch_plan *pl)
     int best_t = 1;
     long long best_score = LLONG_MAX;
     for (int t = 1; t * pl->tx <= 256; ++t) {
-        if (smem_bytes(t + p->r - 1, pl->tile_stride, rs, kcp) > SMEM_LIMIT)
+        if (smem_bytes(t + p->r - 1, pl->tile_stride, rs, kcp) > smem_limit)
             break;
         const int threads = t * pl->tx;
         /* warps issued per column of blocks: rows past P and the idle lanes of
@@ -174,7 +175,7 @@ static void plan_5b(const conv_params *p, conv_prefetch_plan *pl)
     pl->smem_bytes = smem_bytes(pl->tile_rows, pl->tile_stride, rs, kcp);
 }
 
-conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p,
+conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p, size_t smem_limit,
                                  conv_prefetch_plan *plan, conv_msg *msg)
 {
     conv_status st = check_params(p, msg);
@@ -185,7 +186,7 @@ conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p,
     switch (v) {
     case CONV_PREFETCH_5A: plan_5a(p, CONV_PREFETCH_5A_KC, plan); break;
     case CONV_PREFETCH_5A_OC_OUTER: plan_5a(p, 1, plan); break;
-    case CONV_PREFETCH_5B: plan_5b(p, plan); break;
+    case CONV_PREFETCH_5B: plan_5b(p, smem_limit, plan); break;
     default:
         return conv_fail(msg, CONV_ERR_INVALID, "--variant: unknown step 05 variant %d", (int)v);
     }
@@ -193,24 +194,24 @@ conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p,
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "--n %d: %s would need %lld blocks, more than a grid holds", p->n,
                          conv_prefetch_variant_name(v), plan->blocks);
-    if (plan->smem_bytes > SMEM_LIMIT) /* cannot happen within the maximum filter */
+    if (plan->smem_bytes > smem_limit)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "--r %d --s %d: %s would need %zu bytes of shared memory", p->r, p->s,
-                         conv_prefetch_variant_name(v), plan->smem_bytes);
+                         "--r %d --s %d: %s needs %.1f KB of shared memory per block; the limit is "
+                         "%.1f KB",
+                         p->r, p->s, conv_prefetch_variant_name(v), plan->smem_bytes / 1024.0,
+                         smem_limit / 1024.0);
     return CONV_OK;
 }
 
-conv_status conv2d_prefetch_check(const conv_params *p, const float *d_x, const float *d_w,
-                                  const float *d_y, conv_msg *msg)
+conv_status conv2d_prefetch_check_pointers(const float *d_x, const float *d_w, const float *d_y,
+                                           conv_msg *msg)
 {
-    conv_status st = check_params(p, msg);
-    if (st != CONV_OK)
-        return st;
-    if ((st = check_pointer(d_x, "d_x", msg)) != CONV_OK)
-        return st;
-    if ((st = check_pointer(d_w, "d_w", msg)) != CONV_OK)
-        return st;
-    return check_pointer(d_y, "d_y", msg);
+    conv_status st = check_pointer(d_x, "d_x", msg);
+    if (st == CONV_OK)
+        st = check_pointer(d_w, "d_w", msg);
+    if (st == CONV_OK)
+        st = check_pointer(d_y, "d_y", msg);
+    return st;
 }
 
 void conv_prefetch_plan_describe(conv_prefetch_variant v, const conv_prefetch_plan *pl, char *buf,
@@ -228,24 +229,4 @@ void conv_prefetch_plan_describe(conv_prefetch_variant v, const conv_prefetch_pl
              pl->kc == 1 ? "" : "s", pl->tx, pl->ty, pl->bw, pl->bh,
              v == CONV_PREFETCH_5B ? "" : " (edge blocks grow)", pl->blocks,
              pl->smem_bytes / 1024.0);
-}
-
-conv_status conv2d_prefetch(conv_prefetch_variant v, const conv_params *p, const float *d_x,
-                            const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
-{
-    switch (v) {
-    case CONV_PREFETCH_5A: return conv2d_prefetch_5a(p, d_x, d_w, d_y, stream, msg);
-    case CONV_PREFETCH_5A_OC_OUTER:
-        return conv2d_prefetch_5a_lecture_order(p, d_x, d_w, d_y, stream, msg);
-    case CONV_PREFETCH_5B: return conv2d_prefetch_5b(p, d_x, d_w, d_y, stream, msg);
-    }
-    return conv_fail(msg, CONV_ERR_INVALID, "--variant: unknown step 05 variant %d", (int)v);
-}
-
-conv_status conv2d_prefetch_conv(void *ctx, const conv_params *p, const float *d_x,
-                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
-{
-    if (ctx == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "conv2d_prefetch_conv: ctx (the variant) is NULL");
-    return conv2d_prefetch(*(const conv_prefetch_variant *)ctx, p, d_x, d_w, d_y, stream, msg);
 }

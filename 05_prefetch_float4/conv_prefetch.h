@@ -1,5 +1,5 @@
-/* Step 05: the direct convolution of the blog article (seed 000), made
- * correct for every shape and then tuned.
+/* Step 05: the direct convolution of the blog article (Pegessi's direct 2D
+ * convolution, docs/sources.md), made correct for every shape and then tuned.
  *
  *   conv2d_prefetch_5a()  the lecture's kernel: 8x4 = one warp per block over
  *                         the output plane, the last block of a row/column
@@ -77,16 +77,18 @@ typedef enum {
 /* A short name: "5a", "5a oc-outer", "5b". */
 const char *conv_prefetch_variant_name(conv_prefetch_variant v);
 
-/* Validation only (no CUDA call): CONV_OK, or an error naming the parameter
- * (NULL pointers, pointers not aligned to a float, invalid parameters,
- * layout, stride, dilation, filter above CONV_PREFETCH_MAX_FILTER, a grid
- * too large). */
-conv_status conv2d_prefetch_check(const conv_params *p, const float *d_x, const float *d_w,
-                                  const float *d_y, conv_msg *msg);
-
-/* The geometry a variant uses for p (validates p first, pointers not needed). */
-conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p,
+/* The geometry a variant uses for p on a device that allows smem_limit bytes
+ * of shared memory per block (conv_smem_limit() of common/conv_device.h; the
+ * launchers pass the device's). Validates p first: CONV_OK, or an error
+ * naming the parameter (invalid parameters, layout, stride, dilation, a
+ * filter above CONV_PREFETCH_MAX_FILTER, a grid too large, a tile that needs
+ * more shared memory than the limit). No CUDA call. */
+conv_status conv2d_prefetch_plan(conv_prefetch_variant v, const conv_params *p, size_t smem_limit,
                                  conv_prefetch_plan *plan, conv_msg *msg);
+
+/* The launchers' pointer checks: not NULL, aligned to a float. */
+conv_status conv2d_prefetch_check_pointers(const float *d_x, const float *d_w, const float *d_y,
+                                           conv_msg *msg);
 
 /* One line, e.g. "5b: 7x7 kernel, 4 outputs x 16 channels per thread, 9x17
  * threads, 36x17 outputs per block, 2448 blocks, 15.9 KB shared". */
@@ -100,15 +102,6 @@ conv_status conv2d_prefetch_5a_lecture_order(const conv_params *p, const float *
                                              conv_msg *msg);
 conv_status conv2d_prefetch_5b(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                                cudaStream_t stream, conv_msg *msg);
-
-/* Dispatches on the variant. */
-conv_status conv2d_prefetch(conv_prefetch_variant v, const conv_params *p, const float *d_x,
-                            const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
-
-/* conv2d_prefetch with the conv_gpu_conv signature of common/conv_gpu_run.h
- * (ctx points to a conv_prefetch_variant), for the program and the tests. */
-conv_status conv2d_prefetch_conv(void *ctx, const conv_params *p, const float *d_x,
-                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
-/* Step 05a: the blog article's kernel (seed 000), made correct for every shape.
+/* Step 05a: the blog article's kernel, made correct for every shape.
  *
- *   conv2d_prefetch_5a()               <-  prefetch_5a_kernel<F, 8>
- *   conv2d_prefetch_5a_lecture_order() <-  prefetch_5a_kernel<F, 1>
+ *   conv2d_prefetch_5a()               <-  conv2d_prefetch_5a_kernel<F, 8>
+ *   conv2d_prefetch_5a_lecture_order() <-  conv2d_prefetch_5a_kernel<F, 1>
  *
  * What it adds to the tiled kernels of step 04, and why it should be faster:
  *   - one warp per block (8 x 4 threads over the output plane), so a block
@@ -38,9 +38,13 @@
  * overlap (tile_commit). */
 #define PREFETCH_5A_ITEMS 3
 
+/* Registers: one warp per block, and an SM holds at most 32 blocks; with
+ * __launch_bounds__(32) alone ptxas let the 6x6 version spill 4 bytes on
+ * sm_90 at 128 registers; asking for 16 resident blocks keeps the same 128
+ * registers and no spill on every architecture (scripts/check-device-code.sh). */
 template <int F, int KC>
-__global__ void __launch_bounds__(32)
-    prefetch_5a_kernel(const float *__restrict__ x, const float *__restrict__ w,
+__global__ void __launch_bounds__(32, 16)
+    conv2d_prefetch_5a_kernel(const float *__restrict__ x, const float *__restrict__ w,
                        float *__restrict__ y, prefetch_args a)
 {
     constexpr int KCP = KC == 1 ? 1 : (KC + 3) / 4 * 4;
@@ -169,46 +173,52 @@ __global__ void __launch_bounds__(32)
     }
 }
 
-template <int KC>
-static void launch_5a(const conv_prefetch_plan *pl, const float *d_x, const float *d_w, float *d_y,
-                      const prefetch_args *a, cudaStream_t stream)
+template <int F, int KC>
+static conv_status launch(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
+                          float *d_y, const prefetch_args *a, cudaStream_t stream, conv_msg *msg)
 {
     const dim3 block(CONV_PREFETCH_5A_BW, CONV_PREFETCH_5A_BH);
-    const unsigned grid = (unsigned)pl->blocks;
+    conv_status st = conv_kernel_fits((const void *)conv2d_prefetch_5a_kernel<F, KC>,
+                                      "conv2d_prefetch_5a_kernel", (int)(block.x * block.y),
+                                      pl->smem_bytes, msg);
+    if (st != CONV_OK)
+        return st;
+    conv2d_prefetch_5a_kernel<F, KC>
+        <<<(unsigned)pl->blocks, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
+    return CONV_OK;
+}
+
+template <int KC>
+static conv_status launch_filter(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
+                                 float *d_y, const prefetch_args *a, cudaStream_t stream,
+                                 conv_msg *msg)
+{
     switch (pl->filter) {
-    case 3:
-        prefetch_5a_kernel<3, KC><<<grid, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
-        break;
-    case 5:
-        prefetch_5a_kernel<5, KC><<<grid, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
-        break;
-    case 6:
-        prefetch_5a_kernel<6, KC><<<grid, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
-        break;
-    case 7:
-        prefetch_5a_kernel<7, KC><<<grid, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
-        break;
-    default:
-        prefetch_5a_kernel<0, KC><<<grid, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
-        break;
+    case 3: return launch<3, KC>(pl, d_x, d_w, d_y, a, stream, msg);
+    case 5: return launch<5, KC>(pl, d_x, d_w, d_y, a, stream, msg);
+    case 6: return launch<6, KC>(pl, d_x, d_w, d_y, a, stream, msg);
+    case 7: return launch<7, KC>(pl, d_x, d_w, d_y, a, stream, msg);
+    default: return launch<0, KC>(pl, d_x, d_w, d_y, a, stream, msg);
     }
 }
 
+/* Both launchers: validate once (the plan), launch, check the launch. */
 static conv_status run_5a(conv_prefetch_variant v, const conv_params *p, const float *d_x,
                           const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     conv_prefetch_plan pl;
-    conv_status st = conv2d_prefetch_check(p, d_x, d_w, d_y, msg);
+    conv_status st = conv2d_prefetch_check_pointers(d_x, d_w, d_y, msg);
     if (st == CONV_OK)
-        st = conv2d_prefetch_plan(v, p, &pl, msg);
+        st = conv2d_prefetch_plan(v, p, conv_smem_limit(), &pl, msg);
     if (st != CONV_OK)
         return st;
     const prefetch_args a = prefetch_args_make(p, &pl);
-    if (v == CONV_PREFETCH_5A_OC_OUTER)
-        launch_5a<1>(&pl, d_x, d_w, d_y, &a, stream);
-    else
-        launch_5a<CONV_PREFETCH_5A_KC>(&pl, d_x, d_w, d_y, &a, stream);
-    CONV_CHECK_LAUNCH("prefetch_5a_kernel", msg);
+    st = v == CONV_PREFETCH_5A_OC_OUTER
+             ? launch_filter<1>(&pl, d_x, d_w, d_y, &a, stream, msg)
+             : launch_filter<CONV_PREFETCH_5A_KC>(&pl, d_x, d_w, d_y, &a, stream, msg);
+    if (st != CONV_OK)
+        return st;
+    CONV_CHECK_LAUNCH("conv2d_prefetch_5a_kernel", msg);
     return CONV_OK;
 }
 

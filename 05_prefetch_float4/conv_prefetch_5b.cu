@@ -1,6 +1,6 @@
 /* Step 05b: the tuned direct convolution.
  *
- *   conv2d_prefetch_5b()  <-  prefetch_5b_kernel<F, KC, OW>
+ *   conv2d_prefetch_5b()  <-  conv2d_prefetch_5b_kernel<F, KC, OW>
  *
  * What changes from 5a, and why it should be faster. In 5a a thread computes
  * one output (four in an edge block) and reads, for each filter tap, one
@@ -123,7 +123,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
  * 118 registers) measured 2.66 ms: twice the weight loads per FMA. */
 template <int F, int KC, int OW>
 __global__ void __launch_bounds__(256, KC == 16 ? 2 : 1)
-    prefetch_5b_kernel(const float *__restrict__ x, const float *__restrict__ w,
+    conv2d_prefetch_5b_kernel(const float *__restrict__ x, const float *__restrict__ w,
                        float *__restrict__ y, prefetch_args a)
 {
     constexpr int KCP = (KC + 3) / 4 * 4;
@@ -228,23 +228,30 @@ __global__ void __launch_bounds__(256, KC == 16 ? 2 : 1)
 }
 
 template <int F, int KC, int OW>
-static void launch_5b(const conv_prefetch_plan *pl, const float *d_x, const float *d_w, float *d_y,
-                      const prefetch_args *a, cudaStream_t stream)
+static conv_status launch(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
+                          float *d_y, const prefetch_args *a, cudaStream_t stream, conv_msg *msg)
 {
     const dim3 block(pl->tx, pl->ty);
-    prefetch_5b_kernel<F, KC, OW>
+    conv_status st = conv_kernel_fits((const void *)conv2d_prefetch_5b_kernel<F, KC, OW>,
+                                      "conv2d_prefetch_5b_kernel", pl->tx * pl->ty,
+                                      pl->smem_bytes, msg);
+    if (st != CONV_OK)
+        return st;
+    conv2d_prefetch_5b_kernel<F, KC, OW>
         <<<(unsigned)pl->blocks, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
+    return CONV_OK;
 }
 
 template <int F>
-static void launch_5b_filter(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
-                             float *d_y, const prefetch_args *a, cudaStream_t stream)
+static conv_status launch_chunk(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
+                                float *d_y, const prefetch_args *a, cudaStream_t stream,
+                                conv_msg *msg)
 {
     switch (pl->kc) {
-    case 4: launch_5b<F, 4, 8>(pl, d_x, d_w, d_y, a, stream); break;
-    case 6: launch_5b<F, 6, 8>(pl, d_x, d_w, d_y, a, stream); break;
-    case 8: launch_5b<F, 8, 8>(pl, d_x, d_w, d_y, a, stream); break;
-    default: launch_5b<F, 16, 4>(pl, d_x, d_w, d_y, a, stream); break;
+    case 4: return launch<F, 4, 8>(pl, d_x, d_w, d_y, a, stream, msg);
+    case 6: return launch<F, 6, 8>(pl, d_x, d_w, d_y, a, stream, msg);
+    case 8: return launch<F, 8, 8>(pl, d_x, d_w, d_y, a, stream, msg);
+    default: return launch<F, 16, 4>(pl, d_x, d_w, d_y, a, stream, msg);
     }
 }
 
@@ -252,23 +259,24 @@ extern "C" conv_status conv2d_prefetch_5b(const conv_params *p, const float *d_x
                                           float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     conv_prefetch_plan pl;
-    conv_status st = conv2d_prefetch_check(p, d_x, d_w, d_y, msg);
+    conv_status st = conv2d_prefetch_check_pointers(d_x, d_w, d_y, msg);
     if (st == CONV_OK)
-        st = conv2d_prefetch_plan(CONV_PREFETCH_5B, p, &pl, msg);
+        st = conv2d_prefetch_plan(CONV_PREFETCH_5B, p, conv_smem_limit(), &pl, msg);
     if (st != CONV_OK)
         return st;
     if (pl.ow != (pl.kc == 16 ? 4 : 8) || (pl.kc != 4 && pl.kc != 6 && pl.kc != 8 && pl.kc != 16))
         return conv_fail(msg, CONV_ERR_UNSUPPORTED, "conv2d_prefetch_5b: no kernel for KC=%d",
                          pl.kc);
-
     const prefetch_args a = prefetch_args_make(p, &pl);
     switch (pl.filter) {
-    case 3: launch_5b_filter<3>(&pl, d_x, d_w, d_y, &a, stream); break;
-    case 5: launch_5b_filter<5>(&pl, d_x, d_w, d_y, &a, stream); break;
-    case 6: launch_5b_filter<6>(&pl, d_x, d_w, d_y, &a, stream); break;
-    case 7: launch_5b_filter<7>(&pl, d_x, d_w, d_y, &a, stream); break;
-    default: launch_5b_filter<0>(&pl, d_x, d_w, d_y, &a, stream); break;
+    case 3: st = launch_chunk<3>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
+    case 5: st = launch_chunk<5>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
+    case 6: st = launch_chunk<6>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
+    case 7: st = launch_chunk<7>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
+    default: st = launch_chunk<0>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
     }
-    CONV_CHECK_LAUNCH("prefetch_5b_kernel", msg);
+    if (st != CONV_OK)
+        return st;
+    CONV_CHECK_LAUNCH("conv2d_prefetch_5b_kernel", msg);
     return CONV_OK;
 }

@@ -160,21 +160,34 @@ __device__ __forceinline__ void tile_commit(const float4 (&v)[ITEMS], const int 
 
 /* cp.async (sm_80 and later): a global-to-shared copy that needs no register
  * and completes in the background; cp.async.wait_all makes this thread's
- * copies complete, the next __syncthreads() makes them visible to all. */
+ * copies complete, the next __syncthreads() makes them visible to all.
+ * Before sm_80 (Turing) there is no such instruction: the fallback is an
+ * ordinary load into a register and a store to shared memory, which is just
+ * as correct but not asynchronous: the thread waits for the load at the store,
+ * so the next channel's weights are no longer fetched in the shadow of the
+ * current channel's arithmetic (the input tile still is, through registers). */
 __device__ __forceinline__ void cp_async_f32(float *smem_dst, const float *gmem_src)
 {
+#if __CUDA_ARCH__ >= 800
     const unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem_src) : "memory");
+#else
+    *smem_dst = __ldg(gmem_src);
+#endif
 }
 
 __device__ __forceinline__ void cp_async_commit(void)
 {
+#if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ void cp_async_wait_all(void)
 {
+#if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 /* One channel's weights for output channels k0 .. k0+kcount-1 into the shared

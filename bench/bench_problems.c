@@ -23,9 +23,9 @@ static const bench_problem *table(int *count)
     static int filled = 0;
     if (!filled) {
         bench_problem t[] = {
-            {"lecture", "the blog article's problem (seed 000), 6x6 valid",
+            {"lecture", "the direct-convolution article's problem, 6x6 valid",
              shape(1, 6, 768, 512, 6, 6, 6, 0, 0), 0},
-            {"hpc101", "the HPC101 lab (seed 001), 3x3 same",
+            {"hpc101", "the HPC101 2022 lab 3 problem, 3x3 same",
              shape(128, 128, 100, 100, 128, 3, 3, 1, 1), 0},
             {"cutlass", "CUTLASS's reference problem, 3x3 same",
              shape(8, 128, 224, 224, 128, 3, 3, 1, 1), 0},

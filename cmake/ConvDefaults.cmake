@@ -1,7 +1,103 @@
 # Included by every top-level project() of this repository *before* project():
-# the build machines have no GPU, so CMake's "native" architecture detection
-# would fail. Hopper (sm_90) is the default; override with
-# -DCMAKE_CUDA_ARCHITECTURES=80 (or a list such as "80;90").
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures to build for")
-endif()
+# chooses the CUDA architectures to build for when none are given, and says
+# in one line what it chose and why.
+#   1. -DCMAKE_CUDA_ARCHITECTURES=... (or the CUDAARCHS environment variable)
+#      always wins, e.g. =86, ="80;90", =75-virtual (PTX only), =native.
+#      (CMake's "86" means machine code and PTX for 8.6, "86-real" machine
+#      code only, "86-virtual" PTX only.)
+#   2. Otherwise, when nvidia-smi sees a GPU at configure time: that GPU's
+#      compute capability (what CMake's "native" would pick, resolved here so
+#      that the programs can name it).
+#   3. Otherwise (a machine without a GPU, e.g. CI or a laptop building for a
+#      remote GPU): the portable list below, machine code for each GPU
+#      generation since Turing that the toolkit knows, plus PTX of the newest
+#      one, which the driver compiles at run time for GPUs newer than the list.
+include_guard(GLOBAL)
+
+# Compute capability -> the GPUs students have:
+#   75 Turing (T4, RTX 20xx)  80 A100, A30  86 RTX 30xx, A10, A40  89 RTX 40xx, L4, L40
+#   90 H100, H200  100 B200  120 RTX 50xx
+set(CONV_PORTABLE_ARCHS 75 80 86 89 90 100 120)
+
+function(conv_choose_cuda_architectures)
+  if(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
+    set(given "${CMAKE_CUDA_ARCHITECTURES}")
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(given "$ENV{CUDAARCHS}")
+    endif()
+    if(CONV_CUDA_ARCHS_CHOSEN AND "${given}" STREQUAL "${CONV_CUDA_ARCHS_CHOSEN}")
+      message(STATUS "CUDA architectures: ${given} (${CONV_CUDA_ARCHS_REASON})")
+    else()
+      message(STATUS "CUDA architectures: ${given} (given: CMAKE_CUDA_ARCHITECTURES or CUDAARCHS)")
+    endif()
+    return()
+  endif()
+
+  # The architectures this nvcc can generate code for.
+  set(nvcc "${CMAKE_CUDA_COMPILER}")
+  if(NOT nvcc AND DEFINED ENV{CUDACXX})
+    set(nvcc "$ENV{CUDACXX}")
+  endif()
+  if(NOT nvcc)
+    find_program(CONV_NVCC nvcc HINTS /usr/local/cuda/bin ENV CUDA_PATH PATH_SUFFIXES bin)
+    set(nvcc "${CONV_NVCC}")
+  endif()
+  set(known "")
+  if(nvcc)
+    execute_process(COMMAND "${nvcc}" --list-gpu-code OUTPUT_VARIABLE codes ERROR_QUIET
+                    RESULT_VARIABLE rc)
+    if(rc EQUAL 0)
+      string(REGEX MATCHALL "sm_[0-9]+" codes "${codes}")
+      string(REPLACE "sm_" "" known "${codes}")
+    endif()
+  endif()
+
+  # A GPU on this machine?
+  set(archs "")
+  find_program(CONV_NVIDIA_SMI nvidia-smi)
+  if(CONV_NVIDIA_SMI)
+    execute_process(COMMAND "${CONV_NVIDIA_SMI}" --query-gpu=name,compute_cap
+                            --format=csv,noheader
+                    OUTPUT_VARIABLE gpus ERROR_QUIET RESULT_VARIABLE rc)
+    if(rc EQUAL 0)
+      string(REGEX MATCHALL "[^\n]+" lines "${gpus}")
+      foreach(line IN LISTS lines)
+        if(line MATCHES "^(.*), *([0-9]+)\\.([0-9]+) *$")
+          set(cc "${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
+          set(name "${CMAKE_MATCH_1}")
+          if(known AND NOT cc IN_LIST known)
+            set(reason_new "the GPU ${name} (sm_${cc}) is newer than this toolkit's list")
+            continue()
+          endif()
+          list(APPEND archs ${cc})
+          list(APPEND names "${name}")
+        endif()
+      endforeach()
+    endif()
+  endif()
+  list(REMOVE_DUPLICATES archs)
+  if(archs)
+    list(REMOVE_DUPLICATES names)
+    string(REPLACE ";" ", " names "${names}")
+    set(reason "the GPU found at configure time: ${names}")
+  else()
+    foreach(a IN LISTS CONV_PORTABLE_ARCHS)
+      if(NOT known OR a IN_LIST known)
+        list(APPEND archs ${a}-real)
+        set(newest ${a})
+      endif()
+    endforeach()
+    list(APPEND archs "${newest}-virtual")
+    set(reason "no GPU found at configure time: machine code for every generation since Turing, PTX of sm_${newest} for newer GPUs")
+    if(reason_new)
+      set(reason "${reason_new}: machine code for every generation since Turing and PTX of sm_${newest}, which the driver compiles for it")
+    endif()
+  endif()
+  set(reason "${reason}; override with -DCMAKE_CUDA_ARCHITECTURES=...")
+  set(CMAKE_CUDA_ARCHITECTURES "${archs}" CACHE STRING "CUDA architectures to build for")
+  set(CONV_CUDA_ARCHS_CHOSEN "${archs}" CACHE INTERNAL "")
+  set(CONV_CUDA_ARCHS_REASON "${reason}" CACHE INTERNAL "")
+  message(STATUS "CUDA architectures: ${archs} (${reason})")
+endfunction()
+
+conv_choose_cuda_architectures()

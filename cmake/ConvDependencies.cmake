@@ -53,6 +53,15 @@ else()
   message(STATUS "cuDNN (>= 8) not found: the cuDNN reference reports itself unavailable")
 endif()
 
-# compute-sanitizer: the `sanitize` test label exists only where the tool does.
+# compute-sanitizer: the `sanitize` test label runs every GPU test binary under
+# it; without the tool the label holds one test that says so (and fails when
+# CONV_REQUIRE_GPU=1, so that a GPU machine cannot pass it by running nothing).
 find_program(CONV_COMPUTE_SANITIZER compute-sanitizer
   HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../compute-sanitizer")
+if(CONV_COMPUTE_SANITIZER)
+  message(STATUS "compute-sanitizer: ${CONV_COMPUTE_SANITIZER} (the sanitize test label runs "
+                 "the GPU tests under memcheck, racecheck, initcheck and synccheck)")
+else()
+  message(STATUS "compute-sanitizer not found: the sanitize test label holds only "
+                 "sanitize.unavailable, which fails when CONV_REQUIRE_GPU=1")
+endif()

@@ -22,6 +22,11 @@ include("${CMAKE_CURRENT_LIST_DIR}/ConvDependencies.cmake")
 # in the scope of whichever project included this file first.
 if(CONV_HAVE_CRITERION)
   enable_testing()
+  if(NOT CONV_COMPUTE_SANITIZER)
+    add_test(NAME sanitize.unavailable COMMAND bash "${CONV_ROOT}/tests/sanitizer_missing.sh")
+    set_tests_properties(sanitize.unavailable PROPERTIES LABELS "sanitize"
+      SKIP_REGULAR_EXPRESSION "sanitizer tests skipped:")
+  endif()
 endif()
 
 # Warnings, line info for the profilers, and the optional host sanitizers.
@@ -53,7 +58,7 @@ endfunction()
 # are not reported by the sanitizer (--report-api-errors no): the code checks
 # every CUDA call itself, and tests provoke some on purpose (out of memory).
 function(conv_register_tests name label has_gpu)
-  set(skip_regex "GPU test skipped: no CUDA device")
+  set(skip_regex "GPU test skipped: ")
   add_test(NAME ${name}.cpu COMMAND ${name} --filter "!(gpu_*)/*")
   set_tests_properties(${name}.cpu PROPERTIES LABELS "cpu;${label}" TIMEOUT 1800)
   if(NOT has_gpu)
@@ -163,7 +168,7 @@ function(conv_add_step folder)
               ${ARG_PROGRAM_TEST})
     set_tests_properties(${ARG_PROGRAM_NAME}.program PROPERTIES
       LABELS "${kind};${ARG_LABEL};program" TIMEOUT 600
-      SKIP_REGULAR_EXPRESSION "GPU test skipped: no CUDA device")
+      SKIP_REGULAR_EXPRESSION "GPU test skipped: ")
     if(ARG_GPU_TESTS) # without a device: one line and exit status 1, on any machine
       add_test(NAME ${ARG_PROGRAM_NAME}.no_device
         COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh"
@@ -177,4 +182,11 @@ endfunction()
 # The common library is built once per build tree, whichever step asks first.
 if(NOT TARGET conv_common)
   add_subdirectory("${CONV_ROOT}/common" "${CMAKE_BINARY_DIR}/common")
+endif()
+
+# After every ctest run, one line says which GPU the GPU tests ran on, or why
+# they skip here (ctest's own "***Skipped" names no reason).
+if(CONV_HAVE_CRITERION AND TARGET conv_device_report)
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/CTestCustom.cmake"
+       CONTENT "set(CTEST_CUSTOM_POST_TEST \"$<TARGET_FILE:conv_device_report>\")\n")
 endif()

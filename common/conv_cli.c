@@ -6,10 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_EXTRAS 16
-
 enum {
-    OPT_N = 1000,
+    OPT_N,
     OPT_C,
     OPT_H,
     OPT_W,
@@ -28,56 +26,62 @@ enum {
     OPT_DIL_H,
     OPT_DIL_W,
     OPT_LAYOUT,
-    OPT_WARMUP,
+    OPT_WARMUP, /* the measurement flags: every program has them */
     OPT_REPEAT,
     OPT_SEED,
     OPT_CSV,
+    OPT_JSON,
     OPT_HELP,
-    OPT_EXTRA
+    N_COMMON,
+    OPT_PROGRAM = 100 /* + index in the program's table */
 };
+#define FIRST_RUN_FLAG OPT_WARMUP
 
-static const struct {
+typedef struct {
     const char *name, *metavar, *help;
-    int id;
-} common_flags[] = {
-    {"n", "N", "batch size (default 1)", OPT_N},
-    {"c", "C", "input channels (default 6)", OPT_C},
-    {"h", "H", "image height (default 768)", OPT_H},
-    {"w", "W", "image width (default 512)", OPT_W},
-    {"k", "K", "output channels (default 6)", OPT_K},
-    {"r", "R", "filter height (default 6)", OPT_R},
-    {"s", "S", "filter width (default 6)", OPT_S},
-    {"filter", "F", "square filter: R = S = F", OPT_FILTER},
-    {"pad", "P", "zero padding on both axes (default 0)", OPT_PAD},
-    {"pad-h", "P", "vertical zero padding", OPT_PAD_H},
-    {"pad-w", "P", "horizontal zero padding", OPT_PAD_W},
-    {"padding", "valid|same", "valid = no padding; same = dil*(R-1)/2 per axis", OPT_PADDING},
-    {"stride", "S", "stride on both axes (default 1)", OPT_STRIDE},
-    {"stride-h", "S", "vertical stride", OPT_STRIDE_H},
-    {"stride-w", "S", "horizontal stride", OPT_STRIDE_W},
-    {"dilation", "D", "dilation on both axes (default 1)", OPT_DIL},
-    {"dil-h", "D", "vertical dilation", OPT_DIL_H},
-    {"dil-w", "D", "horizontal dilation", OPT_DIL_W},
-    {"layout", "nchw|nhwc", "tensor layout (default nchw)", OPT_LAYOUT},
-    {"warmup", "N", "untimed runs before timing", OPT_WARMUP},
-    {"repeat", "N", "timed runs; the median is reported", OPT_REPEAT},
-    {"seed", "N", "seed of the random inputs", OPT_SEED},
-    {"csv", "FILE", "also write the result table to FILE as CSV", OPT_CSV},
-    {"help", NULL, "print this help and exit", OPT_HELP},
-};
-#define N_COMMON ((int)(sizeof common_flags / sizeof common_flags[0]))
+    long long lo, hi; /* integer flags; lo > hi: not an integer */
+} common_flag;
 
-conv_cli_options conv_cli_defaults(void)
-{
-    conv_cli_options o;
-    o.params = conv_params_default();
-    o.warmup = 2;
-    o.repeat = 10;
-    o.seed = 2024;
-    o.same_padding = 0;
-    o.csv_path = NULL;
-    return o;
-}
+#define SIZE 1, INT_MAX
+#define NONNEG 0, INT_MAX
+#define NOT_INT 1, 0
+static const common_flag common_flags[N_COMMON] = {
+    [OPT_N] = {"n", "N", "batch size", SIZE},
+    [OPT_C] = {"c", "C", "input channels", SIZE},
+    [OPT_H] = {"h", "H", "image height", SIZE},
+    [OPT_W] = {"w", "W", "image width", SIZE},
+    [OPT_K] = {"k", "K", "output channels (filters)", SIZE},
+    [OPT_R] = {"r", "R", "filter height", SIZE},
+    [OPT_S] = {"s", "S", "filter width", SIZE},
+    [OPT_FILTER] = {"filter", "F", "square filter: R = S = F", SIZE},
+    [OPT_PAD] = {"pad", "P", "zero padding on both axes", NONNEG},
+    [OPT_PAD_H] = {"pad-h", "P", "vertical zero padding", NONNEG},
+    [OPT_PAD_W] = {"pad-w", "P", "horizontal zero padding", NONNEG},
+    [OPT_PADDING] = {"padding", "valid|same", "valid: no padding; same: dil*(R-1)/2 per axis",
+                     NOT_INT},
+    [OPT_STRIDE] = {"stride", "S", "stride on both axes", SIZE},
+    [OPT_STRIDE_H] = {"stride-h", "S", "vertical stride", SIZE},
+    [OPT_STRIDE_W] = {"stride-w", "S", "horizontal stride", SIZE},
+    [OPT_DIL] = {"dilation", "D", "dilation on both axes", SIZE},
+    [OPT_DIL_H] = {"dil-h", "D", "vertical dilation", SIZE},
+    [OPT_DIL_W] = {"dil-w", "D", "horizontal dilation", SIZE},
+    [OPT_LAYOUT] = {"layout", "nchw|nhwc", "tensor layout", NOT_INT},
+    [OPT_WARMUP] = {"warmup", "N", "untimed runs before timing", 0, 1000},
+    [OPT_REPEAT] = {"repeat", "N", "timed runs (the median is reported)", 1, 1000},
+    [OPT_SEED] = {"seed", "N", "seed of the random inputs", NOT_INT},
+    [OPT_CSV] = {"csv", "FILE", "also write the results to FILE as CSV", NOT_INT},
+    [OPT_JSON] = {"json", "FILE", "also write the results to FILE as JSON", NOT_INT},
+    [OPT_HELP] = {"help", NULL, "print this help and exit", NOT_INT},
+};
+
+/* Flags that set the same thing: given together they are rejected, so that
+ * the order of the flags cannot matter. */
+static const int conflicts[][2] = {
+    {OPT_FILTER, OPT_R},    {OPT_FILTER, OPT_S},    {OPT_PAD, OPT_PAD_H},
+    {OPT_PAD, OPT_PAD_W},   {OPT_PADDING, OPT_PAD}, {OPT_PADDING, OPT_PAD_H},
+    {OPT_PADDING, OPT_PAD_W}, {OPT_STRIDE, OPT_STRIDE_H}, {OPT_STRIDE, OPT_STRIDE_W},
+    {OPT_DIL, OPT_DIL_H},   {OPT_DIL, OPT_DIL_W},
+};
 
 conv_status conv_cli_parse_ll(const char *flag, const char *text, long long lo, long long hi,
                               long long *value, conv_msg *msg)
@@ -96,94 +100,148 @@ conv_status conv_cli_parse_ll(const char *flag, const char *text, long long lo, 
     return CONV_OK;
 }
 
-static void print_usage(FILE *out, const char *program, const char *summary,
-                        const conv_cli_extra *extras, int n_extras)
+int conv_cli_selects(const char *value, const char *word)
 {
-    fprintf(out, "usage: %s [options]\n%s\n\noptions:\n", program, summary ? summary : "");
-    for (int i = 0; i < n_extras; ++i)
-        fprintf(out, "  --%-10s %-14s %s (default %s)\n", extras[i].name,
-                extras[i].metavar ? extras[i].metavar : "", extras[i].help,
-                extras[i].value ? extras[i].value : "none");
-    for (int i = 0; i < N_COMMON; ++i)
-        fprintf(out, "  --%-10s %-14s %s\n", common_flags[i].name,
-                common_flags[i].metavar ? common_flags[i].metavar : "", common_flags[i].help);
+    if (value == NULL || word == NULL)
+        return 0;
+    return strcmp(value, word) == 0 || (strcmp(value, "all") == 0 && strcmp(word, "all") != 0);
 }
 
-/* Integer flags stored straight into the parameters (R=S=F etc. handled apart). */
-static int *int_target(conv_cli_options *o, int id)
+/* 1 when `text` is one of the '|'-separated words of `choices`. */
+static int is_choice(const char *choices, const char *text)
 {
-    conv_params *p = &o->params;
+    size_t len = strlen(text);
+    for (const char *at = choices; *at != '\0';) {
+        size_t n = strcspn(at, "|");
+        if (n == len && strncmp(at, text, len) == 0)
+            return 1;
+        at += n;
+        at += *at == '|';
+    }
+    return 0;
+}
+
+static const char *shape_default(int id, const conv_params *d, char *buf, size_t len)
+{
+    int v;
     switch (id) {
-    case OPT_N: return &p->n;
-    case OPT_C: return &p->c;
-    case OPT_H: return &p->h;
-    case OPT_W: return &p->w;
-    case OPT_K: return &p->k;
-    case OPT_R: return &p->r;
-    case OPT_S: return &p->s;
-    case OPT_PAD_H: return &p->pad_h;
-    case OPT_PAD_W: return &p->pad_w;
-    case OPT_STRIDE_H: return &p->stride_h;
-    case OPT_STRIDE_W: return &p->stride_w;
-    case OPT_DIL_H: return &p->dil_h;
-    case OPT_DIL_W: return &p->dil_w;
-    case OPT_WARMUP: return &o->warmup;
-    case OPT_REPEAT: return &o->repeat;
+    case OPT_N: v = d->n; break;
+    case OPT_C: v = d->c; break;
+    case OPT_H: v = d->h; break;
+    case OPT_W: v = d->w; break;
+    case OPT_K: v = d->k; break;
+    case OPT_R:
+    case OPT_FILTER: v = d->r; break;
+    case OPT_S: v = d->s; break;
+    case OPT_PAD:
+    case OPT_PAD_H:
+    case OPT_PAD_W: v = d->pad_h; break;
+    case OPT_PADDING: return "valid";
+    case OPT_STRIDE:
+    case OPT_STRIDE_H:
+    case OPT_STRIDE_W: v = d->stride_h; break;
+    case OPT_DIL:
+    case OPT_DIL_H:
+    case OPT_DIL_W: v = d->dil_h; break;
+    case OPT_LAYOUT: return "nchw";
     default: return NULL;
     }
+    snprintf(buf, len, "%d", v);
+    return buf;
 }
 
-static conv_status apply(conv_cli_options *o, int id, const char *flag, const char *arg,
-                         conv_msg *msg)
+static void print_flag(FILE *out, int width, const char *name, const char *metavar,
+                       const char *help, long long lo, long long hi, const char *def)
 {
-    long long v = 0;
+    char head[96], range[64] = "";
+    snprintf(head, sizeof head, "--%s%s%s", name, metavar ? " " : "", metavar ? metavar : "");
+    if (lo <= hi)
+        snprintf(range, sizeof range, hi == INT_MAX ? ", >= %lld" : ", %lld to %lld", lo, hi);
+    fprintf(out, "  %-*s  %s%s", width, head, help, range);
+    if (def != NULL)
+        fprintf(out, " (default %s)", def);
+    fprintf(out, "\n");
+}
+
+static void print_usage(FILE *out, const conv_cli_spec *spec, const conv_cli_options *defaults)
+{
+    int width = 0;
+    char head[96];
+    for (int i = 0; i < N_COMMON + spec->n_flags; ++i) {
+        const char *name = i < N_COMMON ? common_flags[i].name : spec->flags[i - N_COMMON].name;
+        const char *meta =
+            i < N_COMMON ? common_flags[i].metavar : spec->flags[i - N_COMMON].metavar;
+        int len = snprintf(head, sizeof head, "--%s%s%s", name, meta ? " " : "", meta ? meta : "");
+        width = len > width ? len : width;
+    }
+    fprintf(out, "usage: %s [options]\n%s\n", spec->program, spec->summary ? spec->summary : "");
+    if (spec->n_flags > 0)
+        fprintf(out, "\noptions of %s:\n", spec->program);
+    for (int i = 0; i < spec->n_flags; ++i) {
+        const conv_flag *f = &spec->flags[i];
+        print_flag(out, width, f->name, f->metavar, f->help, f->kind == CONV_FLAG_INT ? f->lo : 1,
+                   f->kind == CONV_FLAG_INT ? f->hi : 0, f->def);
+    }
+    if (spec->shape == CONV_CLI_SHAPE_2D) {
+        conv_params d = conv_params_default();
+        fprintf(out, "\nthe problem (default: the lecture's):\n");
+        for (int i = 0; i < FIRST_RUN_FLAG; ++i) {
+            char buf[32];
+            const common_flag *f = &common_flags[i];
+            print_flag(out, width, f->name, f->metavar, f->help, f->lo, f->hi,
+                       shape_default(i, &d, buf, sizeof buf));
+        }
+        fprintf(out, "  (--filter, --pad, --stride, --dilation set both axes: give either them "
+                     "or the per-axis flags)\n");
+    }
+    fprintf(out, "\nmeasurement and output:\n");
+    for (int i = FIRST_RUN_FLAG; i < N_COMMON; ++i) {
+        char buf[32] = "";
+        const char *def = NULL;
+        if (i == OPT_WARMUP || i == OPT_REPEAT)
+            snprintf(buf, sizeof buf, "%d", i == OPT_WARMUP ? defaults->warmup : defaults->repeat);
+        if (i == OPT_SEED)
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)defaults->seed);
+        if (buf[0] != '\0')
+            def = buf;
+        const common_flag *f = &common_flags[i];
+        print_flag(out, width, f->name, f->metavar, f->help, f->lo, f->hi, def);
+    }
+    fprintf(out, "\nExit status: 0 every result verified, 1 a wrong result or a runtime error, "
+                 "2 a bad command line or a problem the program rejects.\n");
+}
+
+/* Stores the value of common flag id (already range-checked if an integer). */
+static conv_status apply_common(conv_cli_options *o, int id, const char *arg, long long v,
+                                int *same_padding, conv_msg *msg)
+{
     conv_params *p = &o->params;
-    int *target = int_target(o, id);
-    if (target != NULL || id == OPT_FILTER || id == OPT_PAD || id == OPT_STRIDE || id == OPT_DIL) {
-        conv_status st = conv_cli_parse_ll(flag, arg, INT_MIN, INT_MAX, &v, msg);
-        if (st != CONV_OK)
-            return st;
-    }
-    if (target != NULL) {
-        *target = (int)v;
-        if (id == OPT_PAD_H || id == OPT_PAD_W)
-            o->same_padding = 0;
-        return CONV_OK;
-    }
     switch (id) {
-    case OPT_FILTER: p->r = p->s = (int)v; return CONV_OK;
-    case OPT_PAD:
-        p->pad_h = p->pad_w = (int)v;
-        o->same_padding = 0;
-        return CONV_OK;
-    case OPT_STRIDE: p->stride_h = p->stride_w = (int)v; return CONV_OK;
-    case OPT_DIL: p->dil_h = p->dil_w = (int)v; return CONV_OK;
-    case OPT_SEED: {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long s = strtoull(arg, &end, 10);
-        if (end == arg || *end != '\0' || errno == ERANGE || arg[0] == '-')
-            return conv_fail(msg, CONV_ERR_INVALID,
-                             "invalid value for --seed: '%s' is not a non-negative integer", arg);
-        o->seed = s;
-        return CONV_OK;
-    }
+    case OPT_N: p->n = (int)v; break;
+    case OPT_C: p->c = (int)v; break;
+    case OPT_H: p->h = (int)v; break;
+    case OPT_W: p->w = (int)v; break;
+    case OPT_K: p->k = (int)v; break;
+    case OPT_R: p->r = (int)v; break;
+    case OPT_S: p->s = (int)v; break;
+    case OPT_FILTER: p->r = p->s = (int)v; break;
+    case OPT_PAD: p->pad_h = p->pad_w = (int)v; break;
+    case OPT_PAD_H: p->pad_h = (int)v; break;
+    case OPT_PAD_W: p->pad_w = (int)v; break;
+    case OPT_STRIDE: p->stride_h = p->stride_w = (int)v; break;
+    case OPT_STRIDE_H: p->stride_h = (int)v; break;
+    case OPT_STRIDE_W: p->stride_w = (int)v; break;
+    case OPT_DIL: p->dil_h = p->dil_w = (int)v; break;
+    case OPT_DIL_H: p->dil_h = (int)v; break;
+    case OPT_DIL_W: p->dil_w = (int)v; break;
+    case OPT_WARMUP: o->warmup = (int)v; break;
+    case OPT_REPEAT: o->repeat = (int)v; break;
     case OPT_PADDING:
-        if (strcmp(arg, "same") == 0) {
-            o->same_padding = 1;
-        } else if (strcmp(arg, "valid") == 0) {
-            o->same_padding = 0;
-            p->pad_h = p->pad_w = 0;
-        } else {
+        if (strcmp(arg, "same") != 0 && strcmp(arg, "valid") != 0)
             return conv_fail(msg, CONV_ERR_INVALID,
                              "invalid value for --padding: '%s' (expected valid or same)", arg);
-        }
-        return CONV_OK;
-    case OPT_CSV:
-        if (arg[0] == '\0')
-            return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --csv: empty file name");
-        o->csv_path = arg;
-        return CONV_OK;
+        *same_padding = strcmp(arg, "same") == 0;
+        break;
     case OPT_LAYOUT:
         if (strcmp(arg, "nchw") == 0)
             p->layout = CONV_LAYOUT_NCHW;
@@ -192,34 +250,126 @@ static conv_status apply(conv_cli_options *o, int id, const char *flag, const ch
         else
             return conv_fail(msg, CONV_ERR_INVALID,
                              "invalid value for --layout: '%s' (expected nchw or nhwc)", arg);
-        return CONV_OK;
-    default: return conv_fail(msg, CONV_ERR_INVALID, "internal error: unhandled flag --%s", flag);
+        o->layout_given = 1;
+        break;
+    case OPT_SEED: {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long s = strtoull(arg, &end, 10);
+        if (end == arg || *end != '\0' || errno == ERANGE || arg[0] == '-')
+            return conv_fail(msg, CONV_ERR_INVALID,
+                             "invalid value for --seed: '%s' is not an integer in [0, 2^64 - 1]",
+                             arg);
+        o->seed = s;
+        break;
     }
+    case OPT_CSV:
+    case OPT_JSON:
+        if (arg[0] == '\0')
+            return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --%s: empty file name",
+                             common_flags[id].name);
+        if (id == OPT_CSV)
+            o->csv_path = arg;
+        else
+            o->json_path = arg;
+        break;
+    default:
+        return conv_fail(msg, CONV_ERR_INVALID, "internal error: unhandled flag --%s",
+                         common_flags[id].name);
+    }
+    return CONV_OK;
 }
 
-conv_status conv_cli_parse(int argc, char **argv, const char *program, const char *summary,
-                           conv_cli_extra *extras, int n_extras, conv_cli_options *opt, FILE *out,
-                           conv_msg *msg)
+static conv_status apply_program(conv_cli_options *o, const conv_flag *f, int i, const char *arg,
+                                 conv_msg *msg)
 {
-    struct option longopts[N_COMMON + MAX_EXTRAS + 1];
-    if (n_extras < 0 || n_extras > MAX_EXTRAS)
-        return conv_fail(msg, CONV_ERR_INVALID, "internal error: %d extra flags (max %d)", n_extras,
-                         MAX_EXTRAS);
-    int n = 0;
-    for (int i = 0; i < N_COMMON; ++i, ++n) {
-        longopts[n].name = common_flags[i].name;
-        longopts[n].has_arg = common_flags[i].id == OPT_HELP ? no_argument : required_argument;
-        longopts[n].flag = NULL;
-        longopts[n].val = common_flags[i].id;
+    if (f->kind == CONV_FLAG_INT) {
+        conv_status st = conv_cli_parse_ll(f->name, arg, f->lo, f->hi, &o->number[i], msg);
+        if (st != CONV_OK)
+            return st;
+    } else if (f->kind == CONV_FLAG_CHOICE && !is_choice(f->metavar, arg)) {
+        char expected[160];
+        snprintf(expected, sizeof expected, "%s", f->metavar);
+        for (char *c = expected; *c; ++c)
+            if (*c == '|')
+                *c = ',';
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --%s: '%s' (expected one of %s)",
+                         f->name, arg, expected);
+    } else if (arg[0] == '\0') {
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --%s: empty", f->name);
     }
-    for (int i = 0; i < n_extras; ++i, ++n) {
-        longopts[n].name = extras[i].name;
-        longopts[n].has_arg = required_argument;
-        longopts[n].flag = NULL;
-        longopts[n].val = OPT_EXTRA + i;
-    }
-    memset(&longopts[n], 0, sizeof longopts[n]);
+    o->value[i] = arg;
+    o->given[i] = 1;
+    return CONV_OK;
+}
 
+/* getopt_long accepts any unique prefix of a flag ("--h" for "--help" in a
+ * program without --h); this program's flags must be spelled out. Returns
+ * CONV_OK or the "unknown option" error for the first flag that is not. */
+static conv_status check_spelling(int argc, char **argv, const struct option *longopts,
+                                  conv_msg *msg)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0)
+            return CONV_OK;
+        if (strncmp(arg, "--", 2) != 0)
+            continue;
+        size_t len = strcspn(arg + 2, "=");
+        const struct option *o = longopts;
+        while (o->name != NULL && (strlen(o->name) != len || strncmp(o->name, arg + 2, len) != 0))
+            ++o;
+        if (o->name == NULL)
+            return conv_fail(msg, CONV_ERR_INVALID, "unknown option '%.*s' (see --help)",
+                             (int)len + 2, arg);
+        if (o->has_arg == required_argument && arg[2 + len] != '=')
+            ++i; /* its value, which may itself start with "--" */
+    }
+    return CONV_OK;
+}
+
+static const char *flag_name(const conv_cli_spec *spec, int id)
+{
+    return id >= OPT_PROGRAM ? spec->flags[id - OPT_PROGRAM].name : common_flags[id].name;
+}
+
+conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, conv_cli_options *opt,
+                           FILE *out, conv_msg *msg)
+{
+    if (spec->n_flags < 0 || spec->n_flags > CONV_CLI_MAX_FLAGS)
+        return conv_fail(msg, CONV_ERR_INVALID, "internal error: %d program flags (max %d)",
+                         spec->n_flags, CONV_CLI_MAX_FLAGS);
+    memset(opt, 0, sizeof *opt);
+    opt->params = conv_params_default();
+    opt->warmup = spec->default_warmup || spec->default_repeat ? spec->default_warmup : 2;
+    opt->repeat = spec->default_repeat ? spec->default_repeat : 10;
+    opt->seed = 2024;
+    for (int i = 0; i < spec->n_flags; ++i) {
+        const conv_flag *f = &spec->flags[i];
+        opt->value[i] = f->def;
+        if (f->kind == CONV_FLAG_INT && f->def != NULL &&
+            conv_cli_parse_ll(f->name, f->def, f->lo, f->hi, &opt->number[i], msg) != CONV_OK)
+            return conv_fail(msg, CONV_ERR_INVALID, "internal error: default of --%s", f->name);
+    }
+
+    struct option longopts[N_COMMON + CONV_CLI_MAX_FLAGS + 1];
+    int n = 0;
+    for (int i = 0; i < N_COMMON; ++i) {
+        if (spec->shape == CONV_CLI_SHAPE_NONE && i < FIRST_RUN_FLAG)
+            continue;
+        longopts[n++] = (struct option){common_flags[i].name,
+                                        i == OPT_HELP ? no_argument : required_argument, NULL, i};
+    }
+    for (int i = 0; i < spec->n_flags; ++i)
+        longopts[n++] =
+            (struct option){spec->flags[i].name, required_argument, NULL, OPT_PROGRAM + i};
+    memset(&longopts[n], 0, sizeof longopts[n]);
+    conv_status spelled = check_spelling(argc, argv, longopts, msg);
+    if (spelled != CONV_OK)
+        return spelled;
+
+    int seen[N_COMMON + CONV_CLI_MAX_FLAGS] = {0};
+    int same_padding = 0;
     opterr = 0; /* our own one-line messages instead of getopt's */
     optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
     for (;;) {
@@ -233,29 +383,44 @@ conv_status conv_cli_parse(int argc, char **argv, const char *program, const cha
         if (id == ':')
             return conv_fail(msg, CONV_ERR_INVALID, "option '%s' needs a value", bad);
         if (id == OPT_HELP) {
-            print_usage(out, program, summary, extras, n_extras);
+            print_usage(out, spec, opt);
             return CONV_HELP_SHOWN;
         }
-        if (id >= OPT_EXTRA) {
-            extras[id - OPT_EXTRA].value = optarg;
-            continue;
+        int slot = id >= OPT_PROGRAM ? N_COMMON + id - OPT_PROGRAM : id;
+        if (seen[slot]++)
+            return conv_fail(msg, CONV_ERR_INVALID,
+                             "--%s is given twice: give each flag once", flag_name(spec, id));
+        conv_status st;
+        if (id >= OPT_PROGRAM) {
+            st = apply_program(opt, &spec->flags[id - OPT_PROGRAM], id - OPT_PROGRAM, optarg, msg);
+        } else {
+            long long v = 0;
+            const common_flag *f = &common_flags[id];
+            st = f->lo <= f->hi ? conv_cli_parse_ll(f->name, optarg, f->lo, f->hi, &v, msg)
+                                : CONV_OK;
+            if (st == CONV_OK)
+                st = apply_common(opt, id, optarg, v, &same_padding, msg);
+            if (id < FIRST_RUN_FLAG && id != OPT_LAYOUT && opt->shape_flag == NULL)
+                opt->shape_flag = common_flags[id].name;
         }
-        conv_status st = apply(opt, id, longopts[index].name, optarg, msg);
         if (st != CONV_OK)
             return st;
     }
     if (optind < argc)
         return conv_fail(msg, CONV_ERR_INVALID, "unexpected argument '%s' (see --help)",
                          argv[optind]);
-    if (opt->same_padding)
+    for (size_t i = 0; i < sizeof conflicts / sizeof conflicts[0]; ++i)
+        if (seen[conflicts[i][0]] && seen[conflicts[i][1]])
+            return conv_fail(msg, CONV_ERR_INVALID,
+                             "--%s and --%s set the same thing: give one of them",
+                             common_flags[conflicts[i][0]].name,
+                             common_flags[conflicts[i][1]].name);
+    if (opt->csv_path != NULL && opt->json_path != NULL && strcmp(opt->csv_path, opt->json_path) == 0)
+        return conv_fail(msg, CONV_ERR_INVALID, "--csv and --json name the same file '%s'",
+                         opt->csv_path);
+    if (same_padding)
         conv_params_set_same_padding(&opt->params);
-    if (opt->warmup < 0)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --warmup: must be >= 0, got %d",
-                         opt->warmup);
-    if (opt->repeat < 1)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --repeat: must be >= 1, got %d",
-                         opt->repeat);
-    return conv_params_validate(&opt->params, msg);
+    return spec->shape == CONV_CLI_SHAPE_2D ? conv_params_validate(&opt->params, msg) : CONV_OK;
 }
 
 void conv_cli_print_problem(FILE *out, const conv_params *p)
@@ -265,20 +430,4 @@ void conv_cli_print_problem(FILE *out, const conv_params *p)
     fprintf(out, "problem: %s\n", desc);
     fprintf(out, "work:    %.3f GFLOP, at least %.2f MB moved\n", conv_flops(p) / 1e9,
             conv_min_bytes(p) / 1e6);
-}
-
-void conv_cli_print_table_header(FILE *out, const char *baseline_name)
-{
-    fprintf(out, "%-24s %12s %10s %12s  %s\n", "version", "median ms", "GFLOP/s",
-            baseline_name ? baseline_name : "speedup", "verdict");
-}
-
-void conv_cli_print_row(FILE *out, const char *version, double median_ms, double flops,
-                        double baseline_ms, const char *verdict)
-{
-    char speedup[32] = "-";
-    if (baseline_ms > 0.0 && median_ms > 0.0)
-        snprintf(speedup, sizeof speedup, "%.2fx", baseline_ms / median_ms);
-    fprintf(out, "%-24s %12.3f %10.2f %12s  %s\n", version, median_ms,
-            median_ms > 0.0 ? flops / (median_ms * 1e6) : 0.0, speedup, verdict);
 }

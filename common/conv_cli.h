@@ -1,12 +1,22 @@
-/* Command-line parsing shared by every step program (getopt_long).
+/* Command-line parsing shared by every program (getopt_long).
  *
- * Common flags: the problem (--n --c --h --w --k --r --s --filter --pad --pad-h
- * --pad-w --padding valid|same --stride --stride-h --stride-w --dilation --dil-h
- * --dil-w --layout nchw|nhwc), the measurement (--warmup --repeat --seed) and
- * --help. A program adds its own string-valued flags (--strategy, --variant ...)
- * as conv_cli_extra entries and interprets their values itself.
+ * Three groups of flags:
+ *   the program's own flags, declared by the program in a conv_flag table;
+ *   the problem (--n --c --h --w --k --r --s --filter --pad --pad-h --pad-w
+ *     --padding valid|same --stride --stride-h --stride-w --dilation --dil-h
+ *     --dil-w --layout nchw|nhwc), unless the program describes its problem
+ *     with flags of its own (step 03's --width --mask, the GEMM's --m --n --k);
+ *   the measurement and the output (--warmup --repeat --seed --csv --json
+ *     --help).
  *
- * Every error is one line naming the flag; nothing exits. */
+ * Rules, the same in every program:
+ *   - every number is whole and in its documented range (shown by --help);
+ *   - a flag may be given once; flags that set the same thing are rejected
+ *     together (--filter with --r or --s, --pad with --pad-h or --pad-w,
+ *     --padding with any --pad flag, --stride with --stride-h or --stride-w,
+ *     --dilation with --dil-h or --dil-w), so the order of the flags never
+ *     changes the result;
+ *   - every error is one line naming the flag; nothing exits. */
 #ifndef CONV_CLI_H
 #define CONV_CLI_H
 
@@ -19,45 +29,73 @@
 extern "C" {
 #endif
 
+/* The most flags a program may add. */
+#define CONV_CLI_MAX_FLAGS 8
+
+typedef enum {
+    CONV_FLAG_CHOICE, /* one of the words of metavar, separated by '|' */
+    CONV_FLAG_INT,    /* a whole number in [lo, hi] */
+    CONV_FLAG_TEXT    /* any non-empty text */
+} conv_flag_kind;
+
+/* A flag of the program: --name METAVAR, then its help and its default. */
 typedef struct {
-    const char *name;    /* long flag without the dashes, e.g. "strategy" */
-    const char *metavar; /* e.g. "naive|1|2|3|all" */
+    const char *name; /* without the dashes, e.g. "variant" */
+    conv_flag_kind kind;
+    const char *metavar; /* CHOICE: the choices "all|gridstride|2d"; else e.g. "N" */
     const char *help;
-    const char *value; /* default on input, the given value on output */
-} conv_cli_extra;
+    const char *def; /* the default, as text; NULL: none */
+    long long lo, hi;
+} conv_flag;
+
+/* Which problem flags a program takes. */
+typedef enum {
+    CONV_CLI_SHAPE_2D,  /* the 2D problem flags above */
+    CONV_CLI_SHAPE_NONE /* none: the program's own flags describe its problem */
+} conv_cli_shape;
+
+/* What a program tells the parser. */
+typedef struct {
+    const char *program;
+    const char *summary;
+    const conv_flag *flags;
+    int n_flags;
+    conv_cli_shape shape;
+    int default_warmup, default_repeat; /* both 0: the usual 2 and 10; else both used */
+} conv_cli_spec;
 
 typedef struct {
     conv_params params;
     int warmup;
     int repeat;
     uint64_t seed;
-    int same_padding;     /* --padding same: padding derived after all flags are read */
-    const char *csv_path; /* --csv FILE: the result table also as CSV (NULL: none) */
+    const char *csv_path;  /* --csv FILE: the results also as CSV (NULL: none) */
+    const char *json_path; /* --json FILE: the results also as JSON (NULL: none) */
+    /* the first problem flag given other than --layout, e.g. "--h" (NULL: none) */
+    const char *shape_flag;
+    int layout_given;
+    /* the program's flags, in the order of its table */
+    const char *value[CONV_CLI_MAX_FLAGS]; /* as given, or the default */
+    long long number[CONV_CLI_MAX_FLAGS];  /* CONV_FLAG_INT: the value */
+    int given[CONV_CLI_MAX_FLAGS];
 } conv_cli_options;
 
-/* The defaults: the lecture problem, 2 warm-up runs, 10 timed repeats, seed 2024. */
-conv_cli_options conv_cli_defaults(void);
+/* Parses argv. Returns CONV_OK, CONV_HELP_SHOWN after printing the usage to
+ * `out`, or CONV_ERR_INVALID with one line in msg. With CONV_CLI_SHAPE_2D the
+ * parameters are validated too. */
+conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, conv_cli_options *opt,
+                           FILE *out, conv_msg *msg);
 
-/* Parses argv into opt (start from conv_cli_defaults(), changed as the program
- * likes). Returns CONV_OK, CONV_HELP_SHOWN after printing the usage to `out`,
- * or CONV_ERR_INVALID with one line in msg. The parameters are validated. */
-conv_status conv_cli_parse(int argc, char **argv, const char *program, const char *summary,
-                           conv_cli_extra *extras, int n_extras, conv_cli_options *opt, FILE *out,
-                           conv_msg *msg);
-
-/* Parses a whole decimal integer in [lo, hi] given to `flag`. */
+/* Parses a whole decimal integer in [lo, hi] given to --flag. */
 conv_status conv_cli_parse_ll(const char *flag, const char *text, long long lo, long long hi,
                               long long *value, conv_msg *msg);
 
-/* Prints a standard run header: the problem, its FLOPs and bytes. */
-void conv_cli_print_problem(FILE *out, const conv_params *p);
+/* 1 when the CHOICE value `value` is `word` (or "all" was given and `word`
+ * is not "all"): how a program asks "was this variant selected?". */
+int conv_cli_selects(const char *value, const char *word);
 
-/* The result table every step program prints: one row per kernel.
- *   version            median ms    GFLOP/s   vs <baseline>   verdict          */
-void conv_cli_print_table_header(FILE *out, const char *baseline_name);
-/* baseline_ms <= 0 prints "-" in the speedup column. */
-void conv_cli_print_row(FILE *out, const char *version, double median_ms, double flops,
-                        double baseline_ms, const char *verdict);
+/* Prints the standard problem lines: the parameters, the FLOPs and bytes. */
+void conv_cli_print_problem(FILE *out, const conv_params *p);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
-/* CUDA helpers: error checks that name the failed expression, the device
- * query ("no CUDA device" is an answer, not a crash), and device buffers with
- * the same canary guard region as host buffers. */
+/* CUDA helpers: error checks that name the failed expression or kernel, and
+ * device buffers with the same canary guard region as host buffers. (The
+ * device itself, its properties and its limits: conv_device.h.) */
 #ifndef CONV_CUDA_H
 #define CONV_CUDA_H
 
@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "conv_device.h"
 #include "conv_status.h"
 
 #ifdef __cplusplus
@@ -30,46 +31,15 @@ conv_status conv_cuda_fail(conv_msg *msg, cudaError_t err, const char *expr, con
             return conv_cuda_fail((msg), conv_err_, #expr, __FILE__, __LINE__);                    \
     } while (0)
 
-/* Checks a kernel launch (configuration errors appear at once; errors inside
- * the kernel appear at the next synchronising call). */
-#define CONV_CHECK_LAUNCH(kernel_name, msg) CONV_CUDA_CHECK(cudaGetLastError(), msg)
-
-/* Number of usable CUDA devices; 0 when there is none, no driver, or any error
- * (without a driver cudaGetDeviceCount returns an error, not 0). */
-int conv_cuda_device_count(void);
-
-/* CONV_OK when device 0 can be used, else CONV_ERR_NO_DEVICE with the reason. */
-conv_status conv_cuda_require_device(conv_msg *msg);
-
-typedef struct {
-    char name[256];
-    int cc_major, cc_minor;
-    int sm_count;
-    int sm_clock_khz;  /* peak SM clock */
-    int mem_clock_khz; /* peak memory clock */
-    int mem_bus_bits;
-    int fp32_lanes_per_sm; /* FP32 FMA units per SM for this architecture */
-    size_t global_mem_bytes;
-    size_t const_mem_bytes; /* __constant__ memory: 64 KiB on every GPU so far */
-    size_t smem_per_block_optin;
-    int driver_version, runtime_version; /* CUDA versions, e.g. 13000 = 13.0 */
-    char driver_release[32];             /* NVIDIA driver, e.g. "580.159.04"; "" if unknown */
-    double peak_fp32_gflops;             /* 2 * lanes * SMs * clock */
-    double peak_dram_gbps;               /* 2 (DDR) * memory clock * bus width / 8 */
-} conv_device_info;
-
-conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *msg);
-
-/* The driver release ("580.159.04") from the first line of
- * /proc/driver/nvidia/version; "" when the line has none. */
-void conv_parse_driver_release(const char *line, char *release, size_t size);
-
-/* FP32 lanes per SM of a compute capability (64 or 128; 0 if unknown). */
-int conv_fp32_lanes_per_sm(int cc_major, int cc_minor);
-
-/* 1 when the environment variable CONV_REQUIRE_GPU is "1": a missing device
- * is then a test failure instead of a skip. */
-int conv_gpu_required(void);
+/* Checks a kernel launch: "<kernel_name> launch failed at <file>:<line>:
+ * <CUDA's error string>". Configuration errors appear at once; errors inside
+ * the kernel appear at the next synchronising call. */
+#define CONV_CHECK_LAUNCH(kernel_name, msg)                                                        \
+    do {                                                                                           \
+        cudaError_t conv_err_ = cudaGetLastError();                                                \
+        if (conv_err_ != cudaSuccess)                                                              \
+            return conv_cuda_fail((msg), conv_err_, kernel_name " launch", __FILE__, __LINE__);    \
+    } while (0)
 
 /* Device buffer of count floats followed by CONV_CANARY_FLOATS floats of
  * canary (what names the buffer in the out-of-memory message). */

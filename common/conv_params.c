@@ -1,5 +1,6 @@
 #include "conv_params.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -195,6 +196,24 @@ conv_status conv1d_params_validate(long long width, long long mask_width, conv_m
                          "convolution, got %lld",
                          mask_width);
     return CONV_OK;
+}
+
+conv_params conv1d_as_conv_params(long long width, int mask_width)
+{
+    conv_params p = conv_params_default();
+    p.n = p.c = p.k = p.h = p.r = 1;
+    p.w = (int)(width > INT_MAX ? INT_MAX : width);
+    p.s = mask_width;
+    p.pad_h = 0;
+    p.pad_w = (mask_width - 1) / 2;
+    return p;
+}
+
+int conv1d_is_1d_problem(const conv_params *p)
+{
+    return p->n == 1 && p->c == 1 && p->k == 1 && p->h == 1 && p->r == 1 && p->pad_h == 0 &&
+           p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
+           p->s % 2 == 1 && p->pad_w == (p->s - 1) / 2 && p->layout == CONV_LAYOUT_NCHW;
 }
 
 void conv_params_describe(const conv_params *p, char *buf, size_t len)

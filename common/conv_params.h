@@ -35,8 +35,8 @@ typedef struct {
     conv_layout layout;
 } conv_params;
 
-/* The lecture's problem (seed 000): N=1, C=6, 768x512, K=6, 6x6, no padding,
- * stride 1, dilation 1, NCHW. */
+/* The lecture's problem (the direct-convolution article's): N=1, C=6,
+ * 768x512, K=6, 6x6, no padding, stride 1, dilation 1, NCHW. */
 conv_params conv_params_default(void);
 
 /* Sets pad_h/pad_w for "same" output size at stride 1: pad = dil*(R-1)/2.
@@ -70,6 +70,13 @@ conv_status conv_params_validate(const conv_params *p, conv_msg *msg);
 /* The 1D "same" convolution of steps 01 and 03: width >= 1 and an odd mask
  * width >= 1 (the mask is centred: half = (mask_width-1)/2 on each side). */
 conv_status conv1d_params_validate(long long width, long long mask_width, conv_msg *msg);
+
+/* A 1D problem written as a 2D convolution: N = C = K = H = R = 1, width W,
+ * mask S, "same" padding pad_w = (S-1)/2, stride and dilation 1, NCHW. The
+ * harness, the 2D checks and cuDNN then apply to it unchanged. */
+conv_params conv1d_as_conv_params(long long width, int mask_width);
+/* 1 when p has that shape. */
+int conv1d_is_1d_problem(const conv_params *p);
 
 /* Writes a one-line description, e.g. "N=1 C=6 H=768 W=512 K=6 R=6 S=6 pad=0x0
  * stride=1x1 dil=1x1 NCHW -> P=763 Q=507". */

@@ -3,16 +3,25 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conv_hash.h"
 
 #define CONV_HOST_ALIGN 64
 
+size_t conv_host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    return (size_t)pages * (size_t)page;
+}
+
 float *conv_host_alloc(size_t count)
 {
-    size_t total, bytes;
+    size_t total, bytes, physical = conv_host_memory_bytes();
     if (count == 0 || __builtin_add_overflow(count, (size_t)CONV_CANARY_FLOATS, &total) ||
-        __builtin_mul_overflow(total, sizeof(float), &bytes))
+        __builtin_mul_overflow(total, sizeof(float), &bytes) || (physical > 0 && bytes > physical))
         return NULL;
     /* aligned_alloc wants a size that is a multiple of the alignment */
     size_t rounded = (bytes + CONV_HOST_ALIGN - 1) / CONV_HOST_ALIGN * CONV_HOST_ALIGN;

@@ -22,8 +22,13 @@ extern "C" {
 #define CONV_CANARY_BITS 0x7fbadbadu
 
 /* 64-byte aligned buffer of count floats followed by the canary guard.
- * Returns NULL when count is 0, the size overflows, or memory is short. */
+ * Returns NULL when count is 0, the size overflows, the buffer alone would be
+ * larger than the machine's physical memory (refused before asking the
+ * allocator, so that a sanitizer build answers the same way), or memory is
+ * short. */
 float *conv_host_alloc(size_t count);
+/* The machine's physical memory in bytes (0 if unknown). */
+size_t conv_host_memory_bytes(void);
 void conv_host_free(float *buf);
 
 /* Fills / checks a guard region of n floats. check returns how many of them

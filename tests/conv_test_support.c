@@ -74,64 +74,70 @@ int conv_test_under_sanitizer(void)
     return v != NULL && v[0] != '\0';
 }
 
-/* One device run on given host inputs: poison, upload, run, download, canary. */
-static void run_on_device(const conv_params *p, conv_gpu_conv conv, void *ctx, const float *h_x,
-                          const float *h_w, float *h_y, const char *what)
+/* One run of a row on the problem's current host inputs: upload, set up,
+ * poison, run, download, canary, tear down. */
+static void run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
 {
+    const conv_params *p = &pb->p;
     conv_msg msg = {{0}};
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    float *d_x = NULL, *d_w = NULL, *d_y = NULL;
     size_t bad = 0;
-    CONV_ASSERT_OK(conv_device_alloc(&d_x, nx, "x", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&d_w, nw, "w", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&d_y, ny, "y", &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(d_x, h_x, nx, &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(d_w, h_w, nw, &msg), msg);
-    CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
-    conv_status st = conv(ctx, p, d_x, d_w, d_y, 0, &msg);
+    CONV_ASSERT_OK(conv_device_upload(pb->d_x, pb->h_x, nx, &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(pb->d_w, pb->h_w, nw, &msg), msg);
+    if (row->setup != NULL)
+        CONV_ASSERT_OK(row->setup(row->ctx, pb, &msg), msg);
+    CONV_ASSERT_OK(conv_device_poison(pb->d_y, ny, &msg), msg);
+    conv_status st = row->conv(row->ctx, p, pb->d_x, pb->d_w, pb->d_y, pb->stream, &msg);
     cr_assert_eq(st, CONV_OK, "%s on %s: %s", what, conv_shape_name(p), msg.text);
-    cudaError_t e = cudaDeviceSynchronize();
+    cudaError_t e = cudaStreamSynchronize(pb->stream);
     cr_assert_eq(e, cudaSuccess, "%s on %s: %s", what, conv_shape_name(p), cudaGetErrorString(e));
-    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
-    CONV_ASSERT_OK(conv_device_canary_check(d_y, ny, &bad, &msg), msg);
+    CONV_ASSERT_OK(conv_device_download(pb->h_y, pb->d_y, ny, &msg), msg);
+    CONV_ASSERT_OK(conv_device_canary_check(pb->d_y, ny, &bad, &msg), msg);
     cr_assert_eq(bad, 0, "%s on %s: wrote %zu floats past the end of the output", what,
                  conv_shape_name(p), bad);
-    conv_device_free(d_x);
-    conv_device_free(d_w);
-    conv_device_free(d_y);
+    if (row->teardown != NULL)
+        row->teardown(row->ctx);
+}
+
+int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference)
+{
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_params_validate(p, &msg), msg);
+    if (row->check != NULL && row->check(row->ctx, p, &msg) != CONV_OK)
+        return 0;
+    conv_gpu_problem pb;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, p, 1, &msg), msg);
+    float *want = conv_host_alloc(ny);
+    cr_assert(want != NULL, "out of host memory for %s", conv_shape_name(p));
+    uint64_t seed = conv_rng_hash(0x5eed, nx * 31 + nw * 7 + ny);
+    char label[CONV_MSG_LEN];
+
+    /* 1. small integers: exact against the host reference (step 01) */
+    conv_fill_small_int(pb.h_x, nx, seed, -3, 3);
+    conv_fill_small_int(pb.h_w, nw, seed + 1, -3, 3);
+    CONV_ASSERT_OK(reference(p, pb.h_x, pb.h_w, want, &msg), msg);
+    run_row(&pb, row, row->name);
+    conv_verify_report rep = conv_compare_exact(p, pb.h_y, want, ny);
+    snprintf(label, sizeof label, "%s (small integers, exact vs step 01)", row->name);
+    CONV_ASSERT_REPORT(rep, label, p);
+
+    /* 2. uniform floats: within the dot-product error bound */
+    conv_fill_uniform(pb.h_x, nx, seed + 2, -1.0f, 1.0f);
+    conv_fill_uniform(pb.h_w, nw, seed + 3, -1.0f, 1.0f);
+    run_row(&pb, row, row->name);
+    rep = conv_verify_full(p, pb.h_x, pb.h_w, pb.h_y, conv_verify_bound(1.0));
+    snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", row->name);
+    CONV_ASSERT_REPORT(rep, label, p);
+
+    conv_host_free(want);
+    conv_gpu_problem_destroy(&pb);
+    return 1;
 }
 
 void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,
                               conv_host_conv reference, const char *what)
 {
-    conv_msg msg = {{0}};
-    CONV_ASSERT_OK(conv_params_validate(p, &msg), msg);
-    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw);
-    float *got = conv_host_alloc(ny), *want = conv_host_alloc(ny);
-    cr_assert(x && w && got && want, "out of host memory for %s", conv_shape_name(p));
-    uint64_t seed = conv_rng_hash(0x5eed, nx * 31 + nw * 7 + ny);
-    char label[CONV_MSG_LEN];
-
-    /* 1. small integers: exact against the host reference (step 01) */
-    conv_fill_small_int(x, nx, seed, -3, 3);
-    conv_fill_small_int(w, nw, seed + 1, -3, 3);
-    CONV_ASSERT_OK(reference(p, x, w, want, &msg), msg);
-    run_on_device(p, conv, ctx, x, w, got, what);
-    conv_verify_report rep = conv_compare_exact(p, got, want, ny);
-    snprintf(label, sizeof label, "%s (small integers, exact vs step 01)", what);
-    CONV_ASSERT_REPORT(rep, label, p);
-
-    /* 2. uniform floats: within the dot-product error bound */
-    conv_fill_uniform(x, nx, seed + 2, -1.0f, 1.0f);
-    conv_fill_uniform(w, nw, seed + 3, -1.0f, 1.0f);
-    run_on_device(p, conv, ctx, x, w, got, what);
-    rep = conv_verify_full(p, x, w, got, conv_verify_bound(1.0));
-    snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", what);
-    CONV_ASSERT_REPORT(rep, label, p);
-
-    conv_host_free(x);
-    conv_host_free(w);
-    conv_host_free(got);
-    conv_host_free(want);
+    conv_row row = conv_row_device(what, NULL, conv, ctx);
+    conv_test_check_row(p, &row, reference);
 }

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "conv_cuda.h"
-#include "conv_gpu_run.h"
+#include "conv_rows.h"
 #include "conv_params.h"
 #include "conv_verify.h"
 
@@ -32,7 +32,7 @@ int conv_test_gpu_available(char *reason, size_t len);
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil);
 
-/* The usual shape table of the issues, shared by the steps' tests: 1x1
+/* The usual shape table, shared by the steps' tests: 1x1
  * images, primes, filters from 1x1 to the whole image (even and odd, square
  * or not), padding, stride, dilation, batch > 1, and all of them per axis at
  * once. Writes CONV_USUAL_SHAPES shapes to t and returns that count; a test
@@ -67,6 +67,12 @@ const char *conv_shape_name(const conv_params *p);
  * Fails the running test with `what`, the shape and the first mismatch. */
 void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,
                               conv_host_conv reference, const char *what);
+
+/* The same check for one row of a step (common/conv_rows.h), with its setup
+ * and teardown around each run. Returns 0 without running anything when the
+ * row's check says it does not support p (the caller decides whether that is
+ * expected), 1 after a passed check. */
+int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference);
 
 /* 1 when the test runs under compute-sanitizer (CONV_UNDER_SANITIZER is set by
  * the sanitize ctest entries). Tests may drop their largest shapes then (they

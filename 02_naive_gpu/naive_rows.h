@@ -1,0 +1,26 @@
+/* Step 02's rows (common/conv_rows.h): its two kernels as the step's program,
+ * conv_bench and the tests run them. */
+#ifndef NAIVE_ROWS_H
+#define NAIVE_ROWS_H
+
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "02 naive grid-stride" (key "gridstride") and "02 naive 16x16 blocks"
+ * (key "2d"). select is unused; returns how many rows were written. */
+int conv_naive_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
+/* The adapters the rows hand to the harness (conv_gpu_conv; ctx unused). */
+conv_status conv2d_naive_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
+                              float *d_y, cudaStream_t stream, conv_msg *msg);
+conv_status conv2d_naive_2d_conv(void *ctx, const conv_params *p, const float *d_x,
+                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NAIVE_ROWS_H */

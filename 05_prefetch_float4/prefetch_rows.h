@@ -1,0 +1,25 @@
+/* Step 05's rows (common/conv_rows.h): its kernels as the step's program,
+ * conv_bench and the tests run them. */
+#ifndef PREFETCH_ROWS_H
+#define PREFETCH_ROWS_H
+
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "05 5a, oc outer (article)" and "05 5a, ic outer" (key "5a"), "05 5b tuned"
+ * (key "5b"). select is unused; returns how many rows were written. */
+int conv_prefetch_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
+/* The adapter the rows hand to the harness: ctx points at a
+ * conv_prefetch_variant, which picks the launcher. */
+conv_status conv2d_prefetch_conv(void *ctx, const conv_params *p, const float *d_x,
+                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PREFETCH_ROWS_H */

@@ -1,0 +1,241 @@
+#include "conv_harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conv_cuda.h"
+#include "conv_cudnn.h"
+#include "conv_tensor.h"
+
+conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
+                                         conv_msg *msg)
+{
+    memset(pb, 0, sizeof *pb);
+    conv_status st = conv_params_validate(p, msg);
+    if (st != CONV_OK)
+        return st;
+    pb->p = *p;
+    pb->seed = seed;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    pb->full_verify = conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS;
+    pb->h_x = conv_host_alloc(nx);
+    pb->h_w = conv_host_alloc(nw);
+    pb->h_y = conv_host_alloc(ny);
+    if (pb->full_verify) {
+        pb->ref = malloc(ny * sizeof *pb->ref);
+        pb->ref_abs = malloc(ny * sizeof *pb->ref_abs);
+    }
+    if (pb->h_x == NULL || pb->h_w == NULL || pb->h_y == NULL ||
+        (pb->full_verify && (pb->ref == NULL || pb->ref_abs == NULL))) {
+        conv_gpu_problem_destroy(pb);
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the %.1f MB problem",
+                         4.0 * ((double)nx + nw + ny) / 1e6);
+    }
+    conv_fill_uniform(pb->h_x, nx, seed, -1.0f, 1.0f);
+    conv_fill_uniform(pb->h_w, nw, seed + 1, -1.0f, 1.0f);
+    if (pb->full_verify)
+        conv_reference_double(p, pb->h_x, pb->h_w, pb->ref, pb->ref_abs);
+    return CONV_OK;
+}
+
+conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
+                                    conv_msg *msg)
+{
+    memset(pb, 0, sizeof *pb);
+    conv_status st = conv_params_validate(p, msg);
+    if (st == CONV_OK)
+        st = conv_cuda_require_device(msg);
+    if (st == CONV_OK)
+        st = conv_gpu_problem_create_host(pb, p, seed, msg);
+    if (st != CONV_OK)
+        return st;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    if ((st = conv_device_alloc(&pb->d_x, nx, "input x", msg)) != CONV_OK ||
+        (st = conv_device_alloc(&pb->d_w, nw, "filter w", msg)) != CONV_OK ||
+        (st = conv_device_alloc(&pb->d_y, ny, "output y", msg)) != CONV_OK ||
+        (st = conv_device_upload(pb->d_x, pb->h_x, nx, msg)) != CONV_OK ||
+        (st = conv_device_upload(pb->d_w, pb->h_w, nw, msg)) != CONV_OK) {
+        conv_gpu_problem_destroy(pb);
+        return st;
+    }
+    cudaError_t e = cudaStreamCreate(&pb->stream);
+    if (e != cudaSuccess) {
+        pb->stream = NULL;
+        conv_gpu_problem_destroy(pb);
+        return conv_cuda_fail(msg, e, "cudaStreamCreate", __FILE__, __LINE__);
+    }
+    return CONV_OK;
+}
+
+void conv_gpu_problem_destroy(conv_gpu_problem *pb)
+{
+    conv_host_free(pb->h_x);
+    conv_host_free(pb->h_w);
+    conv_host_free(pb->h_y);
+    free(pb->ref);
+    free(pb->ref_abs);
+    conv_device_free(pb->d_x);
+    conv_device_free(pb->d_w);
+    conv_device_free(pb->d_y);
+    if (pb->stream != NULL)
+        cudaStreamDestroy(pb->stream);
+    memset(pb, 0, sizeof *pb);
+}
+
+/* Verifies h_y (already downloaded or written by a host version) and the
+ * canary count, filling res->report, res->passed and res->verdict. The bound
+ * factor is 1 for plain dot products (every kernel of this project). */
+static void judge(conv_gpu_problem *pb, conv_gpu_result *res, double bound_factor)
+{
+    conv_verify_opts opts = conv_verify_bound(bound_factor);
+    res->report = pb->full_verify
+                      ? conv_verify_precomputed(&pb->p, pb->h_y, pb->ref, pb->ref_abs, opts)
+                      : conv_verify_sampled(&pb->p, pb->h_x, pb->h_w, pb->h_y, CONV_VERIFY_SAMPLES,
+                                            pb->seed, opts);
+    conv_report_describe(&res->report, res->verdict, sizeof res->verdict);
+    res->passed = res->report.passed && res->canary_bad == 0;
+    if (res->canary_bad != 0)
+        snprintf(res->verdict, sizeof res->verdict,
+                 "FAILED: %zu canary floats after the output overwritten", res->canary_bad);
+}
+
+typedef struct {
+    conv_gpu_problem *pb;
+    conv_gpu_conv conv;
+    void *ctx;
+} device_run;
+
+static conv_status run_device(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    device_run *run = ctx;
+    conv_gpu_problem *pb = run->pb;
+    return run->conv(run->ctx, &pb->p, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+}
+
+conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
+                                     int warmup, int repeat, conv_gpu_result *res, conv_msg *msg)
+{
+    memset(res, 0, sizeof *res);
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    size_t ny = conv_output_elems(&pb->p);
+    device_run run = {pb, conv, ctx};
+    conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
+    if (st == CONV_OK)
+        st = conv_device_poison(pb->d_y, ny, msg);
+    if (st == CONV_OK)
+        st = run_device(&run, pb->stream, msg);
+    if (st != CONV_OK)
+        return st;
+    CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
+    if ((st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) != CONV_OK ||
+        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) != CONV_OK)
+        return st;
+    judge(pb, res, 1.0);
+    return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
+}
+
+static conv_status run_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    device_run *run = ctx;
+    return conv_cudnn_forward(run->ctx, run->pb->d_x, run->pb->d_y, stream, msg);
+}
+
+conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int repeat,
+                                           conv_gpu_result *res, char *algo, size_t algo_len,
+                                           conv_msg *msg)
+{
+    memset(res, 0, sizeof *res);
+    if (algo != NULL && algo_len > 0)
+        algo[0] = '\0';
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    conv_cudnn_plan *plan = NULL;
+    conv_status st = conv_cudnn_plan_create(&plan, &pb->p, msg);
+    if (st != CONV_OK)
+        return st;
+    size_t ny = conv_output_elems(&pb->p);
+    device_run run = {pb, NULL, plan};
+    if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK &&
+        (st = conv_device_canary_reset(pb->d_y, ny, msg)) == CONV_OK &&
+        (st = conv_device_poison(pb->d_y, ny, msg)) == CONV_OK &&
+        (st = run_cudnn(&run, pb->stream, msg)) == CONV_OK) {
+        cudaError_t e = cudaStreamSynchronize(pb->stream);
+        if (e != cudaSuccess)
+            st = conv_cuda_fail(msg, e, "cudaStreamSynchronize (cuDNN)", __FILE__, __LINE__);
+    }
+    if (st == CONV_OK && (st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) == CONV_OK &&
+        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) == CONV_OK) {
+        judge(pb, res, conv_cudnn_bound_factor(conv_cudnn_algo_name(plan)));
+        st = conv_time_gpu(run_cudnn, &run, pb->stream, warmup, repeat, &res->timing, msg);
+    }
+    if (algo != NULL && algo_len > 0)
+        snprintf(algo, algo_len, "%s", conv_cudnn_algo_name(plan));
+    conv_cudnn_plan_destroy(plan);
+    return st;
+}
+
+typedef struct {
+    conv_gpu_problem *pb;
+    conv_host_conv conv;
+} host_run;
+
+static conv_status run_host(void *ctx, conv_msg *msg)
+{
+    host_run *run = ctx;
+    return run->conv(&run->pb->p, run->pb->h_x, run->pb->h_w, run->pb->h_y, msg);
+}
+
+conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv conv, int warmup,
+                                          int repeat, conv_gpu_result *res, conv_msg *msg)
+{
+    memset(res, 0, sizeof *res);
+    size_t ny = conv_output_elems(&pb->p);
+    host_run run = {pb, conv};
+    conv_fill_nan(pb->h_y, ny);
+    conv_status st = conv_time_cpu(run_host, &run, warmup, repeat, &res->timing, msg);
+    if (st != CONV_OK)
+        return st;
+    res->canary_bad = conv_host_canary_check(pb->h_y, ny);
+    judge(pb, res, 1.0);
+    return CONV_OK;
+}
+
+void conv_problem_memory(const conv_params *p, size_t *host_bytes, size_t *device_bytes)
+{
+    /* sizes of valid parameters fit size_t (conv_params_validate); doubles
+     * avoid overflow in the sums all the same */
+    double floats = (double)conv_input_elems(p) + (double)conv_filter_elems(p) +
+                    (double)conv_output_elems(p);
+    double host = 4.0 * floats;
+    if (conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS)
+        host += 2.0 * 8.0 * (double)conv_output_elems(p);
+    *host_bytes = host >= 1.8e19 ? SIZE_MAX : (size_t)host;
+    *device_bytes = 4.0 * floats >= 1.8e19 ? SIZE_MAX : (size_t)(4.0 * floats);
+}
+
+conv_status conv_problem_check_memory(const conv_params *p, size_t device_free, conv_msg *msg)
+{
+    size_t host, device, physical = conv_host_memory_bytes();
+    conv_problem_memory(p, &host, &device);
+    if (physical > 0 && host > physical)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "out of host memory: the problem needs %.1f GB on the host, this machine "
+                         "has %.1f GB",
+                         host / 1e9, physical / 1e9);
+    if (device_free > 0 && device > device_free)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "out of device memory: the problem needs %.1f GB on the GPU, %.1f GB are "
+                         "free",
+                         device / 1e9, device_free / 1e9);
+    return CONV_OK;
+}
+
+void conv_format_utc_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm_utc;
+    if (gmtime_r(&now, &tm_utc) == NULL || strftime(buf, size, "%Y-%m-%d %H:%M UTC", &tm_utc) == 0)
+        snprintf(buf, size, "unknown");
+}

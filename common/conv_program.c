@@ -1,0 +1,278 @@
+#include "conv_program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "conv_bandwidth.h"
+
+/* CPU rows of programs that also time GPU rows: no warm-up (one serial run
+ * can take seconds), this many timed runs unless --host-repeat says more. */
+#define HOST_REPEAT 3
+
+const char *conv_program_flag(const conv_program *prog, const conv_cli_options *opt,
+                              const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (int i = 0; i < prog->cli.n_flags; ++i)
+        if (strcmp(prog->cli.flags[i].name, name) == 0)
+            return opt->value[i];
+    return NULL;
+}
+
+static conv_run_opts run_opts(const conv_program *prog, const conv_cli_options *opt)
+{
+    conv_run_opts o = {opt->warmup, opt->repeat, 0, HOST_REPEAT, 0.0};
+    const char *host = conv_program_flag(prog, opt, "host-repeat");
+    if (host != NULL)
+        o.host_repeat = atoi(host); /* range-checked by the parser */
+    if (prog->cpu_only) {
+        o.host_warmup = opt->warmup;
+        o.host_repeat = opt->repeat;
+    }
+    return o;
+}
+
+/* Everything about one run, so that the steps below stay short. */
+typedef struct {
+    const conv_program *prog;
+    conv_cli_options opt;
+    conv_named_problem problems[CONV_PROGRAM_MAX_PROBLEMS];
+    int n_problems;
+    const char *select;
+    conv_report report;
+    conv_device_info info;
+    int have_device;
+    char no_device[CONV_MSG_LEN];
+    conv_run_opts o;
+} run_state;
+
+static conv_row rows[CONV_PROGRAM_MAX_ROWS]; /* one problem's rows at a time */
+
+/* The rows of problem p, selected, for this machine, checked. Returns how
+ * many; *runnable counts the rows that are not references and can run. */
+static int make_rows(run_state *s, const conv_params *p, int *runnable, char *why, size_t len)
+{
+    int n = s->prog->rows(&s->opt, p, s->select, rows, CONV_PROGRAM_MAX_ROWS);
+    n = conv_rows_select(rows, n, s->select);
+    if (!s->have_device && !s->prog->cpu_only && s->prog->without_device)
+        n = conv_rows_host_only(rows, n);
+    *runnable = conv_rows_check(rows, n, p, why, len);
+    return n;
+}
+
+/* Step 2: what can run, decided before any device or memory is touched.
+ * Returns 0, or the exit status. */
+static int check_before_work(run_state *s)
+{
+    if (s->n_problems != 1)
+        return 0; /* several named problems: each one is skipped at its turn */
+    const conv_params *p = &s->problems[0].params;
+    char why[CONV_MSG_LEN + 16];
+    int runnable = 0;
+    conv_msg msg = {{0}};
+    s->have_device = !s->prog->cpu_only; /* assume the rows a GPU would run */
+    make_rows(s, p, &runnable, why, sizeof why);
+    s->have_device = 0;
+    if (runnable == 0) {
+        fprintf(stderr, "%s: %s\n", s->prog->cli.program,
+                why[0] ? why : "no row of the program runs this problem");
+        return 2;
+    }
+    if (conv_problem_check_memory(p, 0, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", s->prog->cli.program, msg.text);
+        return 2;
+    }
+    return 0;
+}
+
+/* Step 4: the device (or, where allowed, the reason there is none). */
+static int open_device(run_state *s)
+{
+    if (s->prog->cpu_only)
+        return 0;
+    conv_msg msg = {{0}};
+    if (conv_cuda_device_info(0, &s->info, &msg) == CONV_OK) {
+        s->have_device = 1;
+        return 0;
+    }
+    snprintf(s->no_device, sizeof s->no_device, "%s", msg.text);
+    if (s->prog->without_device)
+        return 0;
+    fprintf(stderr, "%s: %s\n", s->prog->cli.program, msg.text);
+    return 1;
+}
+
+static double measure_copy(run_state *s)
+{
+    double bytes = 0.0;
+    for (int i = 0; i < s->n_problems; ++i)
+        if (conv_min_bytes(&s->problems[i].params) > bytes)
+            bytes = conv_min_bytes(&s->problems[i].params);
+    conv_bandwidth bw;
+    conv_msg msg = {{0}};
+    if (conv_bandwidth_d2d((size_t)(bytes / 2), s->opt.warmup, s->opt.repeat, NULL, &bw, &msg) !=
+        CONV_OK) {
+        printf("memory:  the copy bandwidth could not be measured: %s\n", msg.text);
+        return 0.0;
+    }
+    printf("memory:  device-to-device copy %.0f GB/s (read + write, %zu MB buffers)\n", bw.gbps,
+           bw.bytes >> 20);
+    return bw.gbps;
+}
+
+static void print_fastest(const run_state *s, const conv_row *r, int n, const double *ref_ms)
+{
+    int best = conv_rows_fastest(r, n);
+    if (best < 0 || s->prog->n_refs == 0)
+        return;
+    double ms = r[best].res.timing.median_ms;
+    printf("fastest: %s, %.4f ms", r[best].label, ms);
+    for (int i = 0; i < s->prog->n_refs; ++i)
+        if (ref_ms[i] > 0.0)
+            printf("; %.2fx %s", ref_ms[i] / ms, s->prog->ref_names[i]);
+    printf("\n");
+}
+
+/* Step 5 for one problem. Returns 1 when something failed. */
+static int run_problem(run_state *s, const conv_named_problem *np)
+{
+    const conv_params *p = &np->params;
+    int multi = s->n_problems > 1 || np->name[0] != '\0';
+    if (multi)
+        printf("\n== %s: %s\n", np->name, np->about);
+    if (s->prog->describe != NULL)
+        s->prog->describe(stdout, &s->opt, p);
+    else
+        conv_cli_print_problem(stdout, p);
+
+    char why[CONV_MSG_LEN + 16];
+    int runnable = 0;
+    int n = make_rows(s, p, &runnable, why, sizeof why);
+    double ref_ms[CONV_MAX_REFS] = {0};
+    conv_msg msg = {{0}};
+    size_t free_b = 0, total_b = 0;
+    if (s->have_device && cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        free_b = 0;
+    }
+    conv_status st = CONV_OK;
+    if (runnable == 0)
+        st = conv_fail(&msg, CONV_ERR_UNSUPPORTED, "%s", why[0] ? why : "no row runs it");
+    else
+        st = conv_problem_check_memory(p, free_b, &msg);
+    conv_gpu_problem pb;
+    if (st == CONV_OK)
+        st = s->have_device ? conv_gpu_problem_create(&pb, p, s->opt.seed, &msg)
+                            : conv_gpu_problem_create_host(&pb, p, s->opt.seed, &msg);
+    if (st != CONV_OK) {
+        int fatal = st != CONV_ERR_UNSUPPORTED;
+        printf("not run: %s\n", msg.text);
+        for (int i = 0; i < n; ++i)
+            if (rows[i].state == CONV_ROW_PENDING) {
+                rows[i].state = CONV_ROW_SKIPPED;
+                snprintf(rows[i].why, sizeof rows[i].why, "skipped: %s", msg.text);
+            }
+        conv_report_problem(&s->report, stdout, np->name, p, rows, n, ref_ms, 0.0);
+        return fatal;
+    }
+    printf("verify:  %s\n\n", pb.full_verify ? "every output against a double reference"
+                                             : "sampled outputs against a double reference");
+    int failed = conv_rows_run(&pb, rows, n, &s->o, ref_ms) != 0;
+    conv_report_problem(&s->report, stdout, np->name, p, rows, n, ref_ms,
+                        s->have_device ? s->info.peak_fp32_gflops : 0.0);
+    print_fastest(s, rows, n, ref_ms);
+    if (s->prog->footer != NULL)
+        s->prog->footer(stdout, p, rows, n);
+    conv_gpu_problem_destroy(&pb);
+    return failed;
+}
+
+/* A verdict with a large "max rel err" needs a word: the relative error of an
+ * output near zero is large, and the bound is on the absolute error. */
+static int any_relative_error(void)
+{
+    for (int i = 0; i < CONV_PROGRAM_MAX_ROWS; ++i)
+        if (rows[i].state == CONV_ROW_OK && rows[i].res.report.max_rel_err > 1e-2)
+            return 1;
+    return 0;
+}
+
+int conv_program_main(const conv_program *prog, int argc, char **argv)
+{
+    static run_state s; /* static: its rows and results are large for the stack */
+    const char *name = prog->cli.program;
+    conv_msg msg = {{0}};
+    memset(&s, 0, sizeof s);
+    s.prog = prog;
+    conv_status st = conv_cli_parse(argc, argv, &prog->cli, &s.opt, stdout, &msg);
+    if (st == CONV_HELP_SHOWN)
+        return 0;
+    if (st == CONV_OK && prog->problems != NULL) {
+        s.n_problems = prog->problems(&s.opt, s.problems, CONV_PROGRAM_MAX_PROBLEMS, &msg);
+        st = s.n_problems < 0 ? CONV_ERR_INVALID : CONV_OK;
+    } else if (st == CONV_OK) {
+        s.problems[0] = (conv_named_problem){"", "", s.opt.params};
+        s.n_problems = 1;
+    }
+    if (st != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", name, msg.text);
+        return 2;
+    }
+    s.select = conv_program_flag(prog, &s.opt, prog->select_flag);
+    s.o = run_opts(prog, &s.opt);
+    int status = check_before_work(&s);
+    if (status != 0)
+        return status;
+    s.report.n_refs = prog->n_refs;
+    for (int i = 0; i < prog->n_refs; ++i)
+        s.report.ref_names[i] = prog->ref_names[i];
+    s.report.bandwidth_column = prog->bandwidth_column;
+    s.report.problem_column = prog->problem_column;
+    if (conv_report_open(&s.report, s.opt.csv_path, s.opt.json_path, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", name, msg.text);
+        return 2;
+    }
+    if ((status = open_device(&s)) != 0) {
+        conv_report_close(&s.report, &msg);
+        if (s.opt.csv_path != NULL)
+            remove(s.opt.csv_path);
+        if (s.opt.json_path != NULL)
+            remove(s.opt.json_path);
+        return status;
+    }
+
+    printf("%s: %s\n", name, prog->title);
+    if (s.have_device)
+        conv_print_device(stdout, &s.info);
+    else if (!prog->cpu_only)
+        printf("device:  %s; GPU rows skipped\n", s.no_device);
+    if (s.have_device && prog->measure_copy)
+        s.o.d2d_gbps = measure_copy(&s);
+    printf("timing:  median of %d runs after %d warm-up", s.o.repeat, s.o.warmup);
+    if (!prog->cpu_only)
+        printf("; CPU rows: median of %d runs", s.o.host_repeat);
+    printf("\n");
+    conv_report_begin(&s.report, s.have_device ? &s.info : NULL, s.o.d2d_gbps, argc, argv);
+
+    int failed = 0, relative = 0;
+    for (int i = 0; i < s.n_problems; ++i) {
+        if (s.n_problems > 1)
+            fprintf(stderr, "%s: [%d/%d] %s\n", name, i + 1, s.n_problems, s.problems[i].name);
+        failed |= run_problem(&s, &s.problems[i]);
+        relative |= any_relative_error();
+    }
+    if (conv_report_close(&s.report, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", name, msg.text);
+        failed = 1;
+    }
+    if (relative)
+        printf("\nnote: \"max rel err\" divides by |y|, so it is large where an output is near 0; "
+               "a row passes when every |error| <= gamma_n * sum|x*w| (docs/01_cpu_serial.md)\n");
+    if (!s.have_device && !prog->cpu_only)
+        printf("\n%s: GPU rows skipped\n", s.no_device);
+    printf("\nverdict: %s\n", failed ? "FAILED" : "OK");
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,78 @@
+/* The body every program shares: each main.c declares its flags and its rows
+ * in a conv_program and calls conv_program_main(), which does the rest the
+ * same way everywhere:
+ *
+ *   1. parse the command line (conv_cli.h); a bad flag: one line, exit 2;
+ *   2. build the problem(s) and the rows, keep the rows the selection flag
+ *      picks, and check them: when no kernel of the program supports the
+ *      problem, or the problem does not fit the machine's memory, one line
+ *      and exit 2 (before any device is touched);
+ *   3. open the --csv and --json files (not writable: one line, exit 2);
+ *   4. find the GPU (none: one line that says why, exit 1; conv_bench runs
+ *      its CPU rows instead);
+ *   5. per problem: set it up, measure the rows (references first), print
+ *      the table, write the files, name the fastest row;
+ *   6. print "verdict: OK" (exit 0) or "verdict: FAILED" (exit 1). */
+#ifndef CONV_PROGRAM_H
+#define CONV_PROGRAM_H
+
+#include <stdio.h>
+
+#include "conv_cli.h"
+#include "conv_report.h"
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most rows one problem may have. */
+#define CONV_PROGRAM_MAX_ROWS 64
+/* The most problems one run may have. */
+#define CONV_PROGRAM_MAX_PROBLEMS 16
+
+/* A problem with a name (conv_bench's named problems). */
+typedef struct {
+    const char *name;  /* "" for the problem of the command line */
+    const char *about; /* where it comes from ("" for none) */
+    conv_params params;
+} conv_named_problem;
+
+typedef struct {
+    conv_cli_spec cli; /* the program's name, summary and own flags */
+    const char *title; /* the first line of its output, after its name */
+    /* The program flag whose value picks rows by their key (NULL: none). */
+    const char *select_flag;
+    int n_refs;
+    const char *ref_names[CONV_MAX_REFS];
+    int bandwidth_column; /* print GB/s (bandwidth-bound steps) */
+    int cpu_only;         /* step 01: no device needed */
+    int without_device;   /* conv_bench: without a GPU, run the CPU rows */
+    int measure_copy;     /* measure the device-to-device copy bandwidth first */
+    int problem_column;   /* the CSV names each row's problem (several problems per run) */
+    /* The problems of the run. NULL: the one the 2D problem flags describe.
+     * Returns how many (at most max), or -1 with one line in msg. */
+    int (*problems)(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg);
+    /* The rows for one problem (references with .ref set). `select` is the
+     * selection flag's value. Returns how many (at most max). */
+    int (*rows)(const conv_cli_options *opt, const conv_params *p, const char *select,
+                conv_row *rows, int max);
+    /* Optional: prints the problem (instead of the standard lines) and what
+     * the program adds, e.g. its launch plan. */
+    void (*describe)(FILE *out, const conv_cli_options *opt, const conv_params *p);
+    /* Optional: prints something after a problem's table (e.g. stage times). */
+    void (*footer)(FILE *out, const conv_params *p, const conv_row *rows, int n_rows);
+} conv_program;
+
+/* Runs the program (the steps above) and returns its exit status. */
+int conv_program_main(const conv_program *prog, int argc, char **argv);
+
+/* The value of the program's flag `name` after parsing (NULL if it has none). */
+const char *conv_program_flag(const conv_program *prog, const conv_cli_options *opt,
+                              const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_PROGRAM_H */

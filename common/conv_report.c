@@ -1,0 +1,308 @@
+#include "conv_report.h"
+
+#include <string.h>
+
+#include "conv_harness.h"
+
+static const char *const state_names[] = {"pending", "ok", "failed", "skipped", "error"};
+
+void conv_report_ref_key(const char *ref_name, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "vs_%s", ref_name);
+    for (size_t i = 3; i < n && i < len; ++i)
+        if (buf[i] == ' ' || buf[i] == ',')
+            buf[i] = '_';
+}
+
+conv_status conv_report_open(conv_report *r, const char *csv_path, const char *json_path,
+                             conv_msg *msg)
+{
+    r->csv = r->json = NULL;
+    r->csv_path = csv_path;
+    r->json_path = json_path;
+    r->json_problems = 0;
+    if (csv_path != NULL && (r->csv = fopen(csv_path, "w")) == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cannot write --csv file '%s'", csv_path);
+    if (json_path != NULL && (r->json = fopen(json_path, "w")) == NULL) {
+        fclose(r->csv);
+        r->csv = NULL;
+        return conv_fail(msg, CONV_ERR_INVALID, "cannot write --json file '%s'", json_path);
+    }
+    return CONV_OK;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double v)
+{
+    if (v > 0.0)
+        fprintf(f, "%.6g", v);
+    else
+        fprintf(f, "null");
+}
+
+static void host_cpu(char *cpu, size_t len)
+{
+    snprintf(cpu, len, "unknown CPU");
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    if (cpuinfo == NULL)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, cpuinfo) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            snprintf(cpu, len, "%s", colon + 2);
+            cpu[strcspn(cpu, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(cpuinfo);
+}
+
+/* The program's name without its build folder, then the arguments. */
+static const char *command_word(char **argv, int i)
+{
+    const char *slash = i == 0 ? strrchr(argv[0], '/') : NULL;
+    return slash ? slash + 1 : argv[i];
+}
+
+void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_gbps, int argc,
+                       char **argv)
+{
+    char date[64], versions[160] = "", cpu[128];
+    conv_format_utc_now(date, sizeof date);
+    host_cpu(cpu, sizeof cpu);
+    if (info != NULL)
+        conv_format_versions(info, versions, sizeof versions);
+    if (r->csv != NULL) {
+        if (info != NULL)
+            fprintf(r->csv, "# gpu: %s, %d SMs, %.0f MHz, FP32 peak %.1f TFLOP/s, %s\n", info->name,
+                    info->sm_count, info->sm_clock_khz / 1e3, info->peak_fp32_gflops / 1e3,
+                    versions);
+        fprintf(r->csv, "# host: %s\n# date: %s\n# command:", cpu, date);
+        for (int i = 0; i < argc; ++i)
+            fprintf(r->csv, " %s", command_word(argv, i));
+        fprintf(r->csv, "\n");
+        if (d2d_gbps > 0.0)
+            fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
+        fprintf(r->csv, "%sversion,median_ms,gflops,pct_peak%s", r->problem_column ? "problem," : "",
+                r->bandwidth_column ? ",gbps" : "");
+        for (int i = 0; i < r->n_refs; ++i) {
+            char key[64];
+            conv_report_ref_key(r->ref_names[i], key, sizeof key);
+            fprintf(r->csv, ",%s", key);
+        }
+        fprintf(r->csv, ",status,verdict\n");
+    }
+    if (r->json != NULL) {
+        FILE *f = r->json;
+        fprintf(f, "{\n  \"gpu\": ");
+        if (info != NULL)
+            json_string(f, info->name);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\n  \"versions\": ");
+        if (info != NULL)
+            json_string(f, versions);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\n  \"peak_fp32_gflops\": ");
+        json_number(f, info != NULL ? info->peak_fp32_gflops : 0.0);
+        fprintf(f, ",\n  \"d2d_gbps\": ");
+        json_number(f, d2d_gbps);
+        fprintf(f, ",\n  \"host\": ");
+        json_string(f, cpu);
+        fprintf(f, ",\n  \"date\": ");
+        json_string(f, date);
+        fprintf(f, ",\n  \"command\": [");
+        for (int i = 0; i < argc; ++i) {
+            fprintf(f, i ? ", " : "");
+            json_string(f, command_word(argv, i));
+        }
+        fprintf(f, "],\n  \"problems\": [");
+    }
+}
+
+/* The numbers of one row, from its measurement (0 where it did not run). */
+typedef struct {
+    double ms, gflops, gbps, pct_peak;
+    double vs[CONV_MAX_REFS];
+    const char *verdict;
+} row_numbers;
+
+static row_numbers numbers(const conv_report *r, const conv_params *p, const conv_row *row,
+                           const double *ref_ms, double peak_gflops)
+{
+    row_numbers n;
+    memset(&n, 0, sizeof n);
+    int ran = row->state == CONV_ROW_OK || row->state == CONV_ROW_FAILED;
+    n.ms = ran ? row->res.timing.median_ms : 0.0;
+    if (n.ms > 0.0) {
+        n.gflops = conv_flops(p) / (n.ms * 1e6);
+        n.gbps = conv_min_bytes(p) / (n.ms * 1e6);
+        n.pct_peak = peak_gflops > 0.0 ? 100.0 * n.gflops / peak_gflops : 0.0;
+        for (int i = 0; i < r->n_refs; ++i)
+            n.vs[i] = ref_ms[i] > 0.0 ? ref_ms[i] / n.ms : 0.0;
+    }
+    n.verdict = ran ? row->res.verdict : row->why;
+    return n;
+}
+
+static void print_header(const conv_report *r, FILE *out)
+{
+    fprintf(out, "%-28s %11s %10s %7s", "version", "median ms", "GFLOP/s", "% peak");
+    if (r->bandwidth_column)
+        fprintf(out, " %8s", "GB/s");
+    for (int i = 0; i < r->n_refs; ++i) {
+        char head[48];
+        snprintf(head, sizeof head, "vs %s", r->ref_names[i]);
+        fprintf(out, " %11s", head);
+    }
+    fprintf(out, "  verdict\n");
+}
+
+static void print_row(const conv_report *r, FILE *out, const conv_row *row, const row_numbers *n)
+{
+    fprintf(out, "%-28s ", row->label[0] ? row->label : row->name);
+    if (n->ms > 0.0) {
+        char peak[16] = "-";
+        if (n->pct_peak > 0.0)
+            snprintf(peak, sizeof peak, "%.1f", n->pct_peak);
+        fprintf(out, "%11.4f %10.1f %7s", n->ms, n->gflops, peak);
+        if (r->bandwidth_column)
+            fprintf(out, " %8.1f", n->gbps);
+    } else {
+        fprintf(out, "%11s %10s %7s", "-", "-", "-");
+        if (r->bandwidth_column)
+            fprintf(out, " %8s", "-");
+    }
+    for (int i = 0; i < r->n_refs; ++i) {
+        char v[32] = "-";
+        if (n->vs[i] > 0.0)
+            snprintf(v, sizeof v, "%.2fx", n->vs[i]);
+        fprintf(out, " %11s", v);
+    }
+    fprintf(out, "  %s\n", n->verdict);
+}
+
+static void csv_row(const conv_report *r, const char *name, const conv_row *row,
+                    const row_numbers *n)
+{
+    FILE *f = r->csv;
+    if (r->problem_column)
+        fprintf(f, "\"%s\",", name);
+    fprintf(f, "\"%s\",", row->label[0] ? row->label : row->name);
+    if (n->ms > 0.0) {
+        fprintf(f, "%.6f,%.3f,", n->ms, n->gflops);
+        if (n->pct_peak > 0.0)
+            fprintf(f, "%.1f", n->pct_peak);
+    } else {
+        fprintf(f, ",,");
+    }
+    if (r->bandwidth_column) {
+        if (n->ms > 0.0)
+            fprintf(f, ",%.2f", n->gbps);
+        else
+            fprintf(f, ",");
+    }
+    for (int i = 0; i < r->n_refs; ++i) {
+        if (n->vs[i] > 0.0)
+            fprintf(f, ",%.4f", n->vs[i]);
+        else
+            fprintf(f, ",");
+    }
+    fprintf(f, ",%s,\"", state_names[row->state]);
+    for (const char *c = n->verdict; *c; ++c) /* verdicts contain commas, never quotes */
+        fputc(*c == '"' ? '\'' : *c, f);
+    fprintf(f, "\"\n");
+}
+
+static void json_problem(conv_report *r, const char *name, const conv_params *p,
+                         const conv_row *rows, int n_rows, const row_numbers *nums)
+{
+    FILE *f = r->json;
+    char desc[256];
+    conv_params_describe(p, desc, sizeof desc);
+    fprintf(f, "%s\n    {\"name\": ", r->json_problems++ ? "," : "");
+    json_string(f, name);
+    fprintf(f, ", \"shape\": ");
+    json_string(f, desc);
+    fprintf(f, ", \"gflop\": %.6g, \"min_bytes\": %.6g,\n     \"rows\": [", conv_flops(p) / 1e9,
+            conv_min_bytes(p));
+    for (int i = 0; i < n_rows; ++i) {
+        const row_numbers *n = &nums[i];
+        fprintf(f, "%s\n       {\"version\": ", i ? "," : "");
+        json_string(f, rows[i].label[0] ? rows[i].label : rows[i].name);
+        fprintf(f, ", \"median_ms\": ");
+        json_number(f, n->ms);
+        fprintf(f, ", \"gflops\": ");
+        json_number(f, n->gflops);
+        fprintf(f, ", \"gbps\": ");
+        json_number(f, n->gbps);
+        for (int k = 0; k < r->n_refs; ++k) {
+            char key[64];
+            conv_report_ref_key(r->ref_names[k], key, sizeof key);
+            fprintf(f, ", \"%s\": ", key);
+            json_number(f, n->vs[k]);
+        }
+        fprintf(f, ", \"status\": \"%s\", \"verdict\": ", state_names[rows[i].state]);
+        json_string(f, n->verdict);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]}");
+}
+
+#define MAX_ROWS 128
+
+void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv_params *p,
+                         const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
+                         double peak_gflops)
+{
+    row_numbers nums[MAX_ROWS];
+    if (n_rows > MAX_ROWS)
+        n_rows = MAX_ROWS;
+    for (int i = 0; i < n_rows; ++i)
+        nums[i] = numbers(r, p, &rows[i], ref_ms, peak_gflops);
+    print_header(r, out);
+    for (int i = 0; i < n_rows; ++i) {
+        print_row(r, out, &rows[i], &nums[i]);
+        if (r->csv != NULL)
+            csv_row(r, name, &rows[i], &nums[i]);
+    }
+    if (r->csv != NULL)
+        fflush(r->csv);
+    if (r->json != NULL)
+        json_problem(r, name, p, rows, n_rows, nums);
+}
+
+static conv_status close_file(FILE **f, const char *flag, const char *path, conv_msg *msg)
+{
+    if (*f == NULL)
+        return CONV_OK;
+    int bad = ferror(*f) != 0;
+    bad |= fclose(*f) != 0;
+    *f = NULL;
+    return bad ? conv_fail(msg, CONV_ERR_INVALID, "writing --%s file '%s' failed", flag, path)
+               : CONV_OK;
+}
+
+conv_status conv_report_close(conv_report *r, conv_msg *msg)
+{
+    if (r->json != NULL)
+        fprintf(r->json, "\n  ]\n}\n");
+    conv_status st = close_file(&r->csv, "csv", r->csv_path, msg);
+    conv_status st2 = close_file(&r->json, "json", r->json_path, msg);
+    return st != CONV_OK ? st : st2;
+}

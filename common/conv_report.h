@@ -1,0 +1,77 @@
+/* The results of a run, written three ways from the same rows: the text table
+ * every program prints, and on request a CSV file and a JSON file.
+ *
+ * Table (one row per conv_row):
+ *   version   median ms   GFLOP/s   % peak   [GB/s]   vs <ref1> ...   verdict
+ * "vs <ref>" is the reference's time over the row's (above 1: the row is
+ * faster); "-" where either did not run.
+ *
+ * CSV: comment lines "# gpu: ...", "# host: ...", "# date: ...",
+ * "# command: ..." (and "# d2d_gbps: ..." where the copy bandwidth was
+ * measured), then
+ *   [problem,]version,median_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,status,verdict
+ * with status one of ok, failed, skipped, error. scripts/doc_tables.py turns
+ * such a file into the results table of a lecture note.
+ *
+ * JSON: {"gpu", "versions", "peak_fp32_gflops", "date", "command",
+ * "problems": [{"name", "shape", "gflop", "min_bytes", "rows": [{"version",
+ * "median_ms", "gflops", "gbps", "vs_<ref>"..., "status", "verdict"}]}]},
+ * with the same key names as the CSV columns.
+ *
+ * The files are opened by conv_report_open before any work, so that a path
+ * that cannot be written is a command-line error, not a lost run. */
+#ifndef CONV_REPORT_H
+#define CONV_REPORT_H
+
+#include <stdio.h>
+
+#include "conv_device.h"
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    /* set by the program before conv_report_begin */
+    int n_refs;
+    const char *ref_names[CONV_MAX_REFS]; /* e.g. "cuDNN", "serial", "step 02" */
+    int bandwidth_column;                 /* a GB/s column (the problem's minimum bytes) */
+    int problem_column;                   /* the CSV starts with the problem's name */
+    /* internal */
+    FILE *csv, *json;
+    const char *csv_path, *json_path;
+    int json_problems;
+} conv_report;
+
+/* Opens the CSV and JSON files (either path may be NULL). CONV_ERR_INVALID
+ * with one line naming the file when one cannot be written. */
+conv_status conv_report_open(conv_report *r, const char *csv_path, const char *json_path,
+                             conv_msg *msg);
+
+/* Writes the files' headers: the device (NULL: none), the host CPU, the date,
+ * the command line, the copy bandwidth (0: not measured). */
+void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_gbps, int argc,
+                       char **argv);
+
+/* One problem's rows: the text table to `out`, and the same rows to the files.
+ * name is the problem's name (written in the CSV's problem column and the
+ * JSON; "" for a single problem), ref_ms the references' times (0: none),
+ * peak_gflops the device's FP32 peak (0: no "% peak"). */
+void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv_params *p,
+                         const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
+                         double peak_gflops);
+
+/* Finishes and closes the files; CONV_ERR_INVALID naming the file when a
+ * write failed (a full disk). */
+conv_status conv_report_close(conv_report *r, conv_msg *msg);
+
+/* The CSV and JSON name of a reference column: "vs_" + the name with spaces
+ * and commas as '_' ("naive GPU" -> "vs_naive_GPU"). */
+void conv_report_ref_key(const char *ref_name, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_REPORT_H */

@@ -1,0 +1,121 @@
+/* Rows: what a program measures, one row per kernel or reference.
+ *
+ * Each step exports its kernels once, as rows (e.g. conv_naive_rows() in
+ * 02_naive_gpu/naive_rows.h); the step's program, conv_bench and the tests
+ * all use that one list. A row says how to run the kernel (a device or a host
+ * convolution with its context), which problems it supports (check, no CUDA
+ * call) and what it needs around a measurement (setup and teardown, e.g. a
+ * workspace; annotate, e.g. stage times). References (step 01 on the CPU,
+ * cuDNN, cuBLAS, an earlier step, the copy bandwidth) are rows too: their
+ * times fill the "vs" columns of the table.
+ *
+ * One policy for every row, references included:
+ *   a row that does not support the problem (its check, or its launcher,
+ *     returns CONV_ERR_UNSUPPORTED or CONV_ERR_INVALID; a library that was not
+ *     built, CONV_ERR_UNAVAILABLE) is skipped, with that line as the reason;
+ *   any other error while it runs (CUDA, cuDNN, cuBLAS, out of memory) is an
+ *     error, and a result that fails verification is a failure: both fail
+ *     the run (exit status 1). */
+#ifndef CONV_ROWS_H
+#define CONV_ROWS_H
+
+#include "conv_harness.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reference columns a table may have. */
+#define CONV_MAX_REFS 4
+
+typedef enum {
+    CONV_ROW_DEVICE, /* conv(ctx, ...) through conv_gpu_problem_measure */
+    CONV_ROW_HOST,   /* host(...) through conv_gpu_problem_measure_host */
+    CONV_ROW_CUDNN,  /* conv_gpu_problem_measure_cudnn; the algorithm joins the name */
+    CONV_ROW_COPY    /* a reference: the device-to-device copy of the problem's minimum
+                        bytes at the measured copy bandwidth */
+} conv_row_kind;
+
+typedef enum {
+    CONV_ROW_PENDING = 0,
+    CONV_ROW_OK,      /* measured and verified */
+    CONV_ROW_FAILED,  /* measured, wrong result */
+    CONV_ROW_SKIPPED, /* does not support the problem (the reason in why) */
+    CONV_ROW_ERROR    /* a runtime error (the message in why) */
+} conv_row_state;
+
+typedef struct {
+    int warmup, repeat;           /* device rows */
+    int host_warmup, host_repeat; /* host rows */
+    double d2d_gbps;              /* the copy bandwidth, for CONV_ROW_COPY rows */
+} conv_run_opts;
+
+typedef struct conv_row conv_row;
+struct conv_row {
+    /* ---- set by the step's rows function ---- */
+    const char *name; /* as printed, e.g. "naive grid-stride (1D)" */
+    const char *key;  /* the value of the program's selection flag that picks it (NULL: any) */
+    conv_row_kind kind;
+    conv_gpu_conv conv;
+    conv_host_conv host;
+    void *ctx;
+    /* Does the row support p? No CUDA call. NULL: every valid problem. */
+    conv_status (*check)(void *ctx, const conv_params *p, conv_msg *msg);
+    /* Before its measurement (a workspace, a library handle) and after it. */
+    conv_status (*setup)(void *ctx, conv_gpu_problem *pb, conv_msg *msg);
+    void (*teardown)(void *ctx);
+    /* After a verified measurement: extra measurements appended to the
+     * verdict (e.g. "; im2col 0.2 + GEMM 1.3 ms"). */
+    conv_status (*annotate)(void *ctx, conv_gpu_problem *pb, const conv_run_opts *o, char *note,
+                            size_t len, conv_msg *msg);
+    /* ---- set by the program ---- */
+    int ref; /* >= 0: this row's time fills the table's reference column `ref`; else -1 */
+    /* ---- filled by conv_rows_check and conv_rows_run ---- */
+    conv_row_state state;
+    conv_gpu_result res;
+    char label[96];              /* name as printed (cuDNN: with its algorithm) */
+    char why[CONV_MSG_LEN + 16]; /* "skipped: ..." or "error: ..." */
+};
+
+/* A row with every field zero but these (ref -1). */
+conv_row conv_row_device(const char *name, const char *key, conv_gpu_conv conv, void *ctx);
+conv_row conv_row_host(const char *name, const char *key, conv_host_conv host);
+conv_row conv_row_cudnn(void);
+conv_row conv_row_copy(void);
+
+/* Marks a row skipped before it runs (e.g. "estimated 40 s per run"). */
+void conv_row_skip(conv_row *row, const char *reason);
+
+/* Makes the rows whose key is `key` the reference of column `ref`. */
+void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref);
+
+/* Copies the rows a selection keeps (rows without a key, references, and
+ * rows whose key conv_cli_selects(select, key)) to the front; returns how
+ * many. select NULL keeps every row. */
+int conv_rows_select(conv_row *rows, int n_rows, const char *select);
+
+/* Runs every row's check on p: rows that do not support it become
+ * CONV_ROW_SKIPPED with the reason. Returns how many rows that are not
+ * references can still run, and the reason of the first that cannot in
+ * first_why (may be NULL). No CUDA call. */
+int conv_rows_check(conv_row *rows, int n_rows, const conv_params *p, char *first_why,
+                    size_t why_len);
+
+/* Drops device, cuDNN and copy rows (a machine without a GPU); returns how
+ * many rows are left. */
+int conv_rows_host_only(conv_row *rows, int n_rows);
+
+/* Measures the rows still pending on the problem: references first (their
+ * times go to ref_ms[row.ref], 0 when a reference did not run), then the
+ * others. Returns the number of failed and erroneous rows. */
+int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, const conv_run_opts *o,
+                  double ref_ms[CONV_MAX_REFS]);
+
+/* The fastest verified row that is not a reference (-1 if none). */
+int conv_rows_fastest(const conv_row *rows, int n_rows);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_ROWS_H */
