@@ -105,8 +105,17 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
  * compiler issue a chunk's shared loads together ahead of their uses.
  * ROWS = 8 is an unexplained outlier (0.24 ms; 0.18 ms in the copying
  * version): see docs/04_tiled_2d.md. */
+/* On sm_120 ptxas, left without a blocks-per-SM hint, held the ROWS = 16
+ * version to 72 registers and spilled 12 bytes; the hint "1 block" lifts that
+ * limit there. Elsewhere the kernel compiles without the hint, as measured. */
+#if __CUDA_ARCH__ >= 1200
+#define S1_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, 1)
+#else
+#define S1_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
+
 template <int TILE_W, int TILE_H, int ROWS>
-__global__ void __launch_bounds__(TILE_W *(TILE_H / ROWS))
+__global__ void S1_LAUNCH_BOUNDS(TILE_W *(TILE_H / ROWS))
     conv2d_tiled_s1_kernel(const float *__restrict__ x, float *__restrict__ y, int N, int H, int W,
                            int R, int S, int pad_h, int pad_w, int P, int Q)
 {

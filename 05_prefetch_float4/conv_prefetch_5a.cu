@@ -38,12 +38,19 @@
  * overlap (tile_commit). */
 #define PREFETCH_5A_ITEMS 3
 
-/* Registers: one warp per block, and an SM holds at most 32 blocks; with
- * __launch_bounds__(32) alone ptxas let the 6x6 version spill 4 bytes on
- * sm_90 at 128 registers; asking for 16 resident blocks keeps the same 128
- * registers and no spill on every architecture (scripts/check-device-code.sh). */
+/* Registers: with __launch_bounds__(32) alone, ptxas gave the 6x6 version 128
+ * registers and a 4-byte spill on sm_90. Promising 16 resident blocks (one
+ * warp each) keeps the 128 registers without the spill from sm_80 on; on
+ * Turing the 5x5 version then spills, so there it promises 12 (up to 170
+ * registers). scripts/check-device-code.sh checks every architecture. */
+#if __CUDA_ARCH__ >= 800 || !defined(__CUDA_ARCH__)
+#define PREFETCH_5A_MIN_BLOCKS 16
+#else
+#define PREFETCH_5A_MIN_BLOCKS 12
+#endif
+
 template <int F, int KC>
-__global__ void __launch_bounds__(32, 16)
+__global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
     conv2d_prefetch_5a_kernel(const float *__restrict__ x, const float *__restrict__ w,
                        float *__restrict__ y, prefetch_args a)
 {

@@ -121,8 +121,17 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
  * at 128 (2 blocks of 256 threads, no spills) lets 3 run and cut layer 2 from
  * 2.73 to 2.16 ms on an H100. Splitting K = 16 into two chunks of 8 (OW = 4,
  * 118 registers) measured 2.66 ms: twice the weight loads per FMA. */
+/* That cap fits Hopper and Blackwell; on Turing and Ampere ptxas cannot keep
+ * the 64 accumulators in 128 registers without spilling (132 to 268 bytes),
+ * so there the cap is lifted (one block of 256 threads per SM promised). */
+#if __CUDA_ARCH__ >= 900 || !defined(__CUDA_ARCH__)
+#define PREFETCH_5B_MIN_BLOCKS_KC16 2
+#else
+#define PREFETCH_5B_MIN_BLOCKS_KC16 1
+#endif
+
 template <int F, int KC, int OW>
-__global__ void __launch_bounds__(256, KC == 16 ? 2 : 1)
+__global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 1)
     conv2d_prefetch_5b_kernel(const float *__restrict__ x, const float *__restrict__ w,
                        float *__restrict__ y, prefetch_args a)
 {

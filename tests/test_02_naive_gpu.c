@@ -4,6 +4,7 @@
 
 #include "conv_cpu.h"
 #include "conv_naive.h"
+#include "naive_rows.h"
 #include "conv_test_support.h"
 
 /* Which kernel an adapter call runs, and the grid cap of the grid-stride one. */
@@ -168,4 +169,22 @@ Test(conv2d_naive_validation, rejects_padding_beyond_the_int_index_range)
     p.pad_w = INT_MAX / 2;
     p.stride_w = 1 << 20;
     expect_rejected(&p, FAKE_D, FAKE_D, FAKE_D, CONV_ERR_UNSUPPORTED, "--pad-w");
+}
+
+/* The rows the program and conv_bench run, checked like the kernels above. */
+Test(gpu_conv2d_naive_rows, every_row_matches_step01_on_the_usual_shapes_in_both_layouts)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    for (size_t i = 0; i < 2 * n; ++i) {
+        conv_params p = table[i % n];
+        p.layout = i < n ? CONV_LAYOUT_NCHW : CONV_LAYOUT_NHWC;
+        conv_row rows[4];
+        int count = conv_naive_rows(&p, NULL, rows, 4);
+        cr_assert_eq(count, 2);
+        for (int r = 0; r < count; ++r)
+            cr_assert(conv_test_check_row(&p, &rows[r], conv2d_cpu_serial), "%s skipped %s",
+                      rows[r].name, conv_shape_name(&p));
+    }
 }

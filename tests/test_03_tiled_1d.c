@@ -6,6 +6,7 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_tiled_1d.h"
+#include "tiled_1d_rows.h"
 
 /* Widths: 1 and 2 (smaller than any mask), both tile sizes -1/0/+1 (strategy
  * 2's 256 and strategies 1 and 3's 1024), primes, and 10^6 + 3. */
@@ -54,7 +55,7 @@ static void run_device(conv1d_strategy s, buffers *b, size_t width, int m)
     CONV_ASSERT_OK(conv_device_upload(b->d_x, b->h_x, width, &msg), msg);
     CONV_ASSERT_OK(conv1d_upload_mask(b->h_mask, m, 0, &msg), msg);
     CONV_ASSERT_OK(conv_device_poison(b->d_y, width, &msg), msg);
-    conv_status st = conv1d_run(s, b->d_x, b->d_y, (long long)width, m, 0, &msg);
+    conv_status st = conv1d_tiled(s, b->d_x, b->d_y, (long long)width, m, 0, &msg);
     cr_assert_eq(st, CONV_OK, "%s, width %zu, mask %d: %s", conv1d_strategy_name(s), width, m,
                  msg.text);
     cudaError_t e = cudaDeviceSynchronize();
@@ -90,6 +91,25 @@ static int largest_mask_under_sanitizer(conv1d_strategy s, size_t width)
     return width == 1 || width == tile - 1 || width == tile || width == tile + 1;
 }
 
+/* Strategy 1 keeps the input tile in shared memory: 4 * (1024 + M - 1) bytes,
+ * above 48 KB for masks wider than about 11,000. Where the device (or
+ * CONV_SMEM_LIMIT_KB) allows less, the launcher refuses the mask with one line
+ * naming the limit, and launches nothing. */
+static int fits_shared_memory(conv1d_strategy s, int m)
+{
+    return s != CONV1D_S1 || (size_t)(CONV1D_TILE + m - 1) * sizeof(float) <= conv_smem_limit();
+}
+
+static void expect_refused_for_shared_memory(conv1d_strategy s, buffers *b, size_t width, int m)
+{
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv1d_upload_mask(b->h_mask, m, 0, &msg), msg);
+    conv_status st = conv1d_tiled(s, b->d_x, b->d_y, (long long)width, m, 0, &msg);
+    cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s, mask %d beyond the shared-memory limit: %s",
+                 conv1d_strategy_name(s), m, conv_status_name(st));
+    cr_assert(strstr(msg.text, "shared memory") != NULL, "message: %s", msg.text);
+}
+
 static void check_strategy(conv1d_strategy s)
 {
     const int masks[N_MASKS] = {1, 3, 5, 7, conv1d_max_mask_width(s)};
@@ -107,6 +127,10 @@ static void check_strategy(conv1d_strategy s)
                 continue;
             conv_msg msg = {{0}};
             uint64_t seed = 1000 * i + (uint64_t)k;
+            if (!fits_shared_memory(s, m)) {
+                expect_refused_for_shared_memory(s, &b, width, m);
+                continue;
+            }
             conv_fill_small_int(b.h_x, width, seed, -3, 3);
             conv_fill_small_int(b.h_mask, (size_t)m, seed + 1, -3, 3);
             CONV_ASSERT_OK(conv1d_cpu_same(b.h_x, width, b.h_mask, m, b.h_want, &msg), msg);
@@ -162,7 +186,7 @@ Test(gpu_conv1d_mask, refuses_a_launch_with_a_width_other_than_the_uploaded_one)
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv1d_upload_mask(b.h_mask, 7, 0, &msg), msg);
     for (int s = 0; s < CONV1D_N_STRATEGIES; ++s) {
-        conv_status st = conv1d_run((conv1d_strategy)s, b.d_x, b.d_y, 64, 5, 0, &msg);
+        conv_status st = conv1d_tiled((conv1d_strategy)s, b.d_x, b.d_y, 64, 5, 0, &msg);
         cr_assert_eq(st, CONV_ERR_INVALID, "%s ran with mask 5 after uploading 7",
                      conv1d_strategy_name((conv1d_strategy)s));
         cr_assert(strstr(msg.text, "conv1d_upload_mask") != NULL, "message: %s", msg.text);
@@ -180,7 +204,7 @@ static void expect_all_reject(const float *d_x, float *d_y, long long width, int
 {
     for (int s = 0; s < CONV1D_N_STRATEGIES; ++s) {
         conv_msg msg = {{0}};
-        conv_status st = conv1d_run((conv1d_strategy)s, d_x, d_y, width, m, 0, &msg);
+        conv_status st = conv1d_tiled((conv1d_strategy)s, d_x, d_y, width, m, 0, &msg);
         cr_assert_eq(st, CONV_ERR_INVALID, "%s: width %lld mask %d: status %s (%s)",
                      conv1d_strategy_name((conv1d_strategy)s), width, m, conv_status_name(st),
                      msg.text);

@@ -6,6 +6,7 @@
 #include "conv_cpu.h"
 #include "conv_test_support.h"
 #include "conv_tiled_2d.h"
+#include "tiled_2d_rows.h"
 
 static const conv_tiled_strategy single_strategies[] = {CONV_TILED_S1, CONV_TILED_S2,
                                                         CONV_TILED_S3};
@@ -216,7 +217,7 @@ static void expect_accepted(conv_tiled_strategy strategy, int config, conv_tiled
 {
     conv_tiled_choice choice = {strategy, config, weights};
     conv_msg msg = {{0}};
-    conv_status st = conv2d_tiled_check(&choice, p, fake, fake, fake, &msg);
+    conv_status st = conv2d_tiled_check(&choice, p, &msg);
     cr_assert_eq(st, CONV_OK, "%s rejects %s: %s", conv2d_tiled_config_name(strategy, config),
                  conv_shape_name(p), msg.text);
 }
@@ -358,4 +359,36 @@ Test(conv2d_tiled_validation, rejects_more_tile_rows_than_the_grid_holds)
     /* P = 65536 * 64 rows: more than 65535 tiles of every configuration's height */
     conv_params p = conv_shape(1, 1, 65536 * 64, 1, 1, 1, 1, 0, 1, 1);
     expect_rejected_by_all(&p, fake, fake, fake, CONV_ERR_UNSUPPORTED, "grid y limit");
+}
+
+/* The rows the program and conv_bench run: the single-channel strategies for
+ * C = K = 1 only (unless selected), the multi-channel kernel always. */
+Test(conv2d_tiled_rows, list_the_single_channel_strategies_only_where_they_apply)
+{
+    conv_row rows[32];
+    conv_params one = conv_shape(1, 1, 40, 40, 1, 3, 3, 1, 1, 1);
+    conv_params many = conv_shape(1, 3, 40, 40, 2, 3, 3, 1, 1, 1);
+    int n_one = conv_tiled_2d_rows(&one, NULL, rows, 32);
+    int n_many = conv_tiled_2d_rows(&many, NULL, rows, 32);
+    cr_assert_gt(n_one, n_many);
+    for (int i = 0; i < n_many; ++i)
+        cr_assert_str_eq(rows[i].key, "mc");
+    int n_sel = conv_tiled_2d_rows(&many, "1", rows, 32);
+    cr_assert_gt(n_sel, n_many, "an explicit --strategy 1 lists strategy 1's rows");
+    conv_msg msg = {{0}};
+    cr_assert_eq(rows[0].check(rows[0].ctx, &many, &msg), CONV_ERR_UNSUPPORTED);
+    cr_assert(strstr(msg.text, "single-channel") != NULL, "%s", msg.text);
+}
+
+Test(gpu_conv2d_tiled_rows, every_row_matches_step01_on_the_usual_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    for (size_t i = 0; i < n; ++i) {
+        conv_row rows[32];
+        int count = conv_tiled_2d_rows(&table[i], NULL, rows, 32);
+        for (int r = 0; r < count; ++r)
+            conv_test_check_row(&table[i], &rows[r], conv2d_cpu_serial);
+    }
 }

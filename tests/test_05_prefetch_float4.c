@@ -1,11 +1,12 @@
 /* Step 05: kernels 5a (both loop orders) and 5b against step 01, exactly on
  * small integers and within the error bound on random floats, over the shape
- * table of the issue; plus the rejections that happen before any launch. */
+ * table; plus the rejections that happen before any launch. */
 #include <stdint.h>
 #include <string.h>
 
 #include "conv_cpu.h"
 #include "conv_prefetch.h"
+#include "prefetch_rows.h"
 #include "conv_test_support.h"
 
 static const conv_prefetch_variant all_variants[] = {CONV_PREFETCH_5A, CONV_PREFETCH_5A_OC_OUTER,
@@ -160,7 +161,8 @@ static conv_status run_shifted(void *ctx, const conv_params *p, const float *d_x
                     msg);
     CONV_CUDA_CHECK(cudaMemsetAsync(s->y, 0xFF, (ny + s->offset) * sizeof(float), stream), msg);
     conv_status st =
-        conv2d_prefetch(s->v, p, s->x + s->offset, s->w + s->offset, s->y + s->offset, stream, msg);
+        conv2d_prefetch_conv((void *)&s->v, p, s->x + s->offset, s->w + s->offset, s->y + s->offset,
+                             stream, msg);
     if (st != CONV_OK)
         return st;
     CONV_CUDA_CHECK(cudaMemcpyAsync(d_y, s->y + s->offset, ny * sizeof(float),
@@ -208,7 +210,7 @@ static void expect_rejected(const conv_params *p, const float *x, const float *w
 {
     for (size_t i = 0; i < N_VARIANTS; ++i) {
         conv_msg msg = {{0}};
-        conv_status st = conv2d_prefetch(all_variants[i], p, x, w, y, 0, &msg);
+        conv_status st = conv2d_prefetch_conv((void *)&all_variants[i], p, x, w, y, 0, &msg);
         cr_assert_eq(st, want, "%s: status %s, want %s (%s)",
                      conv_prefetch_variant_name(all_variants[i]), conv_status_name(st),
                      conv_status_name(want), msg.text);
@@ -269,7 +271,7 @@ Test(conv2d_prefetch_plan, covers_the_output_within_the_limits)
                     for (size_t v = 0; v < N_VARIANTS; ++v) {
                         conv_prefetch_plan pl;
                         conv_msg msg = {{0}};
-                        CONV_ASSERT_OK(conv2d_prefetch_plan(all_variants[v], &p, &pl, &msg), msg);
+                        CONV_ASSERT_OK(conv2d_prefetch_plan(all_variants[v], &p, 48 * 1024, &pl, &msg), msg);
                         const int P = conv_out_h(&p), Q = conv_out_w(&p);
                         cr_assert(pl.tx * pl.ty <= 256 && pl.tx * pl.ty >= 1);
                         cr_assert(pl.smem_bytes <= 48 * 1024, "%zu bytes", pl.smem_bytes);
@@ -298,20 +300,53 @@ Test(conv2d_prefetch_plan, picks_the_specialised_kernels_for_the_benchmark_probl
     conv_prefetch_plan pl;
     conv_msg msg = {{0}};
     conv_params p = conv_params_default(); /* lecture: K = 6, 6x6 */
-    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, &pl, &msg), msg);
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 48 * 1024, &pl, &msg), msg);
     cr_assert_eq(pl.filter, 6);
     cr_assert_eq(pl.kc, 6);
     cr_assert_eq(pl.ow, 8);
     p = shape(10000, 1, 86, 86, 4, 7, 7, 0); /* ECE408 layer 1 */
-    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, &pl, &msg), msg);
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 48 * 1024, &pl, &msg), msg);
     cr_assert_eq(pl.filter, 7);
     cr_assert_eq(pl.kc, 4);
     p = shape(10000, 4, 40, 40, 16, 7, 7, 0); /* ECE408 layer 2 */
-    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, &pl, &msg), msg);
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 48 * 1024, &pl, &msg), msg);
     cr_assert_eq(pl.filter, 7);
     cr_assert_eq(pl.kc, 16);
     cr_assert_eq(pl.ow, 4);
     p = shape(1, 2, 20, 20, 3, 3, 5, 0); /* not square: generic */
-    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, &pl, &msg), msg);
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 48 * 1024, &pl, &msg), msg);
     cr_assert_eq(pl.filter, 0);
+}
+
+/* The plan follows the device's shared-memory limit: a 16x16 filter with
+ * 16 channels per block gets taller blocks where a block may use more than
+ * 48 KB, and a limit too small for any block is an error naming it. */
+Test(conv2d_prefetch_plan, grows_blocks_with_the_shared_memory_limit_and_names_a_limit_too_small)
+{
+    conv_params p = shape(1, 4, 200, 200, 16, 16, 16, 0);
+    conv_prefetch_plan small, big;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 48 * 1024, &small, &msg), msg);
+    CONV_ASSERT_OK(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 227 * 1024, &big, &msg), msg);
+    cr_assert(small.smem_bytes <= 48 * 1024 && big.smem_bytes <= 227 * 1024);
+    cr_assert_gt(big.ty, small.ty, "rows per block: %d with 227 KB, %d with 48 KB", big.ty,
+                 small.ty);
+    cr_assert_eq(conv2d_prefetch_plan(CONV_PREFETCH_5B, &p, 16 * 1024, &small, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    cr_assert(strstr(msg.text, "shared memory") != NULL, "%s", msg.text);
+}
+
+/* The rows the program and conv_bench run, checked like the kernels above. */
+Test(gpu_conv2d_prefetch, every_row_of_the_step_matches_step01_on_the_usual_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    for (size_t i = 0; i < n; ++i) {
+        conv_row rows[8];
+        int count = conv_prefetch_rows(&table[i], NULL, rows, 8);
+        cr_assert_eq(count, 3);
+        for (int r = 0; r < count; ++r)
+            conv_test_check_row(&table[i], &rows[r], conv2d_cpu_serial);
+    }
 }
