@@ -6,11 +6,11 @@
 
 #include "bench_problems.h"
 #include "conv_cpu.h"
+#include "conv_im2col_gemm.h"
 #include "conv_naive.h"
 #include "conv_prefetch.h"
 #include "conv_tiled_1d.h"
 #include "conv_tiled_2d.h"
-#include "im2col_gemm.h"
 
 void bench_ref_names(const char **names)
 {
