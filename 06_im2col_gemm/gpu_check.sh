@@ -31,7 +31,10 @@ for part in $parts; do
   test)
     CONV_REQUIRE_GPU=1 timeout 200 ctest --test-dir "$B" --output-on-failure -LE sanitize -R test_06 \
       >"$OUT/ctest.log" 2>&1
-    "$B/test_06_im2col_gemm" --jobs=1 --verbose --filter "gpu_*/*" >"$OUT/gpu_tests_verbose.log" 2>&1
+    : >"$OUT/gpu_tests_verbose.log"
+    for t in im2col gemm conv; do
+      "$B/test_06_$t" --jobs=1 --verbose --filter "gpu_*/*" >>"$OUT/gpu_tests_verbose.log" 2>&1
+    done
     tail -6 "$OUT/ctest.log"
     ;;
   sanitize)
@@ -43,10 +46,8 @@ for part in $parts; do
     done
     ;;
   tune)
-    extra=""; [ -e /usr/lib/x86_64-linux-gnu/libcudnn.so ] && extra="-lcudnn"
-    nvcc -O3 -arch=sm_90 -I06_im2col_gemm -Icommon 06_im2col_gemm/tune_6e.cu \
-      "$B/common/libconv_common.a" -lcublas $extra -lgomp -o "$B/tune_6e" >"$OUT/tune_build.log" 2>&1 &&
-      "$B/tune_6e" 2>&1 | tee "$OUT/tune.log"
+    cmake --build "$B" -j16 --target 06_tune_6e >"$OUT/tune_build.log" 2>&1 &&
+      "$B/bin/06_tune_6e" 2>&1 | tee "$OUT/tune.log"
     ;;
   pick)
     # Rebuild 6e/6f with the shape whose worst GEMM ratio to cuBLAS in tune.log
@@ -63,10 +64,14 @@ for part in $parts; do
       >>"$OUT/cmake.log" 2>&1 && cmake --build "$B" -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     ;;
   racecheck)
-    CONV_REQUIRE_GPU=1 CONV_UNDER_SANITIZER=racecheck timeout -k 5 "${SAN_TIMEOUT:-90}" \
-      compute-sanitizer --tool racecheck --target-processes all --error-exitcode 1 "$B/test_06_im2col_gemm" --jobs=1 --verbose \
-      --filter "gpu_*/*" >"$OUT/san_racecheck_verbose.log" 2>&1
-    echo "racecheck rc=$?"; grep -E "PASS|FAIL|Synthesis|ERROR" "$OUT/san_racecheck_verbose.log" | tail -40
+    : >"$OUT/san_racecheck_verbose.log"
+    for t in im2col gemm conv; do
+      CONV_REQUIRE_GPU=1 CONV_UNDER_SANITIZER=racecheck timeout -k 5 "${SAN_TIMEOUT:-90}" \
+        compute-sanitizer --tool racecheck --target-processes all --error-exitcode 1 "$B/test_06_$t" --jobs=1 --verbose \
+        --filter "gpu_*/*" >>"$OUT/san_racecheck_verbose.log" 2>&1
+      echo "racecheck test_06_$t rc=$?"
+    done
+    grep -E "PASS|FAIL|Synthesis|ERROR" "$OUT/san_racecheck_verbose.log" | tail -40
     ;;
   stalls)
     # Issue, FMA-pipe, shared-memory and stall metrics of 6e and of cuBLAS's
@@ -92,7 +97,7 @@ for part in $parts; do
     sections="--section SpeedOfLight --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis"
     timeout 120 ncu --kernel-name regex:"gemm_6e" --launch-skip 2 --launch-count 1 $sections \
       $bin --mode gemm --gemm 6e --m 4096 --n 4096 --k 4096 --warmup 2 --repeat 1 >"$OUT/06_ncu_6e_4096.txt" 2>&1
-    timeout 120 ncu --kernel-name regex:"conv2d_6f" --launch-skip 2 --launch-count 1 $sections \
+    timeout 120 ncu --kernel-name regex:"conv2d_implicit_gemm" --launch-skip 2 --launch-count 1 $sections \
       $bin --layout nhwc $lab --gemm 6f --warmup 2 --repeat 1 >"$OUT/06_ncu_6f_lab.txt" 2>&1
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Bank" \
       "$OUT/06_ncu_6e_4096.txt" "$OUT/06_ncu_6f_lab.txt" | head -30

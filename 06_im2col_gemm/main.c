@@ -19,8 +19,11 @@
 #include "conv_cublas.h"
 #include "conv_cuda.h"
 #include "conv_gpu_run.h"
+#include "conv_im2col_gemm.h"
 #include "conv_timer.h"
-#include "im2col_gemm.h"
+#include "gemm.h"
+#include "gemm_check.h"
+#include "im2col.h"
 
 #define PROGRAM       "06_im2col_gemm"
 #define GEMM_SAMPLES  1024

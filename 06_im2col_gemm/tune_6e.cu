@@ -1,13 +1,23 @@
-/* The tuning harness that chose 6e/6f's tile shape (not part of the CMake build): times shapes of
- * the double-buffered kernel against cuBLAS on the GEMMs of the benchmark and
- * on the lab convolution (6f). Built by hand on the GPU machine:
- *   nvcc -O3 -arch=sm_90 -I06_im2col_gemm -Icommon 06_im2col_gemm/tune_6e.cu \
- *        <build>/common/libconv_common.a -lcublas -lcudnn -lgomp -o tune */
-#include "gemm.cu"
-#include "im2col.cu"
+/* The tuning harness that chose 6e/6f's tile shape (the DBUF_* macros of
+ * gemm_dbuf.cuh): times shapes of the double-buffered kernel body against
+ * cuBLAS on the GEMMs of the benchmark (each result checked on sampled
+ * entries) and on the lab convolution (6f). Needs a GPU; built with the step
+ * as the program 06_tune_6e:
+ *   cmake --build <build> --target 06_tune_6e && <build>/bin/06_tune_6e
+ *
+ * Usage: 06_tune_6e [CONFIG_SUBSTRING [GEMM_SHAPES]]: only the configurations
+ * whose name contains the substring; with GEMM_SHAPES, only that many GEMM
+ * shapes and no convolutions (for ncu). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include <algorithm>
-#include <vector>
+#include <cuda_runtime.h>
+
+#include "conv_cublas.h"
+#include "conv_status.h"
+#include "gemm_check.h"
+#include "gemm_dbuf.cuh"
 
 template <int BM, int TM, int BK, int MINB, int WR>
 __global__ void __launch_bounds__(16 * BM / TM, MINB)
@@ -30,12 +40,12 @@ __global__ void __launch_bounds__(16 * BM / TM, MINB)
 typedef void (*gemm_fn)(int, int, int, const float *, const float *, float *, int);
 typedef void (*impl_fn)(int, int, int, const float *, const float *, float *, int, implicit_geom);
 
-struct cfg {
+typedef struct {
     const char *name;
     int bm, threads;
     gemm_fn g;
     impl_fn f;
-};
+} cfg;
 
 #define CFG(BM, TM, BK, MINB, WR)                                                                  \
     {                                                                                              \
@@ -46,63 +56,99 @@ struct cfg {
 /* The shipped shape first (64-row tile, BK 16, 3 blocks per SM), then its
  * neighbours: the 128-row tile with one block, BK 8 with two or four blocks,
  * 16 rows per thread (BK 8 or 16, two blocks), and cuBLAS's 256 x 128 tile. */
-static cfg cfgs[] = {CFG(64, 8, 16, 3, 4),   CFG(64, 8, 16, 3, 2), CFG(128, 8, 16, 1, 4),
-                     CFG(128, 8, 8, 2, 4),   CFG(64, 8, 8, 4, 4),  CFG(128, 16, 8, 2, 4),
-                     CFG(128, 16, 16, 2, 4), CFG(256, 16, 8, 1, 4)};
+static const cfg cfgs[] = {CFG(64, 8, 16, 3, 4),   CFG(64, 8, 16, 3, 2), CFG(128, 8, 16, 1, 4),
+                           CFG(128, 8, 8, 2, 4),   CFG(64, 8, 8, 4, 4),  CFG(128, 16, 8, 2, 4),
+                           CFG(128, 16, 16, 2, 4), CFG(256, 16, 8, 1, 4)};
+#define NCFGS (int)(sizeof cfgs / sizeof cfgs[0])
 
 /* Lets several blocks share an SM (the default carveout may leave too little
  * shared memory for them). */
-static void prefer_shared(cfg &cf)
+static void prefer_shared(const cfg *cf)
 {
-    cudaFuncSetAttribute(cf.g, cudaFuncAttributePreferredSharedMemoryCarveout,
+    cudaFuncSetAttribute(cf->g, cudaFuncAttributePreferredSharedMemoryCarveout,
                          cudaSharedmemCarveoutMaxShared);
-    cudaFuncSetAttribute(cf.f, cudaFuncAttributePreferredSharedMemoryCarveout,
+    cudaFuncSetAttribute(cf->f, cudaFuncAttributePreferredSharedMemoryCarveout,
                          cudaSharedmemCarveoutMaxShared);
     int gb = 0, fb = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf.g, cf.threads, 0);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf.f, cf.threads, 0);
-    printf("%-26s blocks per SM: gemm %d, implicit %d\n", cf.name, gb, fb);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf->g, cf->threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf->f, cf->threads, 0);
+    printf("%-26s blocks per SM: gemm %d, implicit %d\n", cf->name, gb, fb);
 }
 
-static float median_ms(std::vector<float> v)
+/* What time_it runs: cuBLAS, or one configuration's GEMM or implicit kernel. */
+typedef enum { RUN_CUBLAS, RUN_GEMM, RUN_IMPLICIT } run_kind;
+
+typedef struct {
+    run_kind kind;
+    const cfg *cf; /* RUN_GEMM, RUN_IMPLICIT */
+    conv_cublas *cublas;
+    int m, n, k, tiles, tiles_n;
+    const float *a, *b;
+    float *c;
+    implicit_geom g; /* RUN_IMPLICIT */
+    conv_msg *msg;
+} run_args;
+
+static void run_once(const run_args *r)
 {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    switch (r->kind) {
+    case RUN_CUBLAS:
+        conv_cublas_sgemm(r->cublas, r->m, r->n, r->k, r->a, r->b, r->c, 0, r->msg);
+        break;
+    case RUN_GEMM:
+        r->cf->g<<<r->tiles, r->cf->threads>>>(r->m, r->n, r->k, r->a, r->b, r->c, r->tiles_n);
+        break;
+    case RUN_IMPLICIT:
+        r->cf->f<<<r->tiles, r->cf->threads>>>(r->m, r->n, r->k, r->a, r->b, r->c, r->tiles_n,
+                                               r->g);
+        break;
+    }
 }
 
-template <typename F> static float time_it(F f, int reps = 15)
+static int cmp_float(const void *pa, const void *pb)
+{
+    float a = *(const float *)pa, b = *(const float *)pb;
+    return (a > b) - (a < b);
+}
+
+#define TIME_REPS 15
+
+/* The median of TIME_REPS timed runs after 3 warm-up runs, in ms. */
+static float time_it(const run_args *r)
 {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     for (int i = 0; i < 3; ++i)
-        f();
-    std::vector<float> t;
-    for (int i = 0; i < reps; ++i) {
+        run_once(r);
+    float t[TIME_REPS];
+    for (int i = 0; i < TIME_REPS; ++i) {
         cudaEventRecord(e0);
-        f();
+        run_once(r);
         cudaEventRecord(e1);
         cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        t.push_back(ms);
+        cudaEventElapsedTime(&t[i], e0, e1);
     }
-    return median_ms(t);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(t, TIME_REPS, sizeof t[0], cmp_float);
+    return t[TIME_REPS / 2];
 }
 
-/* Usage: tune [CONFIG_SUBSTRING [GEMM_SHAPES]]: only the configurations whose
- * name contains the substring; with GEMM_SHAPES, only that many GEMM shapes
- * and no convolutions (for ncu). */
+static int chosen(const cfg *cf, int argc, char **argv)
+{
+    return argc < 2 || strstr(cf->name, argv[1]) != NULL;
+}
+
 int main(int argc, char **argv)
 {
     conv_msg msg = {{0}};
     int nshapes = argc > 2 ? atoi(argv[2]) : 3;
-    auto chosen = [&](const cfg &cf) { return argc < 2 || strstr(cf.name, argv[1]) != NULL; };
     conv_cublas *cb;
     conv_cublas_create(&cb, &msg);
-    for (auto &cf : cfgs)
-        if (chosen(cf))
-            prefer_shared(cf);
+    for (int ci = 0; ci < NCFGS; ++ci)
+        if (chosen(&cfgs[ci], argc, argv))
+            prefer_shared(&cfgs[ci]);
     int shapes[3][3] = {{4096, 4096, 4096}, {1280000, 128, 1152}, {401408, 128, 1152}};
     for (int si = 0; si < nshapes && si < 3; ++si) {
         int *sh = shapes[si];
@@ -114,19 +160,23 @@ int main(int argc, char **argv)
         gemm_fill_uniform(a, (size_t)m * k, 1, -1, 1, 0, &msg);
         gemm_fill_uniform(b, (size_t)k * n, 2, -1, 1, 0, &msg);
         double fl = 2.0 * m * n * k;
-        float ref = time_it([&] { conv_cublas_sgemm(cb, m, n, k, a, b, c, 0, &msg); });
+        run_args r = {RUN_CUBLAS, NULL, cb, m, n, k, 0, 0, a, b, c, {}, &msg};
+        float ref = time_it(&r);
         printf("GEMM %d %d %d: cuBLAS %.3f ms %.1f TFLOP/s\n", m, n, k, ref, fl / ref / 1e9);
-        int tiles_n = (n + 127) / 128;
-        for (auto &cf : cfgs) {
-            if (!chosen(cf))
+        r.kind = RUN_GEMM;
+        r.tiles_n = (n + 127) / 128;
+        for (int ci = 0; ci < NCFGS; ++ci) {
+            const cfg *cf = &cfgs[ci];
+            if (!chosen(cf, argc, argv))
                 continue;
-            int tiles = (m + cf.bm - 1) / cf.bm * tiles_n;
+            r.cf = cf;
+            r.tiles = (m + cf->bm - 1) / cf->bm * r.tiles_n;
             cudaMemset(c, 0xff, (size_t)m * n * 4);
-            float ms = time_it([&] { cf.g<<<tiles, cf.threads>>>(m, n, k, a, b, c, tiles_n); });
+            float ms = time_it(&r);
             gemm_check_report rep;
             char verdict[256];
             gemm_check_sampled(m, n, k, a, b, c, 256, 5, &rep, verdict, sizeof verdict, &msg);
-            printf("  %-26s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf.name, ms,
+            printf("  %-26s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf->name, ms,
                    fl / ms / 1e9, 100.0 * ref / ms, verdict,
                    cudaGetErrorString(cudaGetLastError()));
         }
@@ -136,9 +186,8 @@ int main(int argc, char **argv)
     }
     /* 6f on the lab problem and the CUTLASS problem (NHWC, 3x3 same) */
     int probs[2][4] = {{128, 100, 100, 128}, {8, 224, 224, 128}};
-    for (auto &pr : probs) {
-        if (argc > 2)
-            break;
+    for (int pi = 0; pi < 2 && argc <= 2; ++pi) {
+        int *pr = probs[pi];
         int N = pr[0], H = pr[1], W = pr[2], C = pr[3], K = 128;
         implicit_geom g = {C, H, W, 3, 3, H, W, 1, 1, 1, 1, 1, 1};
         int m = N * H * W, n = K, k = C * 9;
@@ -148,14 +197,16 @@ int main(int argc, char **argv)
         cudaMalloc(&y, (size_t)m * n * 4);
         gemm_fill_uniform(x, (size_t)N * H * W * C, 1, -1, 1, 0, &msg);
         gemm_fill_uniform(w, (size_t)k * n, 2, -1, 1, 0, &msg);
-        int tiles_n = 1;
+        run_args r = {RUN_IMPLICIT, NULL, cb, m, n, k, 0, 1, x, w, y, g, &msg};
         printf("6f N=%d %dx%d C=K=%d\n", N, H, W, C);
-        for (auto &cf : cfgs) {
-            if (!chosen(cf))
+        for (int ci = 0; ci < NCFGS; ++ci) {
+            const cfg *cf = &cfgs[ci];
+            if (!chosen(cf, argc, argv))
                 continue;
-            int tiles = (m + cf.bm - 1) / cf.bm;
-            float ms = time_it([&] { cf.f<<<tiles, cf.threads>>>(m, n, k, x, w, y, tiles_n, g); });
-            printf("  %-26s %.3f ms %.1f TFLOP/s %s\n", cf.name, ms, 2.0 * m * n * k / ms / 1e9,
+            r.cf = cf;
+            r.tiles = (m + cf->bm - 1) / cf->bm;
+            float ms = time_it(&r);
+            printf("  %-26s %.3f ms %.1f TFLOP/s %s\n", cf->name, ms, 2.0 * m * n * k / ms / 1e9,
                    cudaGetErrorString(cudaGetLastError()));
         }
         cudaFree(x);

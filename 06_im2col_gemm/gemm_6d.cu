@@ -1,0 +1,227 @@
+/* Step 06, GEMM 6d: float4 and A transposed in shared memory. What it adds to
+ * 6c (gemm_6c.cu), on the same 128x128 tile of 256 threads: fewer instructions
+ * per FMA (16-byte loads, fragment reads and stores; the kernel's comment
+ * counts them), and a thread tile split so that the fragment reads are free of
+ * bank conflicts. Any M, N, K >= 1: with K and N multiples of 4 and 16-byte
+ * aligned pointers the kernel takes the float4 path (VEC), otherwise the same
+ * kernel loads element by element.
+ *
+ * The helpers below are 6d's own, the plain versions of what 6e and 6f
+ * generalise in gemm_dbuf.cuh (other tile shapes, a swizzle, an A loader that
+ * reads an image): here, one tile shape and A a matrix.
+ *
+ * Launch: 128 x 128 outputs per block of 256 threads (16 x 16, 8x8 each), a 1D
+ * grid of ceil(M / 128) * ceil(N / 128) blocks (gemm_grid_blocks). */
+#include "gemm.h"
+
+#include <stddef.h>
+
+#include "conv_cuda.h"
+
+/* 6c's block tile (gemm_6c.cu): 128x128 outputs, 256 threads, 8x8 per thread,
+ * K consumed RT_BK = 8 at a time. */
+#define RT_BM      128
+#define RT_BN      128
+#define RT_BK      8
+#define RT_THREADS 256
+#define RT_APAD    4 /* A^T rows padded by one float4: the transposed stores hit 32 banks */
+
+extern "C" const gemm_block_tile gemm_6d_tile = {RT_BM, RT_BN};
+
+/* ---------------------------------------------------------------------------
+ * Global -> registers: thread t loads 4 consecutive k of A row t/2 (k offset
+ * (t%2)*4) and 4 consecutive columns of B row t/32 (column (t%32)*4): with VEC
+ * each is one 16-byte load. Registers -> shared: A goes in transposed,
+ * as[k][row], so that the compute loop reads 4 consecutive rows as one float4.
+ *
+ * Thread tile: thread (ty, tx) = (t/16, t%16) owns rows {ty*4 .. ty*4+3} and
+ * {64+ty*4 ..} and columns {tx*4 ..} and {64+tx*4 ..}: four 4x4 sub-tiles.
+ * Each fragment is two float4 shared loads; a warp's 16 tx values read 256
+ * contiguous bytes of bs (two wavefronts, the minimum) and two addresses of as
+ * (broadcast). Splitting the 8 rows 64 apart is what makes that possible. */
+
+/* Where this thread's A row starts: a row past M reads row 0 instead (its
+ * loads then stay inside A; the guards below zero them anyway). */
+typedef struct {
+    const float *row_ptr; /* &A[row][0], or &A[0][0] */
+    int row_ok;           /* row < M */
+} a_row_src;
+
+static __device__ __forceinline__ a_row_src a_row_init(int m, int k, const float *__restrict__ a,
+                                                       int row)
+{
+    a_row_src src;
+    src.row_ok = row < m;
+    src.row_ptr = a + (size_t)(src.row_ok ? row : 0) * k;
+    return src;
+}
+
+/* Loads this thread's 4 A values, A[row][kidx .. kidx+3], into ra (zeros
+ * outside A). */
+template <bool VEC>
+static __device__ __forceinline__ void load_a4(float ra[4], const a_row_src &src, int k, int kidx)
+{
+    if (VEC) {
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (src.row_ok && kidx < k) /* K % 4 == 0, so kidx + 3 < K too */
+            v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
+        ra[0] = v.x;
+        ra[1] = v.y;
+        ra[2] = v.z;
+        ra[3] = v.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            ra[j] = (src.row_ok && kidx + j < k) ? src.row_ptr[kidx + j] : 0.0f;
+    }
+}
+
+/* Loads this thread's 4 B values, B[krow][col .. col+3] (zeros outside B). */
+template <bool VEC>
+static __device__ __forceinline__ void load_b4(float rb[4], const float *__restrict__ b, int n,
+                                               int k, int krow, int col)
+{
+    if (VEC) {
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (krow < k && col < n) /* N % 4 == 0, so col + 3 < N too */
+            v = *reinterpret_cast<const float4 *>(b + (size_t)krow * n + col);
+        rb[0] = v.x;
+        rb[1] = v.y;
+        rb[2] = v.z;
+        rb[3] = v.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            rb[j] = (krow < k && col + j < n) ? b[(size_t)krow * n + col + j] : 0.0f;
+    }
+}
+
+/* Registers -> shared: A transposed (4 k rows of column arow), B as one float4. */
+static __device__ __forceinline__ void store_tiles(float (*as)[RT_BM + RT_APAD], float (*bs)[RT_BN],
+                                                   const float ra[4], const float rb[4], int arow,
+                                                   int kq, int bk, int bcol)
+{
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        as[kq + j][arow] = ra[j];
+    *reinterpret_cast<float4 *>(&bs[bk][bcol]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
+}
+
+/* The fragments of k step kk: 8 rows of A (two float4 groups 64 rows apart)
+ * and 8 columns of B (two float4 groups 64 columns apart). */
+static __device__ __forceinline__ void load_fragments(float fa[8], float fb[8],
+                                                      const float (*as)[RT_BM + RT_APAD],
+                                                      const float (*bs)[RT_BN], int kk, int ty,
+                                                      int tx)
+{
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+        float4 v = *reinterpret_cast<const float4 *>(&as[kk][64 * s + ty * 4]);
+        fa[4 * s + 0] = v.x, fa[4 * s + 1] = v.y, fa[4 * s + 2] = v.z, fa[4 * s + 3] = v.w;
+    }
+    float4 b0 = *reinterpret_cast<const float4 *>(&bs[kk][tx * 4]);
+    float4 b1 = *reinterpret_cast<const float4 *>(&bs[kk][64 + tx * 4]);
+    fb[0] = b0.x, fb[1] = b0.y, fb[2] = b0.z, fb[3] = b0.w;
+    fb[4] = b1.x, fb[5] = b1.y, fb[6] = b1.z, fb[7] = b1.w;
+}
+
+/* The outer product of the fragments: 64 FMAs. */
+static __device__ __forceinline__ void fma_tile(float acc[8][8], const float fa[8],
+                                                const float fb[8])
+{
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] += fa[i] * fb[j];
+}
+
+/* Writes the thread's 8 x 8 outputs: 4x4 sub-tiles 64 rows and 64 columns
+ * apart; with VEC each row of 4 is one 16-byte store. */
+template <bool VEC>
+static __device__ __forceinline__ void store_c(float acc[8][8], float *__restrict__ c, int m, int n,
+                                               int row0, int col0, int ty, int tx)
+{
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        int row = row0 + 64 * (i / 4) + ty * 4 + i % 4;
+        if (row >= m)
+            continue;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            int col = col0 + half * 64 + tx * 4;
+            float *dst = c + (size_t)row * n + col;
+            if (VEC) {
+                if (col < n)
+                    *reinterpret_cast<float4 *>(dst) =
+                        make_float4(acc[i][half * 4 + 0], acc[i][half * 4 + 1],
+                                    acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < n)
+                        dst[j] = acc[i][half * 4 + j];
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * 6d: float4 and transposed A. Global loads become one 16-byte load per
+ * operand per thread per tile (4x fewer load instructions than 6c), the
+ * fragment reads 4 LDS.128 per k step instead of 16 LDS.32, the stores of C
+ * STG.128. One shared buffer: load, barrier, compute, barrier. */
+template <bool VEC>
+__global__ void __launch_bounds__(RT_THREADS, 2)
+    gemm_6d_float4_kernel(int m, int n, int k, const float *__restrict__ a,
+                          const float *__restrict__ b, float *__restrict__ c, int tiles_n)
+{
+    __shared__ __align__(16) float as[RT_BK][RT_BM + RT_APAD];
+    __shared__ __align__(16) float bs[RT_BK][RT_BN];
+    int tile_m = blockIdx.x / tiles_n, tile_n = blockIdx.x % tiles_n;
+    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    int row0 = tile_m * RT_BM, col0 = tile_n * RT_BN;
+    int arow = tid / 2, kq = (tid % 2) * 4;
+    int bk = tid / 32, bcol = (tid % 32) * 4;
+    a_row_src src = a_row_init(m, k, a, row0 + arow);
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] = 0.0f;
+    for (int k0 = 0; k0 < k; k0 += RT_BK) {
+        float ra[4], rb[4];
+        load_a4<VEC>(ra, src, k, k0 + kq);
+        load_b4<VEC>(rb, b, n, k, k0 + bk, col0 + bcol);
+        store_tiles(as, bs, ra, rb, arow, kq, bk, bcol);
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < RT_BK; ++kk) {
+            float fa[8], fb[8];
+            load_fragments(fa, fb, as, bs, kk, ty, tx);
+            fma_tile(acc, fa, fb);
+        }
+        __syncthreads();
+    }
+    store_c<VEC>(acc, c, m, n, row0, col0, ty, tx);
+}
+
+extern "C" conv_status gemm_6d_float4(int m, int n, int k, const float *d_a, const float *d_b,
+                                      float *d_c, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = gemm_validate(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c, NULL, msg);
+    if (st != CONV_OK)
+        return st;
+    int tiles_n;
+    long long tiles = gemm_grid_blocks(gemm_6d_tile, m, n, &tiles_n);
+    if (gemm_vec_ok(n, k, d_a, d_b, d_c))
+        gemm_6d_float4_kernel<true>
+            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+    else
+        gemm_6d_float4_kernel<false>
+            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+    CONV_CHECK_LAUNCH("gemm_6d_float4_kernel", msg);
+    return CONV_OK;
+}
