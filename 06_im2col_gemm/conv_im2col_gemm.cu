@@ -149,7 +149,7 @@ extern "C" conv_status conv2d_im2col_gemm(const conv_params *p, const float *d_x
     return conv2d_im2col_gemm_stage_permute(p, d_y, d_work, work_elems, stream, msg);
 }
 
-extern "C" conv_status conv2d_pipeline_run(void *ctx, const conv_params *p, const float *d_x,
+extern "C" conv_status conv2d_pipeline_conv(void *ctx, const conv_params *p, const float *d_x,
                                            const float *d_w, float *d_y, cudaStream_t stream,
                                            conv_msg *msg)
 {

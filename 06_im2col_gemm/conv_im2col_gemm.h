@@ -59,7 +59,7 @@ conv_status conv2d_im2col_gemm_stage_permute(const conv_params *p, float *d_y, f
 conv_status conv2d_implicit_gemm(const conv_params *p, const float *d_x, const float *d_w,
                                  float *d_y, cudaStream_t stream, conv_msg *msg);
 
-/* The pipelines behind the conv_gpu_conv signature of common/conv_gpu_run.h
+/* The pipelines behind the conv_gpu_conv signature of common/conv_harness.h
  * (for the step program, the tests and conv_bench): ctx is a conv2d_pipeline. */
 typedef struct {
     gemm_variant g; /* the GEMM of the im2col pipeline */
@@ -69,7 +69,7 @@ typedef struct {
     conv_cublas *cublas; /* for GEMM_CUBLAS */
 } conv2d_pipeline;
 
-conv_status conv2d_pipeline_run(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
+conv_status conv2d_pipeline_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                                 float *d_y, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus

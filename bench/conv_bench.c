@@ -80,6 +80,7 @@ int main(int argc, char **argv)
         .without_device = 1,
         .measure_copy = 1,
         .problem_column = 1,
+        .report_unsupported = 1,
         .problems = problems,
         .rows = rows,
     };

@@ -67,8 +67,8 @@ static int make_rows(run_state *s, const conv_params *p, int *runnable, char *wh
  * Returns 0, or the exit status. */
 static int check_before_work(run_state *s)
 {
-    if (s->n_problems != 1)
-        return 0; /* several named problems: each one is skipped at its turn */
+    if (s->n_problems != 1 || s->prog->report_unsupported)
+        return 0; /* each problem is checked, and skipped if need be, at its turn */
     const conv_params *p = &s->problems[0].params;
     char why[CONV_MSG_LEN + 16];
     int runnable = 0;
@@ -158,9 +158,13 @@ static int run_problem(run_state *s, const conv_named_problem *np)
         cudaGetLastError();
         free_b = 0;
     }
+    int pending = 0; /* rows that can run, references included */
+    for (int i = 0; i < n; ++i)
+        pending += rows[i].state == CONV_ROW_PENDING;
     conv_status st = CONV_OK;
-    if (runnable == 0)
-        st = conv_fail(&msg, CONV_ERR_UNSUPPORTED, "%s", why[0] ? why : "no row runs it");
+    if (pending == 0)
+        st = conv_fail(&msg, CONV_ERR_UNSUPPORTED, "%s",
+                       runnable == 0 && why[0] ? why : "no row can run this problem");
     else
         st = conv_problem_check_memory(p, free_b, &msg);
     conv_gpu_problem pb;

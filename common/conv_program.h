@@ -6,7 +6,8 @@
  *   2. build the problem(s) and the rows, keep the rows the selection flag
  *      picks, and check them: when no kernel of the program supports the
  *      problem, or the problem does not fit the machine's memory, one line
- *      and exit 2 (before any device is touched);
+ *      and exit 2 (before any device is touched; conv_bench instead reports
+ *      such a problem as not run and goes on);
  *   3. open the --csv and --json files (not writable: one line, exit 2);
  *   4. find the GPU (none: one line that says why, exit 1; conv_bench runs
  *      its CPU rows instead);
@@ -50,6 +51,7 @@ typedef struct {
     int without_device;   /* conv_bench: without a GPU, run the CPU rows */
     int measure_copy;     /* measure the device-to-device copy bandwidth first */
     int problem_column;   /* the CSV names each row's problem (several problems per run) */
+    int report_unsupported; /* a problem no row can run is reported as such, not rejected */
     /* The problems of the run. NULL: the one the 2D problem flags describe.
      * Returns how many (at most max), or -1 with one line in msg. */
     int (*problems)(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg);
