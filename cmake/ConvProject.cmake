@@ -158,24 +158,33 @@ function(conv_add_step folder)
   foreach(test IN LISTS ARG_TESTS)
     conv_add_test_binary("${CONV_ROOT}/${test}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
   endforeach()
-  if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES AND CONV_HAVE_CRITERION)
-    set(kind cpu)
-    if(ARG_GPU_TESTS)
-      set(kind gpu)
-    endif()
-    add_test(NAME ${ARG_PROGRAM_NAME}.program
-      COMMAND bash "${CONV_ROOT}/tests/run_program.sh" $<TARGET_FILE:${ARG_PROGRAM_NAME}>
-              ${ARG_PROGRAM_TEST})
-    set_tests_properties(${ARG_PROGRAM_NAME}.program PROPERTIES
-      LABELS "${kind};${ARG_LABEL};program" TIMEOUT 600
-      SKIP_REGULAR_EXPRESSION "GPU test skipped: ")
-    if(ARG_GPU_TESTS) # without a device: one line and exit status 1, on any machine
-      add_test(NAME ${ARG_PROGRAM_NAME}.no_device
-        COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh"
-                $<TARGET_FILE:${ARG_PROGRAM_NAME}> ${ARG_PROGRAM_TEST})
-      set_tests_properties(${ARG_PROGRAM_NAME}.no_device PROPERTIES
-        LABELS "cpu;${ARG_LABEL};program" TIMEOUT 120)
-    endif()
+  if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES)
+    conv_add_program_test(${ARG_PROGRAM_NAME} ${ARG_LABEL} ${ARG_GPU_TESTS} ${ARG_PROGRAM_TEST})
+  endif()
+endfunction()
+
+# conv_add_program_test(<program> <label> <gpu: ON|OFF|""> <args>...)
+# The program on a small problem as a test (tests/run_program.sh): exit 0 and
+# "verdict: OK"; for a GPU program a GPU test (it skips without a device) and
+# a second test that it says "no CUDA device" in one line without one.
+function(conv_add_program_test program label gpu)
+  if(NOT CONV_HAVE_CRITERION)
+    return()
+  endif()
+  set(kind cpu)
+  if(gpu)
+    set(kind gpu)
+  endif()
+  add_test(NAME ${program}.program
+    COMMAND bash "${CONV_ROOT}/tests/run_program.sh" $<TARGET_FILE:${program}> ${ARGN})
+  set_tests_properties(${program}.program PROPERTIES
+    LABELS "${kind};${label};program" TIMEOUT 600
+    SKIP_REGULAR_EXPRESSION "GPU test skipped: ")
+  if(gpu) # without a device: one line and exit status 1, on any machine
+    add_test(NAME ${program}.no_device
+      COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh" $<TARGET_FILE:${program}> ${ARGN})
+    set_tests_properties(${program}.no_device PROPERTIES
+      LABELS "cpu;${label};program" TIMEOUT 120)
   endif()
 endfunction()
 

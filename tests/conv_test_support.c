@@ -74,9 +74,7 @@ int conv_test_under_sanitizer(void)
     return v != NULL && v[0] != '\0';
 }
 
-/* One run of a row on the problem's current host inputs: upload, set up,
- * poison, run, download, canary, tear down. */
-static void run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
+void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
 {
     const conv_params *p = &pb->p;
     conv_msg msg = {{0}};
@@ -117,7 +115,7 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     conv_fill_small_int(pb.h_x, nx, seed, -3, 3);
     conv_fill_small_int(pb.h_w, nw, seed + 1, -3, 3);
     CONV_ASSERT_OK(reference(p, pb.h_x, pb.h_w, want, &msg), msg);
-    run_row(&pb, row, row->name);
+    conv_test_run_row(&pb, row, row->name);
     conv_verify_report rep = conv_compare_exact(p, pb.h_y, want, ny);
     snprintf(label, sizeof label, "%s (small integers, exact vs step 01)", row->name);
     CONV_ASSERT_REPORT(rep, label, p);
@@ -125,7 +123,7 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     /* 2. uniform floats: within the dot-product error bound */
     conv_fill_uniform(pb.h_x, nx, seed + 2, -1.0f, 1.0f);
     conv_fill_uniform(pb.h_w, nw, seed + 3, -1.0f, 1.0f);
-    run_row(&pb, row, row->name);
+    conv_test_run_row(&pb, row, row->name);
     rep = conv_verify_full(p, pb.h_x, pb.h_w, pb.h_y, conv_verify_bound(1.0));
     snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", row->name);
     CONV_ASSERT_REPORT(rep, label, p);

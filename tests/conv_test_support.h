@@ -74,6 +74,11 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
  * expected), 1 after a passed check. */
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference);
 
+/* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w):
+ * upload, the row's setup, NaN poison, run, download into pb->h_y, canary
+ * check, teardown. Fails the running test with `what` and the shape. */
+void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
+
 /* 1 when the test runs under compute-sanitizer (CONV_UNDER_SANITIZER is set by
  * the sanitize ctest entries). Tests may drop their largest shapes then (they
  * run 10-100x slower), never the awkward small ones. */

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Every program, the same bad inputs: each must be rejected before any work
+with exit status 2, exactly one line on stderr that names the flag (or the
+limit), nothing on stdout, and no output file written. Runs anywhere: no
+input here gets as far as looking for a GPU.
+
+    python3 tests/test_bad_input.py NAME=PATH [NAME=PATH ...]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+# (arguments, what the one line must contain), for every program.
+COMMON = [
+    (["--repeat", "0"], "--repeat"),
+    (["--repeat", "100001"], "--repeat"),
+    (["--warmup", "-1"], "--warmup"),
+    (["--warmup", "2147483647"], "--warmup"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "12x"], "--seed"),
+    (["--bogus", "1"], "unknown option '--bogus'"),
+    (["--hel"], "unknown option '--hel'"),
+    (["--repeat"], "needs a value"),
+    (["stray"], "unexpected argument 'stray'"),
+    (["--repeat", "3", "--repeat", "4"], "--repeat is given twice"),
+    (["--csv", ""], "--csv"),
+    (["--csv", "/proc/no/such.csv"], "--csv"),
+    (["--json", "/proc/no/such.json"], "--json"),
+    (["--csv", "same.out", "--json", "same.out"], "same file"),
+]
+# For the programs that take the 2D problem flags.
+SHAPE = [
+    (["--h", "0"], "--h"),
+    (["--n", "-1"], "--n"),
+    (["--w", "abc"], "--w"),
+    (["--w", "99999999999"], "--w"),
+    (["--filter", "900", "--h", "9"], "larger than the padded image"),
+    (["--padding", "full"], "--padding"),
+    (["--layout", "chwn"], "--layout"),
+    (["--padding", "same", "--pad-h", "5"], "--pad-h"),
+    (["--pad-h", "5", "--padding", "same"], "--pad-h"),
+    (["--filter", "3", "--r", "5"], "--filter and --r"),
+    (["--stride", "2", "--stride-h", "3"], "--stride and --stride-h"),
+    (["--dilation", "2", "--dil-w", "1"], "--dilation and --dil-w"),
+    (["--stride", "0"], "--stride"),
+    (["--n", "2000000000", "--c", "2000000000", "--h", "2000000000"], "overflows"),
+]
+# Each program's own flags and limits.
+OWN = {
+    "01_cpu_serial": [
+        (["--n", "1", "--c", "100000", "--k", "100000", "--h", "16", "--w", "16", "--filter",
+          "16"], "out of host memory"),
+    ],
+    "02_naive_gpu": [
+        (["--variant", "3d"], "--variant"),
+        (["--host-repeat", "101"], "--host-repeat"),
+    ],
+    "03_tiled_1d": [
+        (["--mask", "8"], "--mask"),
+        (["--mask", "16385"], "--mask"),
+        (["--width", "0"], "--width"),
+        (["--strategy", "9"], "--strategy"),
+        (["--strategy", "2", "--mask", "1001"], "--mask"),
+        (["--h", "5"], "unknown option '--h'"),
+    ],
+    "04_tiled_2d": [
+        (["--strategy", "9"], "--strategy"),
+        (["--stride", "2"], "--stride"),
+        (["--layout", "nhwc"], "--layout"),
+        (["--strategy", "1", "--c", "3"], "--c"),
+    ],
+    "05_prefetch_float4": [
+        (["--variant", "5c"], "--variant"),
+        (["--stride", "2"], "--stride"),
+        (["--dilation", "2"], "--dilation"),
+        (["--layout", "nhwc"], "--layout"),
+        (["--filter", "17"], "--r"),
+    ],
+    "06_im2col_gemm": [
+        (["--gemm", "6z"], "--gemm"),
+        (["--mode", "gemm"], "unknown option '--mode'"),
+        (["--gemm", "6f", "--layout", "nchw"], "--layout nhwc"),
+    ],
+    "06_gemm": [
+        (["--m", "0"], "--m"),
+        (["--m", "x"], "--m"),
+        (["--k", "2147483647"], "--k"),
+        (["--gemm", "6f"], "--gemm"),
+        (["--h", "5"], "unknown option '--h'"),
+    ],
+    "conv_bench": [
+        (["--problem", "nope"], "--problem"),
+        (["--steps", "07"], "--steps"),
+        (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
+        (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
+    ],
+}
+NO_SHAPE = {"03_tiled_1d", "06_gemm"}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run_case(name, path, args, needle, tmp):
+    # Every case also asks for a CSV file: a rejected command must not write it.
+    csv_path = os.path.join(tmp, "out.csv")
+    extra = [] if any(a in ("--csv", "--json") for a in args) else ["--csv", csv_path]
+    args = [os.path.join(tmp, a) if a == "same.out" else a for a in args]
+    p = subprocess.run([path] + extra + args, capture_output=True, text=True, timeout=120)
+    lines = p.stderr.strip().splitlines()
+    what = f"{name} {' '.join(args)}"
+    check(p.returncode == 2, f"{what}: exit status {p.returncode}, want 2 ({p.stderr.strip()!r})")
+    check(len(lines) == 1, f"{what}: {len(lines)} lines on stderr, want 1: {p.stderr!r}")
+    check(len(lines) >= 1 and needle in lines[0], f"{what}: '{needle}' not in {lines[:1]}")
+    check(len(lines) >= 1 and lines[0].startswith(name + ": "),
+          f"{what}: the line does not start with the program's name: {lines[:1]}")
+    check(p.stdout == "", f"{what}: printed on stdout: {p.stdout[:200]!r}")
+    written = [f for f in os.listdir(tmp)]
+    check(not written, f"{what}: wrote {written}")
+    for f in written:
+        os.remove(os.path.join(tmp, f))
+
+
+def main(programs):
+    cases = 0
+    for spec in programs:
+        name, path = spec.split("=", 1)
+        table = COMMON + ([] if name in NO_SHAPE else SHAPE) + OWN.get(name, [])
+        for args, needle in table:
+            with tempfile.TemporaryDirectory() as tmp:
+                run_case(name, path, args, needle, tmp)
+            cases += 1
+    print(f"{cases} bad inputs over {len(programs)} programs; "
+          f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

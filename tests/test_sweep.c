@@ -1,0 +1,210 @@
+/* The randomized shape sweep: shapes drawn from a seeded generator (sizes
+ * from 1 to a few hundred, primes, every padding, stride and dilation, both
+ * layouts, batches), and on each of them every row of every step that
+ * supports the shape, checked against step 01 like the steps' own tests:
+ * small integers compared exactly, random floats within the dot-product
+ * bound, NaN-poisoned output, the canary after it.
+ *
+ *   CONV_SWEEP_SEED   the generator's seed (default 1; CI uses the default)
+ *   CONV_SWEEP_COUNT  how many shapes (default 200; 12 under compute-sanitizer)
+ *
+ * A failure prints the shape in full and its number, so that
+ * CONV_SWEEP_SEED=s CONV_SWEEP_COUNT=i+1 reproduces it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_cpu.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "im2col_gemm_rows.h"
+#include "naive_rows.h"
+#include "prefetch_rows.h"
+#include "tiled_1d_rows.h"
+#include "tiled_2d_rows.h"
+
+/* A problem of at most this many multiply-adds keeps the CPU references of a
+ * shape well under a second. */
+#define MAX_MACS 2.0e7
+
+typedef struct {
+    uint64_t seed, i;
+} draw;
+
+static int pick(draw *d, int lo, int hi) /* uniform in [lo, hi] */
+{
+    return lo + (int)(conv_rng_hash(d->seed, d->i++) % (uint64_t)(hi - lo + 1));
+}
+
+static int chance(draw *d, int percent)
+{
+    return pick(d, 1, 100) <= percent;
+}
+
+/* A size: often small, sometimes a prime, sometimes up to a few hundred. */
+static int size(draw *d, int most)
+{
+    static const int primes[] = {1, 2, 3, 5, 7, 11, 13, 17, 29, 31, 61, 97, 127, 251, 257, 313};
+    int v;
+    switch (pick(d, 0, 3)) {
+    case 0: v = pick(d, 1, 8); break;
+    case 1: v = primes[pick(d, 0, (int)(sizeof primes / sizeof primes[0]) - 1)]; break;
+    case 2: v = pick(d, 9, 64); break;
+    default: v = pick(d, 65, 320); break;
+    }
+    return v < most ? v : most;
+}
+
+/* Draws one valid shape within MAX_MACS. Kinds of shape, so that every step
+ * gets work: 1D problems (step 03), one channel in and out (step 04's
+ * single-channel strategies), stride and dilation 1 (steps 04 and 05), 1x1
+ * NHWC (step 06's GEMMs), and anything. */
+static conv_params draw_shape(draw *d)
+{
+    for (;;) {
+        conv_params p = conv_params_default();
+        int kind = pick(d, 0, 9);
+        if (kind == 0) { /* 1D "same" */
+            int mask = 2 * pick(d, 0, 12) + 1;
+            p = conv1d_as_conv_params(size(d, 320) * pick(d, 1, 64), mask);
+        } else if (kind == 1) { /* GEMM as 1x1 NHWC */
+            p = gemm_as_conv_params(size(d, 320), size(d, 160), size(d, 160));
+        } else {
+            p.n = chance(d, 30) ? pick(d, 2, 4) : 1;
+            p.c = kind == 2 ? 1 : size(d, 24);
+            p.k = kind == 2 ? 1 : size(d, 24);
+            p.h = size(d, 320);
+            p.w = size(d, 320);
+            p.r = chance(d, 80) ? pick(d, 1, 7) : pick(d, 8, 16);
+            p.s = chance(d, 70) ? p.r : pick(d, 1, 16);
+            p.pad_h = chance(d, 50) ? 0 : pick(d, 0, p.r);
+            p.pad_w = chance(d, 70) ? p.pad_h : pick(d, 0, p.s);
+            int unit = kind <= 5; /* stride and dilation 1 */
+            p.stride_h = unit || chance(d, 40) ? 1 : pick(d, 2, 3);
+            p.stride_w = unit || chance(d, 40) ? 1 : pick(d, 2, 3);
+            p.dil_h = unit || chance(d, 50) ? 1 : pick(d, 2, 3);
+            p.dil_w = unit || chance(d, 50) ? 1 : pick(d, 2, 3);
+            p.layout = chance(d, 50) ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        }
+        if (conv_params_validate(&p, NULL) != CONV_OK)
+            continue;
+        double macs = conv_flops(&p) / 2.0;
+        if (macs <= MAX_MACS && conv_input_elems(&p) <= (size_t)1 << 24)
+            return p;
+    }
+}
+
+static long env_or(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? strtol(v, NULL, 10) : fallback;
+}
+
+#define MAX_ROWS 48
+
+/* Every step's rows for p (step 01 is the reference itself). */
+static int all_rows(const conv_params *p, conv_row *rows)
+{
+    int n = 0;
+    n += conv_naive_rows(p, NULL, rows + n, MAX_ROWS - n);
+    if (conv1d_is_1d_problem(p))
+        n += conv_tiled_1d_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_tiled_2d_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_prefetch_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_im2col_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
+    return n;
+}
+
+Test(gpu_sweep, every_row_of_every_step_matches_step01_on_random_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const uint64_t seed = (uint64_t)env_or("CONV_SWEEP_SEED", 1);
+    const long count = env_or("CONV_SWEEP_COUNT", conv_test_under_sanitizer() ? 12 : 200);
+    draw d = {seed, 0};
+    long checked = 0;
+    for (long shape = 0; shape < count; ++shape) {
+        conv_params p = draw_shape(&d);
+        char what[CONV_MSG_LEN + 96];
+        snprintf(what, sizeof what, "shape %ld of CONV_SWEEP_SEED=%llu (%s)", shape,
+                 (unsigned long long)seed, conv_shape_name(&p));
+        conv_row rows[MAX_ROWS];
+        int n = all_rows(&p, rows);
+        conv_rows_check(rows, n, &p, NULL, 0);
+
+        conv_msg msg = {{0}};
+        conv_gpu_problem pb;
+        CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, seed + (uint64_t)shape, &msg), msg);
+        size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+        float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *want = conv_host_alloc(ny);
+        cr_assert(x && w && want, "out of host memory: %s", what);
+        /* the uniform inputs and their double reference, made by the harness */
+        memcpy(x, pb.h_x, nx * sizeof *x);
+        memcpy(w, pb.h_w, nw * sizeof *w);
+        for (int r = 0; r < n; ++r) {
+            if (rows[r].state != CONV_ROW_PENDING)
+                continue; /* the row does not support this shape */
+            char label[2 * CONV_MSG_LEN];
+            snprintf(label, sizeof label, "%s on %s", rows[r].name, what);
+            memcpy(pb.h_x, x, nx * sizeof *x);
+            memcpy(pb.h_w, w, nw * sizeof *w);
+            conv_test_run_row(&pb, &rows[r], label);
+            conv_verify_report rep = pb.full_verify
+                                         ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
+                                                                   conv_verify_bound(1.0))
+                                         : conv_verify_full(&p, x, w, pb.h_y,
+                                                            conv_verify_bound(1.0));
+            CONV_ASSERT_REPORT(rep, label, &p);
+            ++checked;
+        }
+        /* small integers: exact against step 01 */
+        conv_fill_small_int(pb.h_x, nx, seed + 7 * (uint64_t)shape, -3, 3);
+        conv_fill_small_int(pb.h_w, nw, seed + 7 * (uint64_t)shape + 1, -3, 3);
+        memcpy(x, pb.h_x, nx * sizeof *x);
+        memcpy(w, pb.h_w, nw * sizeof *w);
+        CONV_ASSERT_OK(conv2d_cpu_serial(&p, x, w, want, &msg), msg);
+        for (int r = 0; r < n; ++r) {
+            if (rows[r].state != CONV_ROW_PENDING)
+                continue;
+            char label[2 * CONV_MSG_LEN];
+            snprintf(label, sizeof label, "%s (small integers) on %s", rows[r].name, what);
+            memcpy(pb.h_x, x, nx * sizeof *x);
+            memcpy(pb.h_w, w, nw * sizeof *w);
+            conv_test_run_row(&pb, &rows[r], label);
+            conv_verify_report rep = conv_compare_exact(&p, pb.h_y, want, ny);
+            CONV_ASSERT_REPORT(rep, label, &p);
+        }
+        conv_host_free(x);
+        conv_host_free(w);
+        conv_host_free(want);
+        conv_gpu_problem_destroy(&pb);
+    }
+    cr_log_info("sweep: %ld shapes of CONV_SWEEP_SEED=%llu, %ld row checks passed", count,
+                (unsigned long long)seed, checked);
+    printf("sweep: %ld shapes of CONV_SWEEP_SEED=%llu, %ld row checks passed\n", count,
+           (unsigned long long)seed, checked);
+}
+
+/* The generator itself, on any machine: every shape valid and within the
+ * budget, every kind of shape drawn, and the same seed giving the same shapes. */
+Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
+{
+    draw a = {1, 0}, b = {1, 0};
+    int one_d = 0, gemm = 0, strided = 0, nhwc = 0, batched = 0, single = 0;
+    for (int i = 0; i < 500; ++i) {
+        conv_params p = draw_shape(&a), q = draw_shape(&b);
+        cr_assert(memcmp(&p, &q, sizeof p) == 0, "shape %d differs between two draws", i);
+        cr_assert_eq(conv_params_validate(&p, NULL), CONV_OK);
+        cr_assert_leq(conv_flops(&p) / 2.0, MAX_MACS);
+        one_d += conv1d_is_1d_problem(&p);
+        gemm += p.r == 1 && p.s == 1 && p.layout == CONV_LAYOUT_NHWC && p.w == 1;
+        strided += p.stride_h > 1 || p.stride_w > 1 || p.dil_h > 1 || p.dil_w > 1;
+        nhwc += p.layout == CONV_LAYOUT_NHWC;
+        batched += p.n > 1;
+        single += p.c == 1 && p.k == 1;
+    }
+    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 &&
+                  single > 50,
+              "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d", one_d,
+              gemm, strided, nhwc, batched, single);
+}
