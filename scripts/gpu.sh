@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Everything one does on a machine with a GPU, for every step, in one script:
+#
+#   scripts/gpu.sh build                 configure and build (build/gpu, or $BUILD)
+#   scripts/gpu.sh test                  every test but the sanitizers, a GPU required
+#   scripts/gpu.sh sanitize              the GPU tests under compute-sanitizer
+#   scripts/gpu.sh sweep [COUNT] [SEED]  the randomized shape sweep (default 200 shapes)
+#   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON
+#   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
+#                                        (02 03 04 05 06 all), as CSV files
+#   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
+#   scripts/gpu.sh tune                  step 06's tuning harness (6e/6f tile shapes)
+#
+# Parts can be chained: scripts/gpu.sh build test sanitize. Results (CSV, JSON)
+# go to $RESULTS (default bench/results: the notes' tables are generated from
+# there by scripts/doc_tables.py), profiler and tuning logs to $RESULTS/logs,
+# build and test logs to $LOGS (default build/gpu-logs). Environment:
+#   BUILD    build folder (default build/gpu)
+#   ARCHS    CMAKE_CUDA_ARCHITECTURES for the build (default: the GPU found)
+#   CONV_SMEM_LIMIT_KB  run as a GPU with that much shared memory per block
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+BUILD=${BUILD:-$root/build/gpu}
+RESULTS=${RESULTS:-$root/bench/results}
+LOGS=${LOGS:-$root/build/gpu-logs}
+mkdir -p "$LOGS" "$RESULTS/logs"
+bin=$BUILD/bin
+export CONV_REQUIRE_GPU=1 # on a GPU machine a skipped GPU test is a failure
+status=0
+
+say() { printf '== %s\n' "$*"; }
+
+build() {
+  local archs=()
+  [ -n "${ARCHS:-}" ] && archs=(-DCMAKE_CUDA_ARCHITECTURES="$ARCHS")
+  bash scripts/setup.sh >/dev/null || return 1
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${archs[@]}" >"$LOGS/configure.log" 2>&1 &&
+    cmake --build "$BUILD" -j "$(nproc)" >"$LOGS/build.log" 2>&1
+  local rc=$?
+  grep -E "CUDA architectures|compute-sanitizer" "$LOGS/configure.log"
+  [ $rc = 0 ] || grep -E "error" "$LOGS/build.log" | head -20
+  say "build rc=$rc"
+  return $rc
+}
+
+run_ctest() { # log name, ctest arguments...
+  local log=$LOGS/$1.log
+  shift
+  ctest --test-dir "$BUILD" --output-on-failure -j "${CTEST_PARALLEL_LEVEL:-4}" "$@" >"$log" 2>&1
+  local rc=$?
+  grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Skipped|GPU tests" "$log" | tail -15
+  return $rc
+}
+
+# The measurements behind each note's tables: the file, then the arguments.
+results() {
+  local step=$1
+  local lab="--n 128 --c 128 --h 100 --w 100 --k 128 --filter 3 --padding same"
+  local cutlass="--n 8 --c 128 --h 224 --w 224 --k 128 --filter 3 --padding same"
+  case $step in
+  02) echo "02_lecture.csv 02_naive_gpu" ;;
+  03) echo "03_width2p26_mask7.csv 03_tiled_1d"
+      echo "03_width2p26_mask255.csv 03_tiled_1d --mask 255" ;;
+  04) echo "04_lecture.csv 04_tiled_2d"
+      echo "04_hpc101.csv 04_tiled_2d --n 1 --c 1 --k 1 --h 2000 --w 2000 --filter 13 --padding same"
+      echo "04_layer1.csv 04_tiled_2d --n 10000 --c 1 --h 86 --w 86 --k 4 --filter 7" ;;
+  05) echo "05_prefetch_float4_lecture.csv 05_prefetch_float4"
+      echo "05_prefetch_float4_layer1.csv 05_prefetch_float4 --n 10000 --c 1 --h 86 --w 86 --k 4 --filter 7"
+      echo "05_prefetch_float4_layer2.csv 05_prefetch_float4 --n 10000 --c 4 --h 40 --w 40 --k 16 --filter 7" ;;
+  06) echo "06_gemm_4096.csv 06_gemm --m 4096 --n 4096 --k 4096"
+      echo "06_gemm_lab.csv 06_gemm --m 1280000 --n 128 --k 1152"
+      echo "06_lab_nhwc.csv 06_im2col_gemm --layout nhwc $lab"
+      echo "06_lab_nchw.csv 06_im2col_gemm --layout nchw $lab"
+      echo "06_cutlass_nhwc.csv 06_im2col_gemm --layout nhwc $cutlass" ;;
+  esac
+}
+
+while [ $# -gt 0 ]; do
+  part=$1
+  shift
+  case $part in
+  build) build || exit 1 ;;
+  test)
+    say "tests (every label but sanitize)"
+    run_ctest tests -LE sanitize || status=1 ;;
+  sanitize)
+    say "compute-sanitizer (memcheck, racecheck, initcheck, synccheck)"
+    run_ctest sanitize -L sanitize || status=1 ;;
+  sweep)
+    count=200 seed=1
+    [[ ${1:-} =~ ^[0-9]+$ ]] && { count=$1; shift; }
+    [[ ${1:-} =~ ^[0-9]+$ ]] && { seed=$1; shift; }
+    say "sweep: $count shapes, seed $seed"
+    CONV_SWEEP_COUNT=$count CONV_SWEEP_SEED=$seed "$BUILD/bench/test_sweep" --verbose \
+      --filter "gpu_sweep/*" >"$LOGS/sweep_$seed.log" 2>&1 || status=1
+    grep -E "sweep:|FAIL|Synthesis" "$LOGS/sweep_$seed.log" | tail -8 ;;
+  bench)
+    args=("$@")
+    [ ${#args[@]} -eq 0 ] && args=(--problem all)
+    set --
+    say "conv_bench ${args[*]}"
+    "$bin/conv_bench" "${args[@]}" --csv "$RESULTS/conv_bench_all.csv" \
+      --json "$RESULTS/conv_bench_all.json" | tee "$LOGS/bench.log" || status=1 ;;
+  results)
+    steps=()
+    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-6]|all)$ ]]; do steps+=("$1"); shift; done
+    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06)
+    for step in "${steps[@]}"; do
+      while read -r csv program args; do
+        say "$program $args"
+        # shellcheck disable=SC2086
+        "$bin/$program" $args --csv "$RESULTS/$csv" >"$LOGS/${csv%.csv}.log" 2>&1 || status=1
+        grep -vE "^(#|$)" "$LOGS/${csv%.csv}.log" | tail -14
+      done < <(results "$step")
+    done ;;
+  ncu)
+    problem=$1 step=$2 kernel=$3
+    shift 3
+    bash scripts/ncu_row.sh "$problem" "$step" "$kernel" "$BUILD" |
+      tee "$RESULTS/logs/ncu_${problem}_${step}_${kernel//[^A-Za-z0-9_]/_}.txt" || status=1 ;;
+  tune)
+    say "step 06 tuning harness"
+    "$bin/06_tune_6e" | tee -a "$RESULTS/logs/06_tune_6e.txt" || status=1 ;;
+  *)
+    sed -n '2,22p' "$0"
+    exit 2 ;;
+  esac
+done
+exit $status
