@@ -2,7 +2,8 @@
 # Installs what the project needs and the machine lacks, from the distribution
 # only (nothing is downloaded at build time):
 #   Criterion (libcriterion-dev)  the test framework; without it tests are off
-#   with --plots: matplotlib for scripts/plot_bench.py (pip, from PyPI)
+#   with --plots: matplotlib for scripts/plot_bench.py and scripts/figures.py
+#                 (pip, from PyPI)
 # The CUDA toolkit (nvcc, cuBLAS, cuDNN) is a prerequisite, not installed here.
 # Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail

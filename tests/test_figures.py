@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The concept figures of docs/figures/ are not stale, and the staleness check
+can fail: `scripts/figures.py --check` passes on the repository, then, on a
+copy of exactly the files it reads, reports a changed constant (a #define, a
+launcher's template argument, a benchmark problem), changed drawing code, a
+missing PNG and a constant that no longer exists, each time naming the
+constant and only the figures that use it.
+
+    python3 tests/test_figures.py [repository root]
+
+Runs with matplotlib made unimportable: the check must not need it.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(__file__), ".."))
+SCRIPT = os.path.join("scripts", "figures.py")
+MANIFEST = os.path.join("docs", "figures", "figures.json")
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run_script(root, *args):
+    """scripts/figures.py of `root` with `args`, matplotlib and PIL blocked."""
+    code = ("import runpy, sys\n"
+            "sys.modules['matplotlib'] = None\n"
+            "sys.modules['PIL'] = None\n"
+            "sys.argv = sys.argv[1:]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    out = subprocess.run([sys.executable, "-c", code, os.path.join(root, SCRIPT), *args,
+                          "--root", root], capture_output=True, text=True)
+    return out.returncode, out.stdout + out.stderr
+
+
+def users_of(root, key):
+    """The figures whose manifest entry records constant `key`."""
+    with open(os.path.join(root, MANIFEST)) as fh:
+        entries = json.load(fh)["figures"]
+    return {name for name, e in entries.items() if key in e["constants"]}
+
+
+def stale_figures(output):
+    """The figure names of the 'docs/figures/<name>.png: stale: ...' lines."""
+    return set(re.findall(r"docs/figures/(\w+)\.png: ", output))
+
+
+def edit(root, pattern, replacement, what):
+    """Applies a regex edit to the one input file it matches; returns that file."""
+    hits = []
+    for folder, _, files in os.walk(root):
+        for f in files:
+            if f.endswith((".c", ".h", ".cu", ".cuh", ".py")):
+                path = os.path.join(folder, f)
+                with open(path) as fh:
+                    text = fh.read()
+                new, n = re.subn(pattern, replacement, text, count=1, flags=re.MULTILINE)
+                if n:
+                    hits.append((path, new))
+    if len(hits) != 1:
+        fail(f"{what}: the pattern {pattern!r} matched {len(hits)} files, expected 1")
+        return None
+    with open(hits[0][0], "w") as fh:
+        fh.write(hits[0][1])
+    return hits[0][0]
+
+
+def expect_stale(copy, what, expected, must_mention):
+    status, output = run_script(copy, "--check")
+    if status != 1:
+        fail(f"{what}: --check exited with {status}, expected 1:\n{output}")
+        return
+    got = stale_figures(output)
+    if got != expected:
+        fail(f"{what}: --check reported {sorted(got)}, expected {sorted(expected)}:\n{output}")
+    for line in output.splitlines():
+        if ".png: stale" in line and must_mention not in line:
+            fail(f"{what}: a stale line does not name {must_mention!r}: {line}")
+    print(f"ok: {what}: {len(got)} figure(s) reported stale")
+
+
+def main():
+    # (a) the repository's figures are current
+    status, output = run_script(ROOT, "--check")
+    if status != 0:
+        fail(f"scripts/figures.py --check on the repository:\n{output}")
+    else:
+        print("ok: " + output.strip().splitlines()[-1])
+    status, listing = run_script(ROOT, "--list-inputs")
+    inputs = listing.split()
+    if status != 0 or SCRIPT not in inputs or MANIFEST not in inputs:
+        fail(f"--list-inputs:\n{listing}")
+        return 1
+    # (b) the check fails on a copy of exactly those files, edited
+    cases = [
+        ("a #define changed", r"^(#define\s+CONV2D_NAIVE_2D_BLOCK\s+)(\d+)",
+         lambda m: m.group(1) + str(2 * int(m.group(2))), "CONV2D_NAIVE_2D_BLOCK"),
+        ("a launcher's template argument changed", r"launch_s1<(\d+),",
+         lambda m: f"launch_s1<{int(m.group(1)) + 8},", "launch_s1<>"),
+        ("a benchmark problem changed", r'(\{"hpc101-image",[^}]*?shape\()([^)]*)\)',
+         lambda m: m.group(1) + ", ".join(a if i != 5 else str(int(a) - 2) for i, a in
+                                          enumerate(m.group(2).replace(" ", "").split(",")))
+         + ")", "problem hpc101-image"),
+        ("a #define renamed", r"^(#define\s+)CONV_PREFETCH_5A_KC(\s)",
+         r"\g<1>CONV_PREFETCH_5A_CHUNK\g<2>", "CONV_PREFETCH_5A_KC"),
+    ]
+    for what, pattern, replacement, key in cases:
+        with tempfile.TemporaryDirectory() as copy:
+            for rel in inputs:
+                os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+                shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+            status, output = run_script(copy, "--check")
+            if status != 0:
+                fail(f"the copy of the inputs is not current before any edit:\n{output}")
+                continue
+            expected = users_of(copy, key)
+            if not expected:
+                fail(f"{what}: no figure records {key}; pick another constant for this test")
+                continue
+            if edit(copy, pattern, replacement, what):
+                expect_stale(copy, what, expected, key)
+    with tempfile.TemporaryDirectory() as copy:
+        for rel in inputs:
+            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+        if edit(copy, r'(def fig_02_warp_addresses\(k\):\n    """[^\n]*?)"""', r'\g<1> Edited."""',
+                "the drawing code changed"):
+            expect_stale(copy, "the drawing code changed", {"02_warp_addresses"},
+                         "drawing code changed")
+    with tempfile.TemporaryDirectory() as copy:
+        for rel in inputs:
+            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+        os.remove(os.path.join(copy, "docs", "figures", "04_halo_tile.png"))
+        expect_stale(copy, "a PNG removed", {"04_halo_tile"}, "missing")
+    print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
