@@ -7,8 +7,8 @@
 #include "conv_program.h"
 #include "cpu_rows.h"
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     int n = conv_cpu_rows(p, select, r, max);

@@ -10,8 +10,8 @@
 enum { REF_CUDNN, REF_SERIAL, REF_OPENMP, N_REFS };
 enum { FLAG_VARIANT, FLAG_HOST_REPEAT }; /* the order of flags[] */
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     int n = conv_cpu_rows(p, NULL, r, max);
     conv_rows_mark_ref(r, n, "serial", REF_SERIAL);
@@ -30,8 +30,8 @@ int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
         {"variant", CONV_FLAG_CHOICE, "all|gridstride|2d", "which kernel(s) to run", "all", 0, 0},
-        {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3",
-         0, 100},
+        {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
+         100},
     };
     static const conv_program prog = {
         .cli = {.program = "02_naive_gpu",

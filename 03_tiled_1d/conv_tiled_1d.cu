@@ -305,8 +305,8 @@ extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long widt
     conv_status st = validate(CONV1D_NAIVE, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_naive_kernel, "conv1d_naive_kernel", CONV1D_THREADS, 0,
-                               msg)) != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_kernel, "conv1d_naive_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_naive_kernel<<<blocks_for(width, CONV1D_THREADS), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -320,8 +320,8 @@ extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_NAIVE_X4, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel", CONV1D_THREADS, 0,
-                               msg)) != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_naive_x4_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -339,8 +339,8 @@ extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long w
      * floats) the kernel must opt in, which conv_kernel_fits does; GPUs allow
      * 64 KiB (Turing) to 227 KiB (Hopper) per block. */
     const size_t smem = (size_t)(CONV1D_TILE + mask_width - 1) * sizeof(float);
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel", CONV1D_THREADS, smem,
-                               msg)) != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel",
+                               CONV1D_THREADS, smem, msg)) != CONV_OK)
         return st;
     conv1d_tiled_s1_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, smem, stream>>>(
         d_x, d_y, width, mask_width);
@@ -355,8 +355,8 @@ extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long w
     if (st != CONV_OK)
         return st;
     const int threads = CONV1D_S2_TILE + mask_width - 1; /* the input tile */
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel", threads, (size_t)threads * sizeof(float),
-                               msg)) != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel",
+                               threads, (size_t)threads * sizeof(float), msg)) != CONV_OK)
         return st;
     conv1d_tiled_s2_kernel<<<blocks_for(width, CONV1D_S2_TILE), threads,
                              (size_t)threads * sizeof(float), stream>>>(d_x, d_y, width,
@@ -371,8 +371,8 @@ extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_S3, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel", CONV1D_THREADS, 0,
-                               msg)) != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_tiled_s3_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -380,8 +380,9 @@ extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long w
     return CONV_OK;
 }
 
-extern "C" conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y, long long width,
-                                  int mask_width, cudaStream_t stream, conv_msg *msg)
+extern "C" conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y,
+                                    long long width, int mask_width, cudaStream_t stream,
+                                    conv_msg *msg)
 {
     switch (s) {
     case CONV1D_NAIVE: return conv1d_naive(d_x, d_y, width, mask_width, stream, msg);

@@ -91,7 +91,7 @@ conv_status conv1d_tiled_check(conv1d_strategy s, long long width, int mask_widt
 
 /* Dispatches to one of the five launchers. */
 conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y, long long width,
-                       int mask_width, cudaStream_t stream, conv_msg *msg);
+                         int mask_width, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -19,13 +19,13 @@ static int problem(const conv_cli_options *opt, conv_named_problem *out, int max
     (void)max;
     if (conv1d_params_validate(opt->number[FLAG_WIDTH], opt->number[FLAG_MASK], msg) != CONV_OK)
         return -1;
-    out[0] = (conv_named_problem){"", "", conv1d_as_conv_params(opt->number[FLAG_WIDTH],
-                                                                (int)opt->number[FLAG_MASK])};
+    out[0] = (conv_named_problem){
+        "", "", conv1d_as_conv_params(opt->number[FLAG_WIDTH], (int)opt->number[FLAG_MASK])};
     return 1;
 }
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     r[0] = conv_row_cudnn();
@@ -39,12 +39,15 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 static void describe(FILE *out, const conv_cli_options *opt, const conv_params *p)
 {
     (void)opt;
-    fprintf(out, "problem: width %d floats, mask %d; moves %.1f MB (x read once, y written once), "
-                 "%.3g FLOP\n", p->w, p->s, conv_min_bytes(p) / 1e6, conv_flops(p));
-    fprintf(out, "tiles:   naive %d threads/block, 1 output each; naive x4, strategies 1 and 3: %d "
-                 "outputs per block of %d threads; strategy 2: %d outputs per block of %d + %d - 1 "
-                 "threads\n", CONV1D_THREADS, CONV1D_TILE, CONV1D_THREADS, CONV1D_S2_TILE,
-            CONV1D_S2_TILE, p->s);
+    fprintf(out,
+            "problem: width %d floats, mask %d; moves %.1f MB (x read once, y written once), "
+            "%.3g FLOP\n",
+            p->w, p->s, conv_min_bytes(p) / 1e6, conv_flops(p));
+    fprintf(out,
+            "tiles:   naive %d threads/block, 1 output each; naive x4, strategies 1 and 3: %d "
+            "outputs per block of %d threads; strategy 2: %d outputs per block of %d + %d - 1 "
+            "threads\n",
+            CONV1D_THREADS, CONV1D_TILE, CONV1D_THREADS, CONV1D_S2_TILE, CONV1D_S2_TILE, p->s);
 }
 
 int main(int argc, char **argv)
@@ -53,8 +56,8 @@ int main(int argc, char **argv)
         {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
         {"mask", CONV_FLAG_INT, "M", "mask width, odd (strategy 2: at most 769)", "7", 1,
          CONV1D_MAX_MASK_WIDTH},
-        {"strategy", CONV_FLAG_CHOICE, "naive|naive4|1|2|3|all", "which kernel(s) to run", "all",
-         0, 0},
+        {"strategy", CONV_FLAG_CHOICE, "naive|naive4|1|2|3|all", "which kernel(s) to run", "all", 0,
+         0},
     };
     static const conv_program prog = {
         .cli = {.program = "03_tiled_1d",

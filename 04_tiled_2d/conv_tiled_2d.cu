@@ -447,8 +447,8 @@ extern "C" conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const
 }
 
 /* Everything a launcher checks before any CUDA call. */
-static conv_status validate(const conv_tiled_choice *choice, const conv_params *p,
-                            const float *d_x, const float *d_w, const float *d_y, conv_msg *msg)
+static conv_status validate(const conv_tiled_choice *choice, const conv_params *p, const float *d_x,
+                            const float *d_w, const float *d_y, conv_msg *msg)
 {
     if (d_x == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "d_x is NULL");
@@ -485,8 +485,9 @@ static conv_status launch_s1(const conv_params *p, const float *d_x, float *d_y,
 {
     const dim3 block(TILE_W, TILE_H / ROWS);
     const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
-    conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>,
-                                      "conv2d_tiled_s1_kernel", (int)(block.x * block.y), smem, msg);
+    conv_status st =
+        conv_kernel_fits((const void *)conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>,
+                         "conv2d_tiled_s1_kernel", (int)(block.x * block.y), smem, msg);
     if (st != CONV_OK)
         return st;
     conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>
@@ -523,8 +524,9 @@ static conv_status launch_s2(const conv_params *p, const float *d_x, float *d_y,
 {
     const dim3 block(TILE + p->s - 1, TILE + p->r - 1);
     const size_t smem = sizeof(float) * block.x * block.y;
-    conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s2_kernel<TILE>,
-                                      "conv2d_tiled_s2_kernel", (int)(block.x * block.y), smem, msg);
+    conv_status st =
+        conv_kernel_fits((const void *)conv2d_tiled_s2_kernel<TILE>, "conv2d_tiled_s2_kernel",
+                         (int)(block.x * block.y), smem, msg);
     if (st != CONV_OK)
         return st;
     conv2d_tiled_s2_kernel<TILE>
@@ -585,8 +587,8 @@ extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const f
 }
 
 template <int TILE_W, int TILE_H, int KB>
-static conv_status launch_mc(const conv_params *p, int in_const, const float *d_x,
-                             const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
+static conv_status launch_mc(const conv_params *p, int in_const, const float *d_x, const float *d_w,
+                             float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const long long z = (long long)p->n * ((p->k + KB - 1) / KB);
     const dim3 grid = grid_for(p, TILE_W, TILE_H, z), block(TILE_W, TILE_H);
@@ -594,8 +596,7 @@ static conv_status launch_mc(const conv_params *p, int in_const, const float *d_
     const int P = conv_out_h(p), Q = conv_out_w(p);
     const void *kernel = in_const ? (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true>
                                   : (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false>;
-    conv_status st =
-        conv_kernel_fits(kernel, "conv2d_tiled_mc_kernel", TILE_W * TILE_H, smem, msg);
+    conv_status st = conv_kernel_fits(kernel, "conv2d_tiled_mc_kernel", TILE_W * TILE_H, smem, msg);
     if (st != CONV_OK)
         return st;
     if (in_const)

@@ -15,8 +15,8 @@
 
 enum { REF_CUDNN, REF_STEP02, N_REFS };
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     int n = conv_naive_rows(p, NULL, r, max);
@@ -34,8 +34,8 @@ int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
         {"strategy", CONV_FLAG_CHOICE, "1|2|3|mc|all",
-         "1, 2, 3: the single-channel strategies (C = K = 1); mc: the multi-channel kernel",
-         "all", 0, 0},
+         "1, 2, 3: the single-channel strategies (C = K = 1); mc: the multi-channel kernel", "all",
+         0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "04_tiled_2d",

@@ -52,7 +52,7 @@
 template <int F, int KC>
 __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
     conv2d_prefetch_5a_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                       float *__restrict__ y, prefetch_args a)
+                              float *__restrict__ y, prefetch_args a)
 {
     constexpr int KCP = KC == 1 ? 1 : (KC + 3) / 4 * 4;
     constexpr int ITEMS = PREFETCH_5A_ITEMS;

@@ -133,7 +133,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
 template <int F, int KC, int OW>
 __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 1)
     conv2d_prefetch_5b_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                       float *__restrict__ y, prefetch_args a)
+                              float *__restrict__ y, prefetch_args a)
 {
     constexpr int KCP = (KC + 3) / 4 * 4;
     constexpr int ITEMS = KC == 16 ? 2 : PREFETCH_5B_ITEMS;
@@ -241,9 +241,9 @@ static conv_status launch(const conv_prefetch_plan *pl, const float *d_x, const 
                           float *d_y, const prefetch_args *a, cudaStream_t stream, conv_msg *msg)
 {
     const dim3 block(pl->tx, pl->ty);
-    conv_status st = conv_kernel_fits((const void *)conv2d_prefetch_5b_kernel<F, KC, OW>,
-                                      "conv2d_prefetch_5b_kernel", pl->tx * pl->ty,
-                                      pl->smem_bytes, msg);
+    conv_status st =
+        conv_kernel_fits((const void *)conv2d_prefetch_5b_kernel<F, KC, OW>,
+                         "conv2d_prefetch_5b_kernel", pl->tx * pl->ty, pl->smem_bytes, msg);
     if (st != CONV_OK)
         return st;
     conv2d_prefetch_5b_kernel<F, KC, OW>

@@ -28,8 +28,8 @@ static int keep_ref(conv_row *r, int n, const char *key, int ref)
     return 0;
 }
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     int n = 0;

@@ -150,8 +150,8 @@ extern "C" conv_status conv2d_im2col_gemm(const conv_params *p, const float *d_x
 }
 
 extern "C" conv_status conv2d_pipeline_conv(void *ctx, const conv_params *p, const float *d_x,
-                                           const float *d_w, float *d_y, cudaStream_t stream,
-                                           conv_msg *msg)
+                                            const float *d_w, float *d_y, cudaStream_t stream,
+                                            conv_msg *msg)
 {
     const conv2d_pipeline *pc = (const conv2d_pipeline *)ctx;
     if (pc->implicit)

@@ -69,8 +69,8 @@ typedef struct {
     conv_cublas *cublas; /* for GEMM_CUBLAS */
 } conv2d_pipeline;
 
-conv_status conv2d_pipeline_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                                float *d_y, cudaStream_t stream, conv_msg *msg);
+conv_status conv2d_pipeline_conv(void *ctx, const conv_params *p, const float *d_x,
+                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

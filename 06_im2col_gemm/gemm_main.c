@@ -22,8 +22,8 @@ static int problem(const conv_cli_options *opt, conv_named_problem *out, int max
     return conv_params_validate(&out[0].params, msg) == CONV_OK ? 1 : -1;
 }
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     int n = conv_gemm_rows(p, select, r, max);
@@ -35,10 +35,11 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 {
     (void)p;
     long long m = opt->number[FLAG_M], n = opt->number[FLAG_N], k = opt->number[FLAG_K];
-    fprintf(out, "problem: GEMM M=%lld N=%lld K=%lld, %.3f GFLOP, A+B+C = %.1f MB (as a 1x1 NHWC "
-                 "convolution: %lld pixels, %lld channels, %lld filters)\n",
-            m, n, k, 2.0 * m * n * k / 1e9, 4.0 * ((double)m * k + (double)k * n + (double)m * n) / 1e6,
-            m, k, n);
+    fprintf(out,
+            "problem: GEMM M=%lld N=%lld K=%lld, %.3f GFLOP, A+B+C = %.1f MB (as a 1x1 NHWC "
+            "convolution: %lld pixels, %lld channels, %lld filters)\n",
+            m, n, k, 2.0 * m * n * k / 1e9,
+            4.0 * ((double)m * k + (double)k * n + (double)m * n) / 1e6, m, k, n);
 }
 
 int main(int argc, char **argv)

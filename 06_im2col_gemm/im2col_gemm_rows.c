@@ -99,8 +99,7 @@ static conv_status annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts
         snprintf(note, len, "; im2col %.3f + GEMM %.3f + permute %.3f ms", r->stages.im2col_ms,
                  r->stages.gemm_ms, r->stages.permute_ms);
     else
-        snprintf(note, len, "; im2col %.3f + GEMM %.3f ms", r->stages.im2col_ms,
-                 r->stages.gemm_ms);
+        snprintf(note, len, "; im2col %.3f + GEMM %.3f ms", r->stages.im2col_ms, r->stages.gemm_ms);
     return CONV_OK;
 }
 

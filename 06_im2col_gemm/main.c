@@ -12,8 +12,8 @@
 
 enum { REF_CUDNN, REF_CUBLAS, N_REFS };
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)opt;
     r[0] = conv_row_cudnn();
@@ -27,7 +27,8 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 {
     (void)opt;
     conv_cli_print_problem(out, p);
-    long long npq = (long long)p->n * conv_out_h(p) * conv_out_w(p), crs = (long long)p->c * p->r * p->s;
+    long long npq = (long long)p->n * conv_out_h(p) * conv_out_w(p),
+              crs = (long long)p->c * p->r * p->s;
     int nhwc = p->layout == CONV_LAYOUT_NHWC;
     fprintf(out, "GEMM:    %s, M=%lld N=%lld K=%lld; column buffer %.1f MB\n",
             nhwc ? "col[NPQ][RSC] * w[RSC][K]" : "w[K][CRS] * col[CRS][NPQ]", nhwc ? npq : p->k,

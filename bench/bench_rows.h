@@ -13,7 +13,10 @@ extern "C" {
 
 /* The "vs" columns of every table. */
 enum { BENCH_REF_SERIAL, BENCH_REF_OPENMP, BENCH_REF_NAIVE, BENCH_REF_CUDNN, BENCH_N_REFS };
-#define BENCH_REF_NAMES {"serial", "OpenMP", "naive GPU", "cuDNN"}
+#define BENCH_REF_NAMES                                                                            \
+    {                                                                                              \
+        "serial", "OpenMP", "naive GPU", "cuDNN"                                                   \
+    }
 
 /* Fills rows for problem p from the steps in `steps` (a mask of bench_step
  * bits, bench_problems.h). Returns the number of rows. */

@@ -25,8 +25,7 @@ static int problems(const conv_cli_options *opt, conv_named_problem *out, int ma
     if (bench_parse_steps(opt->value[FLAG_STEPS], &steps, msg) != CONV_OK)
         return -1;
     if (!opt->given[FLAG_PROBLEM]) {
-        out[0] = (conv_named_problem){"custom", "the shape given on the command line",
-                                      opt->params};
+        out[0] = (conv_named_problem){"custom", "the shape given on the command line", opt->params};
         return 1;
     }
     if (opt->shape_flag != NULL) {
@@ -48,8 +47,8 @@ static int problems(const conv_cli_options *opt, conv_named_problem *out, int ma
     return count < max ? count : max;
 }
 
-static int rows(const conv_cli_options *opt, const conv_params *p, const char *select,
-                conv_row *r, int max)
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
 {
     (void)select;
     unsigned steps = BENCH_STEP_ALL;
@@ -64,8 +63,8 @@ int main(int argc, char **argv)
          "lecture|hpc101|cutlass|ece408-l1|ece408-l2|hpc101-image|conv1d|hpc101-nhwc|cutlass-nhwc|"
          "all",
          "a named problem (without it: the shape given by the problem flags)", NULL, 0, 0},
-        {"steps", CONV_FLAG_TEXT, "LIST", "rows to run: comma-separated 01,02,03,04,05,06,cudnn, or all",
-         "all", 0, 0},
+        {"steps", CONV_FLAG_TEXT, "LIST",
+         "rows to run: comma-separated 01,02,03,04,05,06,cudnn, or all", "all", 0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "conv_bench",

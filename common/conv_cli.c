@@ -42,8 +42,8 @@ typedef struct {
     long long lo, hi; /* integer flags; lo > hi: not an integer */
 } common_flag;
 
-#define SIZE 1, INT_MAX
-#define NONNEG 0, INT_MAX
+#define SIZE    1, INT_MAX
+#define NONNEG  0, INT_MAX
 #define NOT_INT 1, 0
 static const common_flag common_flags[N_COMMON] = {
     [OPT_N] = {"n", "N", "batch size", SIZE},
@@ -77,10 +77,10 @@ static const common_flag common_flags[N_COMMON] = {
 /* Flags that set the same thing: given together they are rejected, so that
  * the order of the flags cannot matter. */
 static const int conflicts[][2] = {
-    {OPT_FILTER, OPT_R},    {OPT_FILTER, OPT_S},    {OPT_PAD, OPT_PAD_H},
-    {OPT_PAD, OPT_PAD_W},   {OPT_PADDING, OPT_PAD}, {OPT_PADDING, OPT_PAD_H},
+    {OPT_FILTER, OPT_R},      {OPT_FILTER, OPT_S},        {OPT_PAD, OPT_PAD_H},
+    {OPT_PAD, OPT_PAD_W},     {OPT_PADDING, OPT_PAD},     {OPT_PADDING, OPT_PAD_H},
     {OPT_PADDING, OPT_PAD_W}, {OPT_STRIDE, OPT_STRIDE_H}, {OPT_STRIDE, OPT_STRIDE_W},
-    {OPT_DIL, OPT_DIL_H},   {OPT_DIL, OPT_DIL_W},
+    {OPT_DIL, OPT_DIL_H},     {OPT_DIL, OPT_DIL_W},
 };
 
 conv_status conv_cli_parse_ll(const char *flag, const char *text, long long lo, long long hi,
@@ -388,8 +388,8 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
         }
         int slot = id >= OPT_PROGRAM ? N_COMMON + id - OPT_PROGRAM : id;
         if (seen[slot]++)
-            return conv_fail(msg, CONV_ERR_INVALID,
-                             "--%s is given twice: give each flag once", flag_name(spec, id));
+            return conv_fail(msg, CONV_ERR_INVALID, "--%s is given twice: give each flag once",
+                             flag_name(spec, id));
         conv_status st;
         if (id >= OPT_PROGRAM) {
             st = apply_program(opt, &spec->flags[id - OPT_PROGRAM], id - OPT_PROGRAM, optarg, msg);
@@ -411,11 +411,11 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                          argv[optind]);
     for (size_t i = 0; i < sizeof conflicts / sizeof conflicts[0]; ++i)
         if (seen[conflicts[i][0]] && seen[conflicts[i][1]])
-            return conv_fail(msg, CONV_ERR_INVALID,
-                             "--%s and --%s set the same thing: give one of them",
-                             common_flags[conflicts[i][0]].name,
-                             common_flags[conflicts[i][1]].name);
-    if (opt->csv_path != NULL && opt->json_path != NULL && strcmp(opt->csv_path, opt->json_path) == 0)
+            return conv_fail(
+                msg, CONV_ERR_INVALID, "--%s and --%s set the same thing: give one of them",
+                common_flags[conflicts[i][0]].name, common_flags[conflicts[i][1]].name);
+    if (opt->csv_path != NULL && opt->json_path != NULL &&
+        strcmp(opt->csv_path, opt->json_path) == 0)
         return conv_fail(msg, CONV_ERR_INVALID, "--csv and --json name the same file '%s'",
                          opt->csv_path);
     if (same_padding)

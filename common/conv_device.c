@@ -293,8 +293,8 @@ static conv_status kernel_attributes(const void *kernel, struct cudaFuncAttribut
     if (e != cudaSuccess) {
         cudaGetLastError();
         conv_status st = conv_cuda_require_device(msg); /* no device, or no image for it */
-        return st != CONV_OK ? st : conv_cuda_fail(msg, e, "cudaFuncGetAttributes", __FILE__,
-                                                   __LINE__);
+        return st != CONV_OK ? st
+                             : conv_cuda_fail(msg, e, "cudaFuncGetAttributes", __FILE__, __LINE__);
     }
     int slot = n_kernels < MAX_KERNELS ? n_kernels++ : MAX_KERNELS - 1;
     kernels[slot].kernel = kernel;

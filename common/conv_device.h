@@ -47,8 +47,8 @@ typedef struct {
     int max_blocks_per_sm;
     int driver_version, runtime_version; /* CUDA versions, e.g. 13000 = 13.0 */
     char driver_release[32];             /* NVIDIA driver, e.g. "580.159.04"; "" if unknown */
-    int ptx_version;     /* > 0: this build runs PTX of compute_<ptx_version>, JIT-compiled */
-    int binary_version;  /* the SASS architecture the kernels run as, e.g. 90 */
+    int ptx_version;         /* > 0: this build runs PTX of compute_<ptx_version>, JIT-compiled */
+    int binary_version;      /* the SASS architecture the kernels run as, e.g. 90 */
     double peak_fp32_gflops; /* 2 * lanes * SMs * clock */
     double peak_dram_gbps;   /* 2 (DDR) * memory clock * bus width / 8 */
 } conv_device_info;

@@ -206,8 +206,8 @@ void conv_problem_memory(const conv_params *p, size_t *host_bytes, size_t *devic
 {
     /* sizes of valid parameters fit size_t (conv_params_validate); doubles
      * avoid overflow in the sums all the same */
-    double floats = (double)conv_input_elems(p) + (double)conv_filter_elems(p) +
-                    (double)conv_output_elems(p);
+    double floats =
+        (double)conv_input_elems(p) + (double)conv_filter_elems(p) + (double)conv_output_elems(p);
     double host = 4.0 * floats;
     if (conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS)
         host += 2.0 * 8.0 * (double)conv_output_elems(p);

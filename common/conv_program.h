@@ -46,11 +46,11 @@ typedef struct {
     const char *select_flag;
     int n_refs;
     const char *ref_names[CONV_MAX_REFS];
-    int bandwidth_column; /* print GB/s (bandwidth-bound steps) */
-    int cpu_only;         /* step 01: no device needed */
-    int without_device;   /* conv_bench: without a GPU, run the CPU rows */
-    int measure_copy;     /* measure the device-to-device copy bandwidth first */
-    int problem_column;   /* the CSV names each row's problem (several problems per run) */
+    int bandwidth_column;   /* print GB/s (bandwidth-bound steps) */
+    int cpu_only;           /* step 01: no device needed */
+    int without_device;     /* conv_bench: without a GPU, run the CPU rows */
+    int measure_copy;       /* measure the device-to-device copy bandwidth first */
+    int problem_column;     /* the CSV names each row's problem (several problems per run) */
     int report_unsupported; /* a problem no row can run is reported as such, not rejected */
     /* The problems of the run. NULL: the one the 2D problem flags describe.
      * Returns how many (at most max), or -1 with one line in msg. */

@@ -100,8 +100,8 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
         fprintf(r->csv, "\n");
         if (d2d_gbps > 0.0)
             fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
-        fprintf(r->csv, "%sversion,median_ms,gflops,pct_peak%s", r->problem_column ? "problem," : "",
-                r->bandwidth_column ? ",gbps" : "");
+        fprintf(r->csv, "%sversion,median_ms,gflops,pct_peak%s",
+                r->problem_column ? "problem," : "", r->bandwidth_column ? ",gbps" : "");
         for (int i = 0; i < r->n_refs; ++i) {
             char key[64];
             conv_report_ref_key(r->ref_names[i], key, sizeof key);

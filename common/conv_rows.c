@@ -140,8 +140,8 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
             break;
         case CONV_ROW_COPY: st = measure_copy(pb, o, row, &msg); break;
         default:
-            st = conv_gpu_problem_measure(pb, row->conv, row->ctx, o->warmup, o->repeat,
-                                          &row->res, &msg);
+            st = conv_gpu_problem_measure(pb, row->conv, row->ctx, o->warmup, o->repeat, &row->res,
+                                          &msg);
             break;
         }
     }

@@ -160,9 +160,8 @@ static conv_status run_shifted(void *ctx, const conv_params *p, const float *d_x
                                     cudaMemcpyDeviceToDevice, stream),
                     msg);
     CONV_CUDA_CHECK(cudaMemsetAsync(s->y, 0xFF, (ny + s->offset) * sizeof(float), stream), msg);
-    conv_status st =
-        conv2d_prefetch_conv((void *)&s->v, p, s->x + s->offset, s->w + s->offset, s->y + s->offset,
-                             stream, msg);
+    conv_status st = conv2d_prefetch_conv((void *)&s->v, p, s->x + s->offset, s->w + s->offset,
+                                          s->y + s->offset, stream, msg);
     if (st != CONV_OK)
         return st;
     CONV_CUDA_CHECK(cudaMemcpyAsync(d_y, s->y + s->offset, ny * sizeof(float),
@@ -271,7 +270,8 @@ Test(conv2d_prefetch_plan, covers_the_output_within_the_limits)
                     for (size_t v = 0; v < N_VARIANTS; ++v) {
                         conv_prefetch_plan pl;
                         conv_msg msg = {{0}};
-                        CONV_ASSERT_OK(conv2d_prefetch_plan(all_variants[v], &p, 48 * 1024, &pl, &msg), msg);
+                        CONV_ASSERT_OK(
+                            conv2d_prefetch_plan(all_variants[v], &p, 48 * 1024, &pl, &msg), msg);
                         const int P = conv_out_h(&p), Q = conv_out_w(&p);
                         cr_assert(pl.tx * pl.ty <= 256 && pl.tx * pl.ty >= 1);
                         cr_assert(pl.smem_bytes <= 48 * 1024, "%zu bytes", pl.smem_bytes);

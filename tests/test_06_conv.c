@@ -169,11 +169,14 @@ Test(gpu_conv_implicit_gemm, nhwc_6e_and_6f_match_step01_on_a_multi_tile_problem
     q.layout = CONV_LAYOUT_NCHW; /* the NCHW workspace also holds the GEMM output */
     conv2d_pipeline pc = {GEMM_6E_DBUF, 0, NULL, conv2d_im2col_gemm_workspace_elems(&q), NULL};
     CONV_ASSERT_OK(conv_device_alloc(&pc.d_work, pc.work_elems, "workspace", &msg), msg);
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial, "6e nhwc multi-tile");
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+                             "6e nhwc multi-tile");
     pc.implicit = 1;
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial, "6f nhwc multi-tile");
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+                             "6f nhwc multi-tile");
     p.layout = CONV_LAYOUT_NCHW;
     pc.implicit = 0;
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial, "6e nchw multi-tile");
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+                             "6e nchw multi-tile");
     conv_device_free(pc.d_work);
 }

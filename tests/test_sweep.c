@@ -149,11 +149,10 @@ Test(gpu_sweep, every_row_of_every_step_matches_step01_on_random_shapes)
             memcpy(pb.h_x, x, nx * sizeof *x);
             memcpy(pb.h_w, w, nw * sizeof *w);
             conv_test_run_row(&pb, &rows[r], label);
-            conv_verify_report rep = pb.full_verify
-                                         ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
-                                                                   conv_verify_bound(1.0))
-                                         : conv_verify_full(&p, x, w, pb.h_y,
-                                                            conv_verify_bound(1.0));
+            conv_verify_report rep =
+                pb.full_verify ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
+                                                         conv_verify_bound(1.0))
+                               : conv_verify_full(&p, x, w, pb.h_y, conv_verify_bound(1.0));
             CONV_ASSERT_REPORT(rep, label, &p);
             ++checked;
         }
@@ -203,8 +202,7 @@ Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
         batched += p.n > 1;
         single += p.c == 1 && p.k == 1;
     }
-    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 &&
-                  single > 50,
-              "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d", one_d,
-              gemm, strided, nhwc, batched, single);
+    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 && single > 50,
+              "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d", one_d, gemm,
+              strided, nhwc, batched, single);
 }
