@@ -24,7 +24,8 @@ conv_status conv_report_open(conv_report *r, const char *csv_path, const char *j
     if (csv_path != NULL && (r->csv = fopen(csv_path, "w")) == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "cannot write --csv file '%s'", csv_path);
     if (json_path != NULL && (r->json = fopen(json_path, "w")) == NULL) {
-        fclose(r->csv);
+        if (r->csv != NULL)
+            fclose(r->csv);
         r->csv = NULL;
         return conv_fail(msg, CONV_ERR_INVALID, "cannot write --json file '%s'", json_path);
     }
