@@ -71,7 +71,8 @@ typedef struct {
     uint64_t seed;
     const char *csv_path;  /* --csv FILE: the results also as CSV (NULL: none) */
     const char *json_path; /* --json FILE: the results also as JSON (NULL: none) */
-    /* the first problem flag given other than --layout, e.g. "--h" (NULL: none) */
+    /* the first problem flag given other than --layout, by its name without
+     * the dashes, e.g. "h" for --h (NULL: none) */
     const char *shape_flag;
     int layout_given;
     /* the program's flags, in the order of its table */

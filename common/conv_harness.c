@@ -193,6 +193,7 @@ conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv c
     memset(res, 0, sizeof *res);
     size_t ny = conv_output_elems(&pb->p);
     host_run run = {pb, conv};
+    conv_canary_fill(pb->h_y + ny, CONV_CANARY_FLOATS); /* re-armed after a row that broke it */
     conv_fill_nan(pb->h_y, ny);
     conv_status st = conv_time_cpu(run_host, &run, warmup, repeat, &res->timing, msg);
     if (st != CONV_OK)

@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "conv_tensor.h"
 
@@ -66,6 +68,232 @@ const char *conv_shape_name(const conv_params *p)
     static char buf[256]; /* each Criterion test runs in its own process */
     conv_params_describe(p, buf, sizeof buf);
     return buf;
+}
+
+void conv_test_hide_gpus(void)
+{
+    cr_assert_eq(setenv("CUDA_VISIBLE_DEVICES", "", 1), 0);
+}
+
+conv_status conv_test_host_reference(const conv_params *p, const float *h_x, const float *h_w,
+                                     float *h_y, conv_msg *msg)
+{
+    size_t ny = conv_output_elems(p);
+    double *y = malloc(ny * sizeof *y);
+    if (y == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the reference");
+    conv_reference_double(p, h_x, h_w, y, NULL);
+    for (size_t i = 0; i < ny; ++i)
+        h_y[i] = (float)y[i];
+    free(y);
+    return CONV_OK;
+}
+
+conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const float *d_x,
+                                          const float *d_w, float *d_y, cudaStream_t stream,
+                                          conv_msg *msg)
+{
+    (void)ctx;
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
+    conv_status st = CONV_OK;
+    if (x == NULL || w == NULL || y == NULL)
+        st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory");
+    cudaError_t e = cudaStreamSynchronize(stream);
+    if (st == CONV_OK && e != cudaSuccess)
+        st = conv_cuda_fail(msg, e, "cudaStreamSynchronize", __FILE__, __LINE__);
+    if (st == CONV_OK)
+        st = conv_device_download(x, d_x, nx, msg);
+    if (st == CONV_OK)
+        st = conv_device_download(w, d_w, nw, msg);
+    if (st == CONV_OK)
+        st = conv_test_host_reference(p, x, w, y, msg);
+    if (st == CONV_OK)
+        st = conv_device_upload(d_y, y, ny, msg);
+    conv_host_free(x);
+    conv_host_free(w);
+    conv_host_free(y);
+    return st;
+}
+
+conv_status conv_test_device_zeros(void *ctx, const conv_params *p, const float *d_x,
+                                   const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    (void)ctx;
+    (void)d_x;
+    (void)d_w;
+    CONV_CUDA_CHECK(cudaMemsetAsync(d_y, 0, conv_output_elems(p) * sizeof(float), stream), msg);
+    return CONV_OK;
+}
+
+void conv_test_temp_path(char *buf, size_t len, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    char base[256];
+    snprintf(base, sizeof base, "%s/conv_test_XXXXXX", dir != NULL && dir[0] ? dir : "/tmp");
+    int fd = mkstemp(base);
+    cr_assert_geq(fd, 0, "mkstemp(%s) failed", base);
+    close(fd);
+    remove(base);
+    int n = snprintf(buf, len, "%s%s", base, suffix);
+    cr_assert(n > 0 && (size_t)n < len, "temporary path too long");
+}
+
+char *conv_test_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while (text != NULL && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len - 1 == 0) {
+            char *more = realloc(text, cap * 2);
+            if (more == NULL)
+                free(text);
+            text = more;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (text != NULL)
+        text[len] = '\0';
+    return text;
+}
+
+/* A recursive-descent check of JSON syntax (no values are kept). */
+typedef struct {
+    const char *s;
+    size_t at;
+} json_cursor;
+
+static void json_space(json_cursor *j)
+{
+    while (j->s[j->at] == ' ' || j->s[j->at] == '\t' || j->s[j->at] == '\n' || j->s[j->at] == '\r')
+        ++j->at;
+}
+
+static int json_digits(json_cursor *j)
+{
+    size_t start = j->at;
+    while (j->s[j->at] >= '0' && j->s[j->at] <= '9')
+        ++j->at;
+    return j->at > start;
+}
+
+static int json_string(json_cursor *j)
+{
+    if (j->s[j->at] != '"')
+        return 0;
+    for (++j->at;;) {
+        unsigned char c = (unsigned char)j->s[j->at++];
+        if (c == '"')
+            return 1;
+        if (c < 0x20) /* the end of the text, or a raw control character */
+            return 0;
+        if (c != '\\')
+            continue;
+        c = (unsigned char)j->s[j->at++];
+        if (c == 'u') {
+            for (int i = 0; i < 4; ++i, ++j->at)
+                if (j->s[j->at] == '\0' || strchr("0123456789abcdefABCDEF", j->s[j->at]) == NULL)
+                    return 0;
+        } else if (c == '\0' || strchr("\"\\/bfnrt", c) == NULL) {
+            return 0;
+        }
+    }
+}
+
+static int json_number(json_cursor *j)
+{
+    if (j->s[j->at] == '-')
+        ++j->at;
+    if (j->s[j->at] == '0')
+        ++j->at;
+    else if (!json_digits(j))
+        return 0;
+    if (j->s[j->at] == '.') {
+        ++j->at;
+        if (!json_digits(j))
+            return 0;
+    }
+    if (j->s[j->at] == 'e' || j->s[j->at] == 'E') {
+        ++j->at;
+        if (j->s[j->at] == '+' || j->s[j->at] == '-')
+            ++j->at;
+        if (!json_digits(j))
+            return 0;
+    }
+    return 1;
+}
+
+static int json_value(json_cursor *j, int depth);
+
+/* An object ('{' key: value, ... '}') or an array ('[' value, ... ']'). */
+static int json_container(json_cursor *j, int depth, char close, int keyed)
+{
+    ++j->at;
+    json_space(j);
+    if (j->s[j->at] == close) {
+        ++j->at;
+        return 1;
+    }
+    for (;;) {
+        json_space(j);
+        if (keyed) {
+            if (!json_string(j))
+                return 0;
+            json_space(j);
+            if (j->s[j->at++] != ':')
+                return 0;
+        }
+        if (!json_value(j, depth + 1))
+            return 0;
+        json_space(j);
+        char c = j->s[j->at++];
+        if (c == close)
+            return 1;
+        if (c != ',')
+            return 0;
+    }
+}
+
+static int json_value(json_cursor *j, int depth)
+{
+    json_space(j);
+    if (depth > 64)
+        return 0;
+    const char c = j->s[j->at];
+    if (c == '{')
+        return json_container(j, depth, '}', 1);
+    if (c == '[')
+        return json_container(j, depth, ']', 0);
+    if (c == '"')
+        return json_string(j);
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return json_number(j);
+    static const char *const words[] = {"true", "false", "null"};
+    for (size_t i = 0; i < 3; ++i)
+        if (strncmp(j->s + j->at, words[i], strlen(words[i])) == 0) {
+            j->at += strlen(words[i]);
+            return 1;
+        }
+    return 0;
+}
+
+int conv_test_json_valid(const char *text, size_t *where)
+{
+    json_cursor j = {text, 0};
+    int ok = json_value(&j, 0);
+    if (ok) {
+        json_space(&j);
+        ok = j.s[j.at] == '\0';
+    }
+    if (where != NULL)
+        *where = j.at;
+    return ok;
 }
 
 int conv_test_under_sanitizer(void)

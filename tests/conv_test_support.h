@@ -6,6 +6,8 @@
 #ifndef CONV_TEST_SUPPORT_H
 #define CONV_TEST_SUPPORT_H
 
+#include <string.h>
+
 #include <criterion/criterion.h>
 
 #include "conv_cuda.h"
@@ -51,6 +53,13 @@ const char *conv_shape_name(const conv_params *p);
         cr_assert((rep).passed, "%s on %s: %s", (what), conv_shape_name(p), conv_desc_);           \
     } while (0)
 
+/* Asserts that a message is one line that contains `want`. */
+#define CONV_ASSERT_ONE_LINE(text, want)                                                           \
+    do {                                                                                           \
+        cr_assert(strstr((text), (want)) != NULL, "'%s' lacks '%s'", (text), (want));              \
+        cr_assert(strchr((text), '\n') == NULL, "more than one line: '%s'", (text));               \
+    } while (0)
+
 /* Asserts a status is CONV_OK, printing its message. */
 #define CONV_ASSERT_OK(status, msg)                                                                \
     cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
@@ -78,6 +87,35 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
  * upload, the row's setup, NaN poison, run, download into pb->h_y, canary
  * check, teardown. Fails the running test with `what` and the shape. */
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
+
+/* Hides every GPU from the running test (CUDA_VISIBLE_DEVICES=""), so that a
+ * test of the no-device paths runs the same way on a machine with a GPU. Call
+ * it before the test's first CUDA call (each Criterion test runs in its own
+ * process). */
+void conv_test_hide_gpus(void);
+
+/* Fake convolutions for the tests of the harness, the rows and the program
+ * body. A host convolution: the double reference rounded to float (exact on
+ * small integers). A correct device convolution: the same reference computed
+ * on the host from the device inputs (cudaMemcpy) and copied into the device
+ * output. A wrong one: zeros (cudaMemsetAsync). */
+conv_status conv_test_host_reference(const conv_params *p, const float *h_x, const float *h_w,
+                                     float *h_y, conv_msg *msg);
+conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const float *d_x,
+                                          const float *d_w, float *d_y, cudaStream_t stream,
+                                          conv_msg *msg);
+conv_status conv_test_device_zeros(void *ctx, const conv_params *p, const float *d_x,
+                                   const float *d_w, float *d_y, cudaStream_t stream,
+                                   conv_msg *msg);
+
+/* A path for a temporary file that does not exist yet (the test removes
+ * what it writes there). */
+void conv_test_temp_path(char *buf, size_t len, const char *suffix);
+/* The whole of a file (malloc'ed; NULL when it cannot be read). */
+char *conv_test_read_file(const char *path);
+/* 1 when text is exactly one JSON value (RFC 8259 syntax, surrounding white
+ * space allowed); else 0 with the offset of the first error in *where. */
+int conv_test_json_valid(const char *text, size_t *where);
 
 /* 1 when the test runs under compute-sanitizer (CONV_UNDER_SANITIZER is set by
  * the sanitize ctest entries). Tests may drop their largest shapes then (they

@@ -1,0 +1,89 @@
+/* common/conv_cublas: the cuBLAS SGEMM reference on row-major matrices, and
+ * what it says without a device. The GPU suite is gpu_reference (NVIDIA's
+ * closed code, kept out of the sanitizer runs: cmake/ConvProject.cmake). */
+#include <math.h>
+#include <string.h>
+
+#include "conv_cublas.h"
+#include "conv_cuda.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+
+Test(cublas, a_handle_without_a_device_is_an_error_not_a_crash)
+{
+    conv_test_hide_gpus();
+    conv_cublas *blas = (conv_cublas *)&blas; /* not NULL */
+    conv_msg msg = {{0}};
+    conv_status st = conv_cublas_create(&blas, &msg);
+    cr_assert_eq(st, CONV_ERR_NO_DEVICE, "status %s: %s", conv_status_name(st), msg.text);
+    cr_assert(strncmp(msg.text, "no CUDA device", 14) == 0, "%s", msg.text);
+    cr_assert_null(blas);
+    conv_cublas_destroy(NULL);
+}
+
+Test(cublas, sgemm_rejects_an_empty_size_before_touching_the_handle)
+{
+    const int sizes[][3] = {{0, 1, 1}, {1, 0, 1}, {1, 1, 0}, {-3, 4, 5}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        conv_msg msg = {{0}};
+        conv_status st = conv_cublas_sgemm(NULL, sizes[i][0], sizes[i][1], sizes[i][2], NULL, NULL,
+                                           NULL, NULL, &msg);
+        cr_assert_eq(st, CONV_ERR_INVALID, "case %zu", i);
+        char want[64];
+        snprintf(want, sizeof want, "m=%d n=%d k=%d", sizes[i][0], sizes[i][1], sizes[i][2]);
+        CONV_ASSERT_ONE_LINE(msg.text, want);
+    }
+}
+
+/* ---------------------------------------------------------------- GPU */
+
+Test(gpu_reference, cublas_sgemm_matches_the_double_reference)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const int sizes[][3] = {{1, 1, 1}, {7, 33, 129}, {128, 127, 1000}, {33, 1, 7}};
+    conv_cublas *blas = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_cublas_create(&blas, &msg), msg);
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; ++t) {
+        int m = sizes[t][0], n = sizes[t][1], k = sizes[t][2];
+        size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+        float *a = conv_host_alloc(na), *b = conv_host_alloc(nb), *c = conv_host_alloc(nc);
+        conv_fill_uniform(a, na, t, -1, 1);
+        conv_fill_uniform(b, nb, t + 50, -1, 1);
+        float *d_a, *d_b, *d_c;
+        CONV_ASSERT_OK(conv_device_alloc(&d_a, na, "A", &msg), msg);
+        CONV_ASSERT_OK(conv_device_alloc(&d_b, nb, "B", &msg), msg);
+        CONV_ASSERT_OK(conv_device_alloc(&d_c, nc, "C", &msg), msg);
+        CONV_ASSERT_OK(conv_device_upload(d_a, a, na, &msg), msg);
+        CONV_ASSERT_OK(conv_device_upload(d_b, b, nb, &msg), msg);
+        CONV_ASSERT_OK(conv_device_poison(d_c, nc, &msg), msg);
+        CONV_ASSERT_OK(conv_cublas_sgemm(blas, m, n, k, d_a, d_b, d_c, 0, &msg), msg);
+        CONV_ASSERT_OK(conv_device_download(c, d_c, nc, &msg), msg);
+        conv_verify_report rep = conv_report_init();
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                double sum = 0, mag = 0;
+                for (int l = 0; l < k; ++l) {
+                    double prod = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
+                    sum += prod;
+                    mag += fabs(prod);
+                }
+                conv_report_add(&rep, (size_t)i * n + j, c[(size_t)i * n + j], sum,
+                                conv_gamma((size_t)k) * mag, 0);
+            }
+        conv_report_finish(&rep);
+        char desc[CONV_MSG_LEN];
+        conv_report_describe(&rep, desc, sizeof desc);
+        cr_assert(rep.passed, "cuBLAS %dx%dx%d: %s", m, n, k, desc);
+        size_t bad = 1;
+        CONV_ASSERT_OK(conv_device_canary_check(d_c, nc, &bad, &msg), msg);
+        cr_assert_eq(bad, 0);
+        conv_device_free(d_a);
+        conv_device_free(d_b);
+        conv_device_free(d_c);
+        conv_host_free(a);
+        conv_host_free(b);
+        conv_host_free(c);
+    }
+    conv_cublas_destroy(blas);
+}

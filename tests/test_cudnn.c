@@ -1,0 +1,125 @@
+/* common/conv_cudnn: the cuDNN reference (its plan, the filter in both
+ * layouts, the bound factor of its algorithms), and what it says without
+ * cuDNN or without a device. The GPU suite is gpu_reference: NVIDIA's closed
+ * code, kept out of the sanitizer runs (cmake/ConvProject.cmake). */
+#include <string.h>
+
+#include "conv_cuda.h"
+#include "conv_cudnn.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+
+Test(cudnn, reports_itself_unavailable_when_not_built)
+{
+    if (conv_cudnn_compiled())
+        cr_skip_test("built with cuDNN; the GPU suite tests it");
+    conv_cudnn_plan *plan = NULL;
+    conv_msg msg = {{0}};
+    conv_params p = conv_params_default();
+    cr_assert_eq(conv_cudnn_plan_create(&plan, &p, &msg), CONV_ERR_UNAVAILABLE);
+    cr_assert(strstr(msg.text, "cuDNN") != NULL);
+}
+
+Test(cudnn, its_version_is_known_exactly_when_it_is_built)
+{
+    long v = conv_cudnn_version();
+    if (conv_cudnn_compiled())
+        cr_assert(v >= 80000 && v < 1000000, "cuDNN version %ld", v);
+    else
+        cr_assert_eq(v, 0);
+}
+
+Test(cudnn, a_plan_without_a_device_is_an_error_not_a_crash)
+{
+    conv_test_hide_gpus();
+    conv_cudnn_plan *plan = (conv_cudnn_plan *)&plan; /* not NULL */
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1);
+    conv_status st = conv_cudnn_plan_create(&plan, &p, &msg);
+    cr_assert_null(plan);
+    if (!conv_cudnn_compiled()) {
+        cr_assert_eq(st, CONV_ERR_UNAVAILABLE);
+        return;
+    }
+    cr_assert_eq(st, CONV_ERR_NO_DEVICE, "status %s: %s", conv_status_name(st), msg.text);
+    cr_assert(strncmp(msg.text, "no CUDA device", 14) == 0, "%s", msg.text);
+}
+
+Test(cudnn, an_empty_plan_is_handled_without_cuda)
+{
+    conv_msg msg = {{0}};
+    cr_assert_neq(conv_cudnn_forward(NULL, NULL, NULL, NULL, &msg), CONV_OK);
+    cr_assert(strstr(msg.text, "cuDNN") != NULL, "%s", msg.text);
+    cr_assert_eq(conv_cudnn_workspace_bytes(NULL), 0);
+    cr_assert_not_null(conv_cudnn_algo_name(NULL));
+    conv_cudnn_plan_destroy(NULL);
+}
+
+/* FFT and Winograd are not plain dot products (conv_cudnn.h). */
+Test(cudnn, bound_factor_is_16_for_fft_and_winograd_only)
+{
+    const char *loose[] = {"FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    const char *plain[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "unknown"};
+    for (size_t i = 0; i < sizeof loose / sizeof loose[0]; ++i)
+        cr_assert_eq(conv_cudnn_bound_factor(loose[i]), 16.0, "%s", loose[i]);
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; ++i)
+        cr_assert_eq(conv_cudnn_bound_factor(plain[i]), 1.0, "%s", plain[i]);
+    cr_assert_eq(conv_cudnn_bound_factor(NULL), 1.0);
+}
+
+/* ---------------------------------------------------------------- GPU */
+
+/* Runs cuDNN on one problem and checks it against the double reference. */
+static void check_cudnn(conv_params p)
+{
+    conv_msg msg = {{0}};
+    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
+    conv_fill_uniform(x, nx, 11, -1, 1);
+    conv_fill_uniform(w, nw, 12, -1, 1);
+    float *d_x, *d_w, *d_y;
+    CONV_ASSERT_OK(conv_device_alloc(&d_x, nx, "x", &msg), msg);
+    CONV_ASSERT_OK(conv_device_alloc(&d_w, nw, "w", &msg), msg);
+    CONV_ASSERT_OK(conv_device_alloc(&d_y, ny, "y", &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(d_x, x, nx, &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(d_w, w, nw, &msg), msg);
+    CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
+    conv_cudnn_plan *plan = NULL;
+    CONV_ASSERT_OK(conv_cudnn_plan_create(&plan, &p, &msg), msg);
+    CONV_ASSERT_OK(conv_cudnn_set_filter(plan, d_w, &msg), msg);
+    CONV_ASSERT_OK(conv_cudnn_forward(plan, d_x, d_y, 0, &msg), msg);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    CONV_ASSERT_OK(conv_device_download(y, d_y, ny, &msg), msg);
+    const char *algo = conv_cudnn_algo_name(plan);
+    double factor = conv_cudnn_bound_factor(algo);
+    conv_verify_report rep = conv_verify_full(&p, x, w, y, conv_verify_bound(factor));
+    char what[128];
+    snprintf(what, sizeof what, "cuDNN (%s)", algo);
+    CONV_ASSERT_REPORT(rep, what, &p);
+    size_t bad = 1;
+    CONV_ASSERT_OK(conv_device_canary_check(d_y, ny, &bad, &msg), msg);
+    cr_assert_eq(bad, 0);
+    conv_cudnn_plan_destroy(plan);
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+    conv_host_free(x);
+    conv_host_free(w);
+    conv_host_free(y);
+}
+
+Test(gpu_reference, cudnn_matches_the_double_reference_in_both_layouts)
+{
+    CONV_TEST_REQUIRE_GPU();
+    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    conv_params shapes[] = {
+        conv_shape(1, 6, 96, 64, 6, 6, 6, 0, 1, 1), conv_shape(2, 3, 29, 31, 5, 3, 3, 1, 1, 1),
+        conv_shape(1, 2, 31, 29, 3, 5, 5, 2, 2, 1), conv_shape(3, 4, 23, 17, 2, 3, 3, 2, 1, 2),
+        conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1),
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        check_cudnn(shapes[i]);
+        shapes[i].layout = CONV_LAYOUT_NHWC;
+        check_cudnn(shapes[i]);
+    }
+}
