@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
+command -v clang-format >/dev/null || bash scripts/setup.sh --format
 mapfile -t files < <(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
 [ ${#files[@]} -gt 0 ] || exit 0
 if [ "$fix" = 1 ]; then

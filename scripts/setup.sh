@@ -18,7 +18,9 @@ need=()
 have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]; }
 have_header criterion/criterion.h || need+=(libcriterion-dev)
 command -v cmake >/dev/null || need+=(cmake)
-command -v clang-format >/dev/null || need+=(clang-format)
+if [ "${1:-}" = "--format" ]; then
+  command -v clang-format >/dev/null || need+=(clang-format)
+fi
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup: everything needed is installed"
