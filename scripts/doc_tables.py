@@ -26,9 +26,29 @@ header line names the GPU:
 
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
-the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (the step programs write
-them, see conv_table_open_csv in common/conv_gpu_run.h). No number in a note is
-typed by hand.
+the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (every
+program writes them, see conv_report_begin in common/conv_report.h).
+
+A measured number in the prose is marked the same way, with the row and the
+column it comes from:
+
+    took <!-- value: bench/results/04_hpc101.csv version="04 s1 32x64, 16 outputs/thread" median_ms -->0.085<!-- /value --> ms
+
+(optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage, and
+instead of a column verdict:REGEX, the number the regular expression's group
+finds in the verdict). The number is written with as many decimals as the text
+between the markers has; --check fails when it differs from the CSV at that
+precision. A number the text derives rather than measures (napkin math) is
+followed by <!-- derived -->; --check fails on a time, rate or ratio in the
+prose that carries neither.
+
+Kernel lines shown in a note come from the source, between two comments in the
+code, "excerpt: NAME" and "excerpt end: NAME":
+
+    <!-- code: 02_naive_gpu/conv_naive.cu grid-stride loop -->
+    <!-- /code -->
+
+No number and no code line in a note is typed by hand.
 
     python3 scripts/doc_tables.py docs/*.md         rewrite the notes in place
     python3 scripts/doc_tables.py --check docs/*.md  exit 1 if a note is stale
@@ -45,7 +65,8 @@ BLOCK = re.compile(r"(<!-- results: (?P<path>[^ ]+)(?P<opts>(?: \w+=[^ ]+)*) -->
 
 # Column titles for the CSV fields the step programs write.
 TITLES = {"version": "version", "median_ms": "median ms", "gflops": "GFLOP/s",
-          "pct_peak": "% FP32 peak", "gbps": "GB/s", "passed": None, "verdict": "verified"}
+          "pct_peak": "% FP32 peak", "gbps": "GB/s", "passed": None, "status": None,
+          "min_ms": None, "max_ms": None, "verdict": "verified"}
 
 
 def read_csv(path):
@@ -189,20 +210,134 @@ def render_progression(first_rel, first_rows, others):
     return "\n".join(out) + "\n"
 
 
+# ---- measured numbers in the prose ----
+
+VALUE = re.compile(r"<!-- value: (?P<path>\S+) (?P<sel>.*?) -->(?P<text>[^<]*)<!-- /value -->")
+SELECT = re.compile(r'(\w+)=("[^"]*"|\S+)|(\S+)')
+
+
+def value_of(path_rel, selector):
+    """The number a value marker names, and a description for messages."""
+    path = os.path.join(ROOT, path_rel)
+    if not os.path.exists(path):
+        raise ValueError(f"no file {path_rel}")
+    _, _, rows = read_csv(path)
+    opts, column = {}, None
+    for key, val, bare in SELECT.findall(selector):
+        if key:
+            opts[key] = val.strip('"')
+        else:
+            column = bare
+    keep = [r for r in rows if r.get("version") == opts.get("version")
+            and ("problem" not in opts or r.get("problem") == opts["problem"])]
+    if len(keep) != 1:
+        raise ValueError(f"{len(keep)} rows of {path_rel} match {selector}")
+    row = keep[0]
+    if column is None:
+        raise ValueError(f"no column named in {selector}")
+    if column.startswith("verdict:"):
+        m = re.search(column[len("verdict:"):], row["verdict"])
+        if not m:
+            raise ValueError(f"{column} finds nothing in the verdict of {selector}")
+        number = float(m.group(1))
+    elif row.get(column, "") == "":
+        raise ValueError(f"column {column} is empty or missing for {selector}")
+    else:
+        number = float(row[column])
+    return number * float(opts.get("scale", 1))
+
+
+def write_number(number, like):
+    """number with as many decimals as the text `like` has (2 if it has none yet)."""
+    decimals = len(like.split(".")[1]) if "." in like else (0 if like.strip() else 2)
+    return f"{number:.{decimals}f}"
+
+
+def fill_values(text, note, problems):
+    def one(m):
+        try:
+            number = value_of(m.group("path"), m.group("sel"))
+        except (ValueError, KeyError) as e:
+            problems.append(f"{note}: value marker: {e}")
+            return m.group(0)
+        return m.group(0).replace("-->" + m.group("text") + "<!--",
+                                  "-->" + write_number(number, m.group("text")) + "<!--", 1)
+    return VALUE.sub(one, text)
+
+
+# Times, rates and ratios the prose may only show through a value marker.
+MEASURED = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|us|µs|GB/s|GFLOP/s|TFLOP/s)\b"
+                      r"|(?<![\w.])\d+(?:\.\d+)?x (?:cuDNN|cuBLAS|faster|slower)"
+                      r"|(?<![\w.])\d+(?:\.\d+)?% of (?:cuBLAS|cuDNN|the FP32 peak|peak)")
+
+
+def unmarked_numbers(text):
+    """Measured-looking numbers outside code, tables, comments and markers."""
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    prose = BLOCK.sub("", prose)
+    prose = VALUE.sub("", prose)
+    prose = re.sub(r"<!--.*?-->", "", re.sub(r"[^\n]*<!-- derived -->", "", prose),
+                   flags=re.DOTALL)
+    prose = "\n".join(l for l in prose.splitlines() if not l.lstrip().startswith("|"))
+    return MEASURED.findall(prose)
+
+
+# ---- code excerpts ----
+
+CODE = re.compile(r"(<!-- code: (?P<path>\S+) (?P<name>[^>]*?) -->\n)(?P<body>.*?)(<!-- /code -->)",
+                  re.DOTALL)
+
+
+def excerpt(path_rel, name):
+    """The lines between "excerpt: NAME" and "excerpt end: NAME" in a source
+    file, without the marker lines, their common indentation removed."""
+    path = os.path.join(ROOT, path_rel)
+    if not os.path.exists(path):
+        raise ValueError(f"no file {path_rel}")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    begin = [i for i, l in enumerate(lines) if re.search(r"excerpt: " + re.escape(name) + r"\b", l)]
+    end = [i for i, l in enumerate(lines) if re.search(r"excerpt end: " + re.escape(name) + r"\b", l)]
+    if len(begin) != 1 or len(end) != 1 or end[0] <= begin[0]:
+        raise ValueError(f"{path_rel} has no single excerpt '{name}'")
+    body = lines[begin[0] + 1:end[0]]
+    indent = min((len(l) - len(l.lstrip()) for l in body if l.strip()), default=0)
+    return [l[indent:] for l in body]
+
+
+def fill_code(text, note, problems):
+    def one(m):
+        try:
+            body = excerpt(m.group("path"), m.group("name"))
+        except ValueError as e:
+            problems.append(f"{note}: code marker: {e}")
+            return m.group(0)
+        lang = "cuda" if m.group("path").endswith((".cu", ".cuh")) else "c"
+        return m.group(1) + f"```{lang}\n" + "\n".join(body) + "\n```\n" + m.group(5)
+    return CODE.sub(one, text)
+
+
 def process(note, check):
     with open(note) as f:
         text = f.read()
+    problems = []
     new = BLOCK.sub(lambda m: m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5),
                     text)
+    new = fill_values(new, note, problems)
+    new = fill_code(new, note, problems)
+    problems += [f"{note}: '{n}' in the prose comes from no CSV (mark it with a value "
+                 f"marker, or <!-- derived --> if it is computed)" for n in unmarked_numbers(new)]
+    for p in problems:
+        print(p)
     if new == text:
-        return True
+        return not problems
     if check:
-        print(f"{note}: results tables are stale (run scripts/doc_tables.py {note})")
+        print(f"{note}: tables, numbers or code excerpts are stale (run scripts/doc_tables.py {note})")
         return False
     with open(note, "w") as f:
         f.write(new)
-    print(f"{note}: results tables regenerated")
-    return True
+    print(f"{note}: tables, numbers and code excerpts regenerated")
+    return not problems
 
 
 def main(argv):

@@ -1,64 +1,77 @@
 #!/usr/bin/env python3
-"""Docs that cannot drift: every file path and every `function()` that a note
-or README names exists in the code, every step folder has its README and its
-lecture note, every figure and every relative link a note shows exists, and
-every generated results table matches its CSV.
+"""Docs that cannot drift:
+  - every file path and every `function()` that a note or README names exists
+    in the code, every figure and relative link a note shows exists;
+  - every step folder has its README and its lecture note; every step note
+    has the parts of the learning path (what you will learn, before you
+    start, run it, questions), previous/next links, at least two drawn
+    figures, and cites docs/sources.md; its "run it" commands write only to
+    scratch paths;
+  - every generated table, every measured number in the prose and every code
+    excerpt matches its CSV or its source (scripts/doc_tables.py --check);
+  - no text in the repository speaks about how it was made (seed numbers,
+    issues, sessions).
+With --self-test it proves that these checks fail: it plants a stale number,
+a stale code excerpt and such a word in a copy of the repository.
 
-    python3 tests/test_docs.py [repository root]
+    python3 tests/test_docs.py [repository root] [--self-test]
 """
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
-ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                       os.path.join(os.path.dirname(__file__), ".."))
 CODE_EXT = (".c", ".h", ".cu", ".cuh", ".py", ".sh")
 PATH_RE = re.compile(r"`([\w./-]+\.(?:c|h|cu|cuh|py|sh|md|json|csv|txt|cmake))`")
 FUNC_RE = re.compile(r"`([A-Za-z_]\w*)\(\)`")
 LINK_RE = re.compile(r"!?\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)")
-failures = []
+FIGURE_RE = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+\.png)\)")
+# Words about how the repository was made, which students cannot follow.
+JARGON = re.compile(r"\bseeds? ?0\d\d\b|\bseeds 0\d\d|\bsessions?\b|\bissue #?\d+\b"
+                    r"|\bthe issues? (?:quotes?|asks?|says|wants|requires|targets?)\b"
+                    r"|\btargets? of (?:the )?issues?\b|\bthe 3x bar\b|\b90% target\b",
+                    re.IGNORECASE)
+TEXT_EXT = (".md", ".c", ".h", ".cu", ".cuh", ".py", ".sh", ".txt", ".csv", ".json", ".cmake")
+PARTS = ["## What you will learn", "## Before you start", "## Run it", "## Questions"]
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def tracked_files():
+def tracked_files(root):
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                         cwd=ROOT, capture_output=True, text=True)
+                         cwd=root, capture_output=True, text=True)
     if out.returncode == 0 and out.stdout.strip():
-        return [f for f in out.stdout.splitlines() if os.path.exists(os.path.join(ROOT, f))]
-    return [os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "**/*"), recursive=True)
+        return [f for f in out.stdout.splitlines() if os.path.exists(os.path.join(root, f))]
+    return [os.path.relpath(f, root) for f in glob.glob(os.path.join(root, "**/*"), recursive=True)
             if os.path.isfile(f) and "/build" not in f]
 
 
-def main():
-    files = tracked_files()
+def check_tree(root):
+    failures = []
+    fail = failures.append
+    files = tracked_files(root)
     code = ""
     for f in files:
         if f.endswith(CODE_EXT) and not f.startswith("tests/test_docs"):
-            with open(os.path.join(ROOT, f), errors="replace") as fh:
+            with open(os.path.join(root, f), errors="replace") as fh:
                 code += fh.read() + "\n"
-    # Templates (bench/performance_template.md) become notes only once their
-    # data exist (scripts/regenerate_docs.sh); they are checked then.
     notes = sorted(f for f in files if f.endswith(".md") and not f.startswith(".")
                    and "/results/" not in f and not f.endswith("_template.md"))
+    basenames = {os.path.basename(f) for f in files}
+    steps = sorted(d for d in os.listdir(root)
+                   if re.match(r"^\d\d_\w+$", d) and os.path.isdir(os.path.join(root, d)))
     for note in notes:
-        with open(os.path.join(ROOT, note)) as fh:
+        with open(os.path.join(root, note)) as fh:
             text = fh.read()
-        # fenced code blocks show commands and output, not references
         prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
         base = os.path.dirname(note)
         step = os.path.splitext(os.path.basename(note))[0] if note.startswith("docs/") else base
-        basenames = {os.path.basename(f) for f in files}
         for path in PATH_RE.findall(prose):
             if path.startswith(("build", "/")):
                 continue
-            candidates = [os.path.join(ROOT, path), os.path.join(ROOT, base, path),
-                          os.path.join(ROOT, step, path)]
+            candidates = [os.path.join(root, path), os.path.join(root, base, path),
+                          os.path.join(root, step, path)]
             found = any(os.path.exists(c) for c in candidates)
             # A bare file name in a general page ("each step's main.c") names a
             # file that every step has; in a step's note it must be that step's.
@@ -72,30 +85,119 @@ def main():
         for link in LINK_RE.findall(prose):
             if re.match(r"^[a-z]+:", link):
                 continue
-            if not os.path.exists(os.path.normpath(os.path.join(ROOT, base, link))):
+            if not os.path.exists(os.path.normpath(os.path.join(root, base, link))):
                 fail(f"{note}: links or shows '{link}', which does not exist")
-    steps = sorted(d for d in os.listdir(ROOT)
-                   if re.match(r"^\d\d_\w+$", d) and os.path.isdir(os.path.join(ROOT, d)))
-    if not steps:
-        fail("no step folders found")
+        if note.startswith("docs/") and step in steps:
+            check_step_note(note, text, steps.index(step), steps, fail)
     for step in steps:
-        if not os.path.exists(os.path.join(ROOT, step, "README.md")):
+        if not os.path.exists(os.path.join(root, step, "README.md")):
             fail(f"{step}/ has no README.md")
-        if not os.path.exists(os.path.join(ROOT, "docs", step + ".md")):
+        if not os.path.exists(os.path.join(root, "docs", step + ".md")):
             fail(f"{step}/ has no lecture note docs/{step}.md")
-        readme = os.path.join(ROOT, step, "README.md")
+        readme = os.path.join(root, step, "README.md")
         if os.path.exists(readme) and f"docs/{step}.md" not in open(readme).read():
             fail(f"{step}/README.md does not point at docs/{step}.md")
-    check = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "doc_tables.py"),
-                            "--check"] + [os.path.join(ROOT, n) for n in notes if
+    for f in files:
+        if f.endswith(TEXT_EXT) or os.path.basename(f) == "CMakeLists.txt":
+            with open(os.path.join(root, f), errors="replace") as fh:
+                for i, line in enumerate(fh, 1):
+                    m = JARGON.search(line)
+                    if m and not f.startswith("tests/test_docs"):
+                        fail(f"{f}:{i}: '{m.group(0)}' speaks about how the repository was made")
+    check = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
+                            "--check"] + [os.path.join(root, n) for n in notes if
                                           n.startswith("docs/")],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
-        fail("results tables are stale:\n" + check.stdout + check.stderr)
+        fail("tables, numbers or code excerpts are stale:\n" + check.stdout + check.stderr)
     print(f"{len(notes)} notes checked against {len(steps)} step folders")
+    return failures
+
+
+def check_step_note(note, text, index, steps, fail):
+    """The learning path of one step's note."""
+    for part in PARTS:
+        if part not in text:
+            fail(f"{note}: has no section '{part}'")
+    if index > 0 and f"({steps[index - 1]}.md)" not in text:
+        fail(f"{note}: does not link the previous note {steps[index - 1]}.md")
+    if index + 1 < len(steps) and f"({steps[index + 1]}.md)" not in text:
+        fail(f"{note}: does not link the next note {steps[index + 1]}.md")
+    if len(set(FIGURE_RE.findall(text))) < 2:
+        fail(f"{note}: shows fewer than two drawn figures (docs/figures/)")
+    if "(sources.md" not in text:
+        fail(f"{note}: does not cite docs/sources.md")
+    for block in re.findall(r"```(?:sh|bash)?\n(.*?)```", text, flags=re.DOTALL):
+        for m in re.finditer(r"--(?:csv|json)\s+(\S+)", block):
+            if not m.group(1).startswith(("/tmp/", "$TMPDIR", "${TMPDIR", "\"$TMPDIR", "scratch/")):
+                fail(f"{note}: a command writes {m.group(1)}; run-it commands write to /tmp")
+
+
+def self_test(root):
+    """Each check must be able to fail: plant one stale thing at a time in a
+    copy of the repository and expect a failure naming it."""
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "repo")
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("build*", ".git", ".device"))
+        # a note with one number and one excerpt of its own, generated, then planted
+        src = os.path.join(copy, "docs", "plant.c")
+        with open(src, "w") as f:
+            f.write("/* excerpt: plant */\nint plant(void) { return 1; }\n/* excerpt end: plant */\n")
+        csvs = sorted(glob.glob(os.path.join(copy, "bench", "results", "0*.csv")))
+        csv_rel = os.path.relpath(csvs[0], copy)
+        with open(csvs[0]) as f:
+            rows = [l for l in f.read().splitlines() if l and not l.startswith("#")]
+        version = rows[1].split('"')[1] if '"' in rows[1] else rows[1].split(",")[0]
+        note = os.path.join(copy, "docs", "plant.md")
+        with open(note, "w") as f:
+            f.write(f"Took <!-- value: {csv_rel} version=\"{version}\" median_ms -->0.000"
+                    "<!-- /value --> ms.\n\n<!-- code: docs/plant.c plant -->\n<!-- /code -->\n")
+        gen = subprocess.run([sys.executable, os.path.join(copy, "scripts", "doc_tables.py"), note],
+                             capture_output=True, text=True, cwd=copy)
+        good = open(note).read()
+
+        def expect(what, planted, needle):
+            nonlocal ok
+            with open(note, "w") as f:
+                f.write(planted)
+            with tempfile.TemporaryFile("w+") as sink:
+                old = sys.stdout
+                sys.stdout = sink
+                try:
+                    found = [line for f in check_tree(copy) for line in f.splitlines()
+                             if "plant" in line and needle in line]
+                finally:
+                    sys.stdout = old
+            caught = bool(found) == (needle != "")
+            print(f"self-test: {what}: {'as expected' if caught else 'WRONG'}")
+            ok &= caught
+
+        if gen.returncode != 0 or "0.000<" in good or "return 1" not in good:
+            print("self-test: the planted note was not generated:", gen.stdout, gen.stderr)
+            return 1
+        expect("the generated note (nothing planted)", good, "")
+        number = re.search(r"-->([0-9.]+)<!-- /value", good).group(1)
+        changed = f"{float(number) + 1:.{len(number.split('.')[1]) if '.' in number else 0}f}"
+        expect("a changed prose number", good.replace(f"-->{number}<!--", f"-->{changed}<!--"),
+               "stale")
+        expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
+        expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
+        expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
+    return 0 if ok else 1
+
+
+def main(argv):
+    args = [a for a in argv if not a.startswith("--")]
+    root = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), ".."))
+    if "--self-test" in argv:
+        return self_test(root)
+    failures = check_tree(root)
+    for f in failures:
+        print("FAIL:", f)
     print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
