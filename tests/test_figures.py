@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The concept figures of docs/figures/ are not stale, and the staleness check
 can fail: `scripts/figures.py --check` passes on the repository, then, on a
-copy of exactly the files it reads, reports a changed constant (a #define, a
-launcher's template argument, a benchmark problem), changed drawing code, a
-missing PNG and a constant that no longer exists, each time naming the
-constant and only the figures that use it.
+copy of exactly the files it reads (the command line, the modules of
+scripts/figures/, the sources, the manifest and the PNGs), reports a changed
+constant (a #define, a launcher's template argument, a benchmark problem),
+changed drawing code (a figure's function, a helper of its step's module, a
+helper shared through scripts/figures/draw.py), a missing PNG, a constant
+that no longer exists and an edited docs/figures/README.md, each time naming
+what changed and only the figures that depend on it.
 
     python3 tests/test_figures.py [repository root]
 
@@ -21,7 +24,9 @@ import tempfile
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                        os.path.join(os.path.dirname(__file__), ".."))
 SCRIPT = os.path.join("scripts", "figures.py")
+PACKAGE = os.path.join("scripts", "figures")  # the modules the command line imports
 MANIFEST = os.path.join("docs", "figures", "figures.json")
+README = os.path.join("docs", "figures", "README.md")
 failures = []
 
 
@@ -37,7 +42,7 @@ def run_script(root, *args):
             "sys.modules['PIL'] = None\n"
             "sys.argv = sys.argv[1:]\n"
             "runpy.run_path(sys.argv[0], run_name='__main__')\n")
-    out = subprocess.run([sys.executable, "-c", code, os.path.join(root, SCRIPT), *args,
+    out = subprocess.run([sys.executable, "-B", "-c", code, os.path.join(root, SCRIPT), *args,
                           "--root", root], capture_output=True, text=True)
     return out.returncode, out.stdout + out.stderr
 
@@ -74,6 +79,13 @@ def edit(root, pattern, replacement, what):
     return hits[0][0]
 
 
+def copy_inputs(inputs, copy):
+    """Copies the files --list-inputs named, and nothing else, into `copy`."""
+    for rel in inputs:
+        os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+
+
 def expect_stale(copy, what, expected, must_mention):
     status, output = run_script(copy, "--check")
     if status != 1:
@@ -97,8 +109,11 @@ def main():
         print("ok: " + output.strip().splitlines()[-1])
     status, listing = run_script(ROOT, "--list-inputs")
     inputs = listing.split()
-    if status != 0 or SCRIPT not in inputs or MANIFEST not in inputs:
-        fail(f"--list-inputs:\n{listing}")
+    modules = sorted(os.path.join(PACKAGE, f) for f in os.listdir(os.path.join(ROOT, PACKAGE))
+                     if f.endswith(".py"))
+    if status != 0 or not {SCRIPT, MANIFEST, *modules} <= set(inputs):
+        fail(f"--list-inputs names not the command line, all of {PACKAGE}/ and the "
+             f"manifest:\n{listing}")
         return 1
     # (b) the check fails on a copy of exactly those files, edited
     cases = [
@@ -115,9 +130,7 @@ def main():
     ]
     for what, pattern, replacement, key in cases:
         with tempfile.TemporaryDirectory() as copy:
-            for rel in inputs:
-                os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
-                shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+            copy_inputs(inputs, copy)
             status, output = run_script(copy, "--check")
             if status != 0:
                 fail(f"the copy of the inputs is not current before any edit:\n{output}")
@@ -128,20 +141,33 @@ def main():
                 continue
             if edit(copy, pattern, replacement, what):
                 expect_stale(copy, what, expected, key)
+    # a line added to a function of the figures' code: only the figures that
+    # call it, directly or through other helpers, in any module, are stale
+    code_cases = [
+        ("the drawing code changed", "fig_02_warp_addresses", {"02_warp_addresses"}),
+        ("a helper of step06a.py changed, also used by step06e.py", "dbuf_shape",
+         {"06_gemm_tiles", "06_swizzle"}),
+        ("a helper of draw.py changed", "gantt_bar", {"05_prefetch_timeline", "06_dbuf_timeline"}),
+    ]
+    for what, function, expected in code_cases:
+        with tempfile.TemporaryDirectory() as copy:
+            copy_inputs(inputs, copy)
+            if edit(copy, r"^(def " + function + r"\([^)]*\):\n)", r"\g<1>    # Edited.\n", what):
+                expect_stale(copy, what, expected, "drawing code changed")
     with tempfile.TemporaryDirectory() as copy:
-        for rel in inputs:
-            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
-            shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
-        if edit(copy, r'(def fig_02_warp_addresses\(k\):\n    """[^\n]*?)"""', r'\g<1> Edited."""',
-                "the drawing code changed"):
-            expect_stale(copy, "the drawing code changed", {"02_warp_addresses"},
-                         "drawing code changed")
-    with tempfile.TemporaryDirectory() as copy:
-        for rel in inputs:
-            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
-            shutil.copy2(os.path.join(ROOT, rel), os.path.join(copy, rel))
+        copy_inputs(inputs, copy)
         os.remove(os.path.join(copy, "docs", "figures", "04_halo_tile.png"))
         expect_stale(copy, "a PNG removed", {"04_halo_tile"}, "missing")
+    with tempfile.TemporaryDirectory() as copy:
+        copy_inputs(inputs, copy)
+        with open(os.path.join(copy, README), "a") as fh:
+            fh.write("An edited line.\n")
+        status, output = run_script(copy, "--check")
+        if status != 1 or f"{README}: stale" not in output or stale_figures(output):
+            fail(f"an edited {README}: --check exited with {status}, expected 1 naming only "
+                 f"the page:\n{output}")
+        else:
+            print(f"ok: an edited {README} reported stale")
     print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
     return 1 if failures else 0
 
