@@ -92,6 +92,15 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
     return CONV_OK;
 }
 
+gemm_launch gemm_prepare(gemm_variant v, long long m, long long n, long long k, const float *d_a,
+                         const float *d_b, const float *d_c, conv_msg *msg)
+{
+    gemm_launch l = {gemm_validate(v, m, n, k, d_a, d_b, d_c, NULL, msg), 0, 0};
+    if (l.status == CONV_OK)
+        l.blocks = (unsigned)gemm_grid_blocks(*variant_tiles[v], m, n, &l.tiles_n);
+    return l;
+}
+
 int gemm_vec_ok(int n, int k, const float *d_a, const float *d_b, const float *d_c)
 {
     return k % 4 == 0 && n % 4 == 0 && ((uintptr_t)d_a % 16) == 0 && ((uintptr_t)d_b % 16) == 0 &&
