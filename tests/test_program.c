@@ -99,7 +99,6 @@ static const conv_program cpu_prog = {
             .n_flags = 1},
     .title = "host rows",
     .select_flag = "variant",
-    .n_refs = 1,
     .ref_names = {"double"},
     .cpu_only = 1,
     .rows = rows,
