@@ -22,20 +22,11 @@ int conv_test_gpu_available(char *reason, size_t len)
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil)
 {
-    conv_params p = {.n = n,
-                     .c = c,
-                     .h = h,
-                     .w = w,
-                     .k = k,
-                     .r = r,
-                     .s = s,
-                     .pad_h = pad,
-                     .pad_w = pad,
-                     .stride_h = stride,
-                     .stride_w = stride,
-                     .dil_h = dil,
-                     .dil_w = dil,
-                     .layout = CONV_LAYOUT_NCHW};
+    conv_params p = conv_params_default(); /* NCHW */
+    p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+    p.pad_h = p.pad_w = pad;
+    p.stride_h = p.stride_w = stride;
+    p.dil_h = p.dil_w = dil;
     return p;
 }
 
@@ -359,6 +350,60 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     conv_host_free(want);
     conv_gpu_problem_destroy(&pb);
     return 1;
+}
+
+int conv_test_check_rows(const conv_params *p, conv_test_rows_fn rows, conv_host_conv reference,
+                         int must_run)
+{
+    conv_row r[32];
+    int count = rows(p, NULL, r, 32);
+    for (int i = 0; i < count; ++i)
+        if (!conv_test_check_row(p, &r[i], reference))
+            cr_assert(!must_run, "%s skipped %s", r[i].name, conv_shape_name(p));
+    return count;
+}
+
+conv_status conv_test_cli_parse(const conv_cli_spec *spec, conv_cli_options *o, conv_msg *msg,
+                                int argc, const char **argv)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    cr_assert_not_null(sink);
+    conv_status st = conv_cli_parse(argc, (char **)argv, spec, o, sink, msg);
+    fclose(sink);
+    return st;
+}
+
+conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const char **argv)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, argc, argv);
+    cr_assert_eq(st, CONV_OK, "%s %s %s rejected: %s", argc > 1 ? argv[1] : "",
+                 argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "", msg.text);
+    return o;
+}
+
+void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, argc, argv);
+    cr_assert_eq(st, CONV_ERR_INVALID, "%s %s %s accepted", argc > 1 ? argv[1] : "",
+                 argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
+    CONV_ASSERT_ONE_LINE(msg.text, want);
+}
+
+void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
+                           const char *want)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    const char *argv[] = {"prog", flag, value};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, value != NULL ? 3 : 2, argv);
+    cr_assert_eq(st, CONV_ERR_INVALID, "%s %s accepted", flag, value ? value : "");
+    cr_assert(strstr(msg.text, want) != NULL, "%s %s: '%s' lacks '%s'", flag, value ? value : "",
+              msg.text, want);
+    cr_assert(strchr(msg.text, '\n') == NULL, "%s: more than one line", flag);
 }
 
 void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,

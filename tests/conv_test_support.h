@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 
+#include "conv_cli.h"
 #include "conv_cuda.h"
 #include "conv_rows.h"
 #include "conv_params.h"
@@ -83,6 +84,16 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
  * expected), 1 after a passed check. */
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference);
 
+/* A step's rows function (e.g. conv_naive_rows of 02_naive_gpu/naive_rows.h). */
+typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_row *rows,
+                                 int max_rows);
+
+/* conv_test_check_row for every row that `rows` lists for p. With
+ * must_run, a row whose check refuses p fails the test. Returns how many
+ * rows were listed. */
+int conv_test_check_rows(const conv_params *p, conv_test_rows_fn rows, conv_host_conv reference,
+                         int must_run);
+
 /* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w):
  * upload, the row's setup, NaN poison, run, download into pb->h_y, canary
  * check, teardown. Fails the running test with `what` and the shape. */
@@ -107,6 +118,19 @@ conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const
 conv_status conv_test_device_zeros(void *ctx, const conv_params *p, const float *d_x,
                                    const float *d_w, float *d_y, cudaStream_t stream,
                                    conv_msg *msg);
+
+/* The command line (common/conv_cli.h), parsed with the usage thrown away:
+ * conv_test_cli_ok asserts CONV_OK (printing the message) and returns the
+ * options; conv_test_cli_fails asserts CONV_ERR_INVALID with one line that
+ * contains `want`; conv_test_cli_rejects does the same for
+ * "prog <flag> <value>" ("prog <flag>" when value is NULL). */
+conv_status conv_test_cli_parse(const conv_cli_spec *spec, conv_cli_options *o, conv_msg *msg,
+                                int argc, const char **argv);
+conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const char **argv);
+void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want);
+void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
+                           const char *want);
+#define CONV_ARGC(argv) ((int)(sizeof(argv) / sizeof(argv)[0]))
 
 /* A path for a temporary file that does not exist yet (the test removes
  * what it writes there). */
