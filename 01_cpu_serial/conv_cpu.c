@@ -33,12 +33,7 @@ static conv_status check_args(const conv_params *p, const float *x, const float 
     conv_status st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
-    if (x == NULL || w == NULL || y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL",
-                         x == NULL   ? "input"
-                         : w == NULL ? "filter"
-                                     : "output");
-    return CONV_OK;
+    return conv_check_pointers(x, "input", w, "filter", y, "output", msg);
 }
 
 /* One output row (n, oc, oh): the inner four of the lecture's loops.
@@ -113,13 +108,10 @@ conv_status conv1d_cpu_same(const float *h_x, size_t width, const float *h_mask,
                             float *h_y, conv_msg *msg)
 {
     conv_status st = conv1d_params_validate((long long)width, mask_width, msg);
+    if (st == CONV_OK)
+        st = conv_check_pointers(h_x, "input", h_mask, "mask", h_y, "output", msg);
     if (st != CONV_OK)
         return st;
-    if (h_x == NULL || h_mask == NULL || h_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL",
-                         h_x == NULL      ? "input"
-                         : h_mask == NULL ? "mask"
-                                          : "output");
     long long half = (mask_width - 1) / 2;
     for (size_t i = 0; i < width; ++i) {
         float acc = 0.0f;

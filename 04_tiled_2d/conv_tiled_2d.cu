@@ -288,13 +288,8 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
 static conv_status validate(const conv_tiled_choice *choice, const conv_params *p, const float *d_x,
                             const float *d_w, const float *d_y, conv_msg *msg)
 {
-    if (d_x == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_x is NULL");
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_w is NULL");
-    if (d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_y is NULL");
-    return conv2d_tiled_check(choice, p, msg);
+    conv_status st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    return st != CONV_OK ? st : conv2d_tiled_check(choice, p, msg);
 }
 
 /* Copies `count` weights from device memory to c_weights, on the stream. */

@@ -41,11 +41,9 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "6f implicit GEMM supports --layout nhwc only (x[N][H][W][C], "
                          "w[R][S][C][K]); got nchw");
-    if (d_x == NULL || d_w == NULL || d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: d_%s is NULL",
-                         d_x == NULL   ? "x"
-                         : d_w == NULL ? "w"
-                                       : "y");
+    st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    if (st != CONV_OK)
+        return st;
     long long P = conv_out_h(p), Q = conv_out_w(p);
     long long m = (long long)p->n * P * Q, k = (long long)p->c * p->r * p->s, n = p->k;
     /* 6e's checks: the same kernel body, tile and grid */

@@ -70,11 +70,9 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s = %lld exceeds this step's limit %d",
                              dims[i].name, dims[i].value, GEMM_MAX_DIM);
     }
-    if (d_a == NULL || d_b == NULL || d_c == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM operand: d_%s is NULL",
-                         d_a == NULL   ? "a"
-                         : d_b == NULL ? "b"
-                                       : "c");
+    conv_status st = conv_check_pointers(d_a, "d_a", d_b, "d_b", d_c, "d_c", msg);
+    if (st != CONV_OK)
+        return st;
     if (v == GEMM_CUBLAS) {
         if (cublas == NULL)
             return conv_fail(msg, CONV_ERR_INVALID,

@@ -1,5 +1,7 @@
 #include "conv_test_support.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +300,6 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
     const conv_params *p = &pb->p;
     conv_msg msg = {{0}};
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    size_t bad = 0;
     CONV_ASSERT_OK(conv_device_upload(pb->d_x, pb->h_x, nx, &msg), msg);
     CONV_ASSERT_OK(conv_device_upload(pb->d_w, pb->h_w, nw, &msg), msg);
     if (row->setup != NULL)
@@ -309,11 +310,72 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
     cudaError_t e = cudaStreamSynchronize(pb->stream);
     cr_assert_eq(e, cudaSuccess, "%s on %s: %s", what, conv_shape_name(p), cudaGetErrorString(e));
     CONV_ASSERT_OK(conv_device_download(pb->h_y, pb->d_y, ny, &msg), msg);
-    CONV_ASSERT_OK(conv_device_canary_check(pb->d_y, ny, &bad, &msg), msg);
-    cr_assert_eq(bad, 0, "%s on %s: wrote %zu floats past the end of the output", what,
-                 conv_shape_name(p), bad);
+    conv_test_assert_canary(pb->d_y, ny, "%s on %s", what, conv_shape_name(p));
     if (row->teardown != NULL)
         row->teardown(row->ctx);
+}
+
+float *conv_test_device_copy(const float *h, size_t count, const char *what)
+{
+    float *d = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_alloc(&d, count, what, &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(d, h, count, &msg), msg);
+    return d;
+}
+
+float *conv_test_device_output(size_t count, const char *what)
+{
+    float *d = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_alloc(&d, count, what, &msg), msg);
+    CONV_ASSERT_OK(conv_device_poison(d, count, &msg), msg);
+    return d;
+}
+
+void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)
+{
+    char what[CONV_MSG_LEN];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
+    size_t bad = 1;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_canary_check(d, count, &bad, &msg), msg);
+    cr_assert_eq(bad, 0, "%s: wrote %zu floats past the end of its %zu", what, bad, count);
+}
+
+void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *b, double *ref,
+                              double *ref_abs)
+{
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+            double s = 0.0, sa = 0.0;
+            for (int l = 0; l < k; ++l) {
+                double t = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
+                s += t;
+                sa += fabs(t);
+            }
+            ref[(size_t)i * n + j] = s;
+            ref_abs[(size_t)i * n + j] = sa;
+        }
+}
+
+conv_gpu_problem conv_test_host_problem(conv_params p, uint64_t seed)
+{
+    conv_gpu_problem pb;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, seed, &msg), msg);
+    return pb;
+}
+
+conv_gpu_problem conv_test_device_problem(conv_params p, uint64_t seed)
+{
+    conv_gpu_problem pb;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, seed, &msg), msg);
+    return pb;
 }
 
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference)
@@ -322,9 +384,8 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     CONV_ASSERT_OK(conv_params_validate(p, &msg), msg);
     if (row->check != NULL && row->check(row->ctx, p, &msg) != CONV_OK)
         return 0;
-    conv_gpu_problem pb;
+    conv_gpu_problem pb = conv_test_device_problem(*p, 1);
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, p, 1, &msg), msg);
     float *want = conv_host_alloc(ny);
     cr_assert(want != NULL, "out of host memory for %s", conv_shape_name(p));
     uint64_t seed = conv_rng_hash(0x5eed, nx * 31 + nw * 7 + ny);
@@ -352,15 +413,45 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     return 1;
 }
 
-int conv_test_check_rows(const conv_params *p, conv_test_rows_fn rows, conv_host_conv reference,
-                         int must_run)
+void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
+                          int count, int must_run)
 {
-    conv_row r[32];
-    int count = rows(p, NULL, r, 32);
-    for (int i = 0; i < count; ++i)
-        if (!conv_test_check_row(p, &r[i], reference))
-            cr_assert(!must_run, "%s skipped %s", r[i].name, conv_shape_name(p));
-    return count;
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    for (size_t i = 0; i < n; ++i) {
+        conv_params p = table[i];
+        p.layout = layout;
+        conv_row r[32];
+        int listed = rows(&p, NULL, r, 32);
+        if (count >= 0)
+            cr_assert_eq(listed, count, "%d rows on %s", listed, conv_shape_name(&p));
+        for (int k = 0; k < listed; ++k)
+            if (!conv_test_check_row(&p, &r[k], reference))
+                cr_assert(!must_run, "%s skipped %s", r[k].name, conv_shape_name(&p));
+    }
+}
+
+conv_status conv_test_needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    (void)ctx;
+    if (p->stride_h != 1 || p->stride_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "the test rows need stride 1, got %dx%d",
+                         p->stride_h, p->stride_w);
+    return CONV_OK;
+}
+
+conv_device_info conv_test_gpu_info(void)
+{
+    conv_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.name, sizeof info.name, "Test GPU");
+    info.cc_major = 9;
+    info.sm_count = 132;
+    info.sm_clock_khz = 1980000;
+    info.peak_fp32_gflops = 66900.0;
+    info.peak_dram_gbps = 3350.0;
+    info.binary_version = 90;
+    return info;
 }
 
 conv_status conv_test_cli_parse(const conv_cli_spec *spec, conv_cli_options *o, conv_msg *msg,

@@ -325,8 +325,5 @@ Test(conv2d_prefetch_plan, grows_blocks_with_the_shared_memory_limit_and_names_a
 Test(gpu_conv2d_prefetch, every_row_of_the_step_matches_step01_on_the_usual_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
-    for (size_t i = 0; i < n; ++i)
-        cr_assert_eq(conv_test_check_rows(&table[i], conv_prefetch_rows, conv2d_cpu_serial, 0), 3);
+    conv_test_check_rows(conv_prefetch_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, 3, 0);
 }

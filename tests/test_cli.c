@@ -113,18 +113,23 @@ Test(cli, every_numeric_flag_is_checked_against_its_range)
         const char *zero[] = {"prog", pads[i], "0"};
         conv_test_cli_ok(&plain, 3, zero);
     }
-    conv_test_cli_rejects(&plain, "--warmup", "-1",
-                          "invalid value for --warmup: -1 is out of range [0, 1000]");
-    conv_test_cli_rejects(&plain, "--warmup", "1001", "out of range [0, 1000]");
-    conv_test_cli_rejects(&plain, "--warmup", "2147483647", "out of range [0, 1000]");
-    conv_test_cli_rejects(&plain, "--warmup", "99999999999999999999", "out of range [0, 1000]");
-    conv_test_cli_rejects(&plain, "--repeat", "0",
-                          "invalid value for --repeat: 0 is out of range [1, 1000]");
-    conv_test_cli_rejects(&plain, "--repeat", "1001", "out of range [1, 1000]");
-    conv_test_cli_rejects(&plain, "--repeat", "100001", "out of range [1, 1000]");
-    conv_test_cli_rejects(&plain, "--seed", "-1", "invalid value for --seed");
-    conv_test_cli_rejects(&plain, "--seed", "18446744073709551616", "invalid value for --seed");
-    conv_test_cli_rejects(&plain, "--seed", "12ab", "invalid value for --seed");
+    static const struct {
+        const char *flag, *value, *want;
+    } measurement[] = {
+        {"--warmup", "-1", "invalid value for --warmup: -1 is out of range [0, 1000]"},
+        {"--warmup", "1001", "out of range [0, 1000]"},
+        {"--warmup", "2147483647", "out of range [0, 1000]"},
+        {"--warmup", "99999999999999999999", "out of range [0, 1000]"},
+        {"--repeat", "0", "invalid value for --repeat: 0 is out of range [1, 1000]"},
+        {"--repeat", "1001", "out of range [1, 1000]"},
+        {"--repeat", "100001", "out of range [1, 1000]"},
+        {"--seed", "-1", "invalid value for --seed"},
+        {"--seed", "18446744073709551616", "invalid value for --seed"},
+        {"--seed", "12ab", "invalid value for --seed"},
+    };
+    for (size_t i = 0; i < sizeof measurement / sizeof measurement[0]; ++i)
+        conv_test_cli_rejects(&plain, measurement[i].flag, measurement[i].value,
+                              measurement[i].want);
     /* the ends of each range are accepted */
     const char *low[] = {"prog", "--warmup", "0", "--repeat", "1", "--seed", "0"};
     conv_test_cli_ok(&plain, CONV_ARGC(low), low);
