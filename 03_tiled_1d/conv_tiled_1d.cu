@@ -272,23 +272,9 @@ extern "C" conv_status conv1d_tiled_check(conv1d_strategy s, long long width, in
     return CONV_OK;
 }
 
-/* Each strategy's kernel, in the order of conv1d_strategy. */
-static const struct {
-    const void *fn;
-    const char *name;
-} kernels[CONV1D_N_STRATEGIES] = {
-    {(const void *)conv1d_naive_kernel, "conv1d_naive_kernel"},
-    {(const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel"},
-    {(const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel"},
-    {(const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel"},
-    {(const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel"},
-};
-
-/* Everything a launcher checks before its launch: the arguments (no CUDA
- * call), then that its kernel fits the device with `threads` threads per
- * block and `smem` bytes of dynamic shared memory. */
-static conv_status prepare(conv1d_strategy s, const float *d_x, const float *d_y, long long width,
-                           int mask_width, int threads, size_t smem, conv_msg *msg)
+/* Everything a launcher checks before any CUDA call. */
+static conv_status validate(conv1d_strategy s, const float *d_x, const float *d_y, long long width,
+                            int mask_width, conv_msg *msg)
 {
     if (d_x == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
@@ -305,7 +291,7 @@ static conv_status prepare(conv1d_strategy s, const float *d_x, const float *d_y
                          "invalid mask width (--mask): %d, but the mask in constant memory has "
                          "width %d (call conv1d_upload_mask first)",
                          mask_width, uploaded_mask_width);
-    return conv_kernel_fits(kernels[s].fn, kernels[s].name, threads, smem, msg);
+    return CONV_OK;
 }
 
 static unsigned blocks_for(long long width, long long per_block)
@@ -316,8 +302,11 @@ static unsigned blocks_for(long long width, long long per_block)
 extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long width, int mask_width,
                                     cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = prepare(CONV1D_NAIVE, d_x, d_y, width, mask_width, CONV1D_THREADS, 0, msg);
+    conv_status st = validate(CONV1D_NAIVE, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
+        return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_kernel, "conv1d_naive_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_naive_kernel<<<blocks_for(width, CONV1D_THREADS), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -328,8 +317,11 @@ extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long widt
 extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long width,
                                        int mask_width, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = prepare(CONV1D_NAIVE_X4, d_x, d_y, width, mask_width, CONV1D_THREADS, 0, msg);
+    conv_status st = validate(CONV1D_NAIVE_X4, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
+        return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_naive_x4_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
@@ -340,12 +332,15 @@ extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long w
 extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long width,
                                        int mask_width, cudaStream_t stream, conv_msg *msg)
 {
+    conv_status st = validate(CONV1D_S1, d_x, d_y, width, mask_width, msg);
+    if (st != CONV_OK)
+        return st;
     /* Above 48 KiB of dynamic shared memory (masks wider than about 11,000
      * floats) the kernel must opt in, which conv_kernel_fits does; GPUs allow
      * 64 KiB (Turing) to 227 KiB (Hopper) per block. */
     const size_t smem = (size_t)(CONV1D_TILE + mask_width - 1) * sizeof(float);
-    conv_status st = prepare(CONV1D_S1, d_x, d_y, width, mask_width, CONV1D_THREADS, smem, msg);
-    if (st != CONV_OK)
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel",
+                               CONV1D_THREADS, smem, msg)) != CONV_OK)
         return st;
     conv1d_tiled_s1_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, smem, stream>>>(
         d_x, d_y, width, mask_width);
@@ -356,13 +351,16 @@ extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long w
 extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long width,
                                        int mask_width, cudaStream_t stream, conv_msg *msg)
 {
-    const int threads = CONV1D_S2_TILE + mask_width - 1; /* the input tile */
-    const size_t smem = (size_t)threads * sizeof(float);
-    conv_status st = prepare(CONV1D_S2, d_x, d_y, width, mask_width, threads, smem, msg);
+    conv_status st = validate(CONV1D_S2, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    conv1d_tiled_s2_kernel<<<blocks_for(width, CONV1D_S2_TILE), threads, smem, stream>>>(
-        d_x, d_y, width, mask_width);
+    const int threads = CONV1D_S2_TILE + mask_width - 1; /* the input tile */
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel",
+                               threads, (size_t)threads * sizeof(float), msg)) != CONV_OK)
+        return st;
+    conv1d_tiled_s2_kernel<<<blocks_for(width, CONV1D_S2_TILE), threads,
+                             (size_t)threads * sizeof(float), stream>>>(d_x, d_y, width,
+                                                                        mask_width);
     CONV_CHECK_LAUNCH("conv1d_tiled_s2_kernel", msg);
     return CONV_OK;
 }
@@ -370,8 +368,11 @@ extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long w
 extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long width,
                                        int mask_width, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = prepare(CONV1D_S3, d_x, d_y, width, mask_width, CONV1D_THREADS, 0, msg);
+    conv_status st = validate(CONV1D_S3, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
+        return st;
+    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel",
+                               CONV1D_THREADS, 0, msg)) != CONV_OK)
         return st;
     conv1d_tiled_s3_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
         d_x, d_y, width, mask_width);
