@@ -1,6 +1,6 @@
 /* Step 06: the host side the GEMM launchers share (plain C, no kernels): the
- * variants' names, the checks every launcher runs before a launch, and
- * gemm_sgemm, which picks a launcher (or cuBLAS) by variant. The kernels and
+ * variants' names, the checks and the grid every launcher needs before a
+ * launch, and gemm_sgemm, which picks a launcher (or cuBLAS) by variant. The kernels and
  * their launchers are in gemm_6a.cu .. gemm_6e.cu, one file per version. */
 #include "gemm.h"
 

@@ -13,7 +13,7 @@
  * reading an image, is a convolution: conv2d_implicit_gemm in
  * conv_im2col_gemm.h. cuBLAS SGEMM (plain FP32) is the drop-in reference.
  * gemm.c holds what the launchers share: the variant names, validation and
- * gemm_sgemm's dispatch.
+ * the grid (gemm_prepare), and gemm_sgemm's dispatch.
  *
  * Every kernel handles any M, N, K >= 1: the edge tiles are loaded with zeros
  * outside the matrices and stored under a guard. Element offsets (row*K + k,
