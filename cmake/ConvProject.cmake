@@ -107,7 +107,7 @@ function(conv_add_test_binary source label has_gpu)
   endif()
   get_filename_component(name "${source}" NAME_WE)
   conv_add_executable(${name} "${source}" "${CONV_ROOT}/tests/conv_test_support.c"
-                      LIBRARIES ${ARGN} Conv::criterion)
+                      "${CONV_ROOT}/tests/conv_test_files.c" LIBRARIES ${ARGN} Conv::criterion)
   target_include_directories(${name} PRIVATE "${CONV_ROOT}/tests")
   conv_register_tests(${name} "${label}" ${has_gpu})
 endfunction()
