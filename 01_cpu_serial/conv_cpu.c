@@ -33,19 +33,15 @@ static conv_status check_args(const conv_params *p, const float *x, const float 
     conv_status st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
-    if (x == NULL || w == NULL || y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL",
-                         x == NULL   ? "input"
-                         : w == NULL ? "filter"
-                                     : "output");
-    return CONV_OK;
+    return conv_check_pointers(x, "input", w, "filter", y, "output", msg);
 }
 
 /* One output row (n, oc, oh): the inner four of the lecture's loops.
  * Rows of the filter that fall into the padding are skipped, not multiplied by 0. */
-static void conv_row(const conv_params *p, const conv_strides *st, const float *x, const float *w,
-                     float *y, int n, int oc, int oh)
+static void conv_row(const conv_params *p, const float *x, const float *w, float *y, int n, int oc,
+                     int oh)
 {
+    const conv_strides st = strides_of(p);
     int Q = conv_out_w(p);
     for (int ow = 0; ow < Q; ++ow) {
         float acc = 0.0f;
@@ -59,11 +55,11 @@ static void conv_row(const conv_params *p, const conv_strides *st, const float *
                         (long long)ow * p->stride_w - p->pad_w + (long long)kw * p->dil_w;
                     if (iw < 0 || iw >= p->w)
                         continue;
-                    acc += x[n * st->x_n + ic * st->x_c + ih * st->x_h + iw * st->x_w] *
-                           w[oc * st->w_k + ic * st->w_c + kh * st->w_r + kw * st->w_s];
+                    acc += x[n * st.x_n + ic * st.x_c + ih * st.x_h + iw * st.x_w] *
+                           w[oc * st.w_k + ic * st.w_c + kh * st.w_r + kw * st.w_s];
                 }
             }
-        y[n * st->y_n + oc * st->y_k + oh * st->y_p + ow * st->y_q] = acc;
+        y[n * st.y_n + oc * st.y_k + oh * st.y_p + ow * st.y_q] = acc;
     }
 }
 
@@ -73,12 +69,11 @@ conv_status conv2d_cpu_serial(const conv_params *p, const float *h_x, const floa
     conv_status status = check_args(p, h_x, h_w, h_y, msg);
     if (status != CONV_OK)
         return status;
-    conv_strides st = strides_of(p);
     int P = conv_out_h(p);
     for (int n = 0; n < p->n; ++n)
         for (int oc = 0; oc < p->k; ++oc)
             for (int oh = 0; oh < P; ++oh)
-                conv_row(p, &st, h_x, h_w, h_y, n, oc, oh);
+                conv_row(p, h_x, h_w, h_y, n, oc, oh);
     return CONV_OK;
 }
 
@@ -88,14 +83,13 @@ conv_status conv2d_cpu_openmp(const conv_params *p, const float *h_x, const floa
     conv_status status = check_args(p, h_x, h_w, h_y, msg);
     if (status != CONV_OK)
         return status;
-    conv_strides st = strides_of(p);
     long long P = conv_out_h(p), rows = (long long)p->n * p->k * P;
 #pragma omp parallel for schedule(static)
     for (long long row = 0; row < rows; ++row) {
         int oh = (int)(row % P);
         int oc = (int)(row / P % p->k);
         int n = (int)(row / P / p->k);
-        conv_row(p, &st, h_x, h_w, h_y, n, oc, oh);
+        conv_row(p, h_x, h_w, h_y, n, oc, oh);
     }
     return CONV_OK;
 }
@@ -113,13 +107,10 @@ conv_status conv1d_cpu_same(const float *h_x, size_t width, const float *h_mask,
                             float *h_y, conv_msg *msg)
 {
     conv_status st = conv1d_params_validate((long long)width, mask_width, msg);
+    if (st == CONV_OK)
+        st = conv_check_pointers(h_x, "input", h_mask, "mask", h_y, "output", msg);
     if (st != CONV_OK)
         return st;
-    if (h_x == NULL || h_mask == NULL || h_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL",
-                         h_x == NULL      ? "input"
-                         : h_mask == NULL ? "mask"
-                                          : "output");
     long long half = (mask_width - 1) / 2;
     for (size_t i = 0; i < width; ++i) {
         float acc = 0.0f;

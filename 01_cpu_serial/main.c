@@ -25,7 +25,6 @@ int main(int argc, char **argv)
                 .default_warmup = 0, /* one serial run of the lecture problem takes a second */
                 .default_repeat = 3},
         .title = "the serial five-loop convolution and its OpenMP version (CPU)",
-        .n_refs = 1,
         .ref_names = {"serial"},
         .cpu_only = 1,
         .rows = rows,

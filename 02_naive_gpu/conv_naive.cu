@@ -135,13 +135,8 @@ extern "C" conv_status conv2d_naive_check(const conv_params *p, conv_msg *msg)
 static conv_status validate(const conv_params *p, const float *d_x, const float *d_w,
                             const float *d_y, conv_msg *msg)
 {
-    if (d_x == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device input d_x is NULL");
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device filter d_w is NULL");
-    if (d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid argument: device output d_y is NULL");
-    return conv2d_naive_check(p, msg);
+    conv_status st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    return st != CONV_OK ? st : conv2d_naive_check(p, msg);
 }
 
 static naive_shape make_shape(const conv_params *p)

@@ -7,7 +7,7 @@
 #include "cpu_rows.h"
 #include "naive_rows.h"
 
-enum { REF_CUDNN, REF_SERIAL, REF_OPENMP, N_REFS };
+enum { REF_CUDNN, REF_SERIAL, REF_OPENMP };
 enum { FLAG_VARIANT, FLAG_HOST_REPEAT }; /* the order of flags[] */
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
@@ -42,7 +42,6 @@ int main(int argc, char **argv)
                 .n_flags = 2},
         .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
         .select_flag = "variant",
-        .n_refs = N_REFS,
         .ref_names = {"cuDNN", "serial", "OpenMP"},
         .bandwidth_column = 1,
         .rows = rows,

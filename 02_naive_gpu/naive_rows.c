@@ -2,15 +2,18 @@
 
 #include "conv_naive.h"
 
-conv_status conv2d_naive_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                              float *d_y, cudaStream_t stream, conv_msg *msg)
+/* The adapters the rows hand to the harness (conv_gpu_conv; ctx unused). */
+static conv_status conv2d_naive_conv(void *ctx, const conv_params *p, const float *d_x,
+                                     const float *d_w, float *d_y, cudaStream_t stream,
+                                     conv_msg *msg)
 {
     (void)ctx;
     return conv2d_naive(p, d_x, d_w, d_y, 0, stream, msg); /* the default grid cap */
 }
 
-conv_status conv2d_naive_2d_conv(void *ctx, const conv_params *p, const float *d_x,
-                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
+static conv_status conv2d_naive_2d_conv(void *ctx, const conv_params *p, const float *d_x,
+                                        const float *d_w, float *d_y, cudaStream_t stream,
+                                        conv_msg *msg)
 {
     (void)ctx;
     return conv2d_naive_2d(p, d_x, d_w, d_y, stream, msg);

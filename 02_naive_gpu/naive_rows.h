@@ -13,12 +13,6 @@ extern "C" {
  * (key "2d"). select is unused; returns how many rows were written. */
 int conv_naive_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
-/* The adapters the rows hand to the harness (conv_gpu_conv; ctx unused). */
-conv_status conv2d_naive_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                              float *d_y, cudaStream_t stream, conv_msg *msg);
-conv_status conv2d_naive_2d_conv(void *ctx, const conv_params *p, const float *d_x,
-                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg);
-
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,7 @@
 #include "conv_tiled_1d.h"
 #include "tiled_1d_rows.h"
 
-enum { REF_CUDNN, REF_COPY, N_REFS };
+enum { REF_CUDNN, REF_COPY };
 enum { FLAG_WIDTH, FLAG_MASK, FLAG_STRATEGY }; /* the order of flags[] */
 
 static int problem(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg)
@@ -71,7 +71,6 @@ int main(int argc, char **argv)
                 .default_repeat = 20},
         .title = "1D \"same\" convolution, mask in constant memory",
         .select_flag = "strategy",
-        .n_refs = N_REFS,
         .ref_names = {"cuDNN", "D2D copy"},
         .bandwidth_column = 1,
         .measure_copy = 1,

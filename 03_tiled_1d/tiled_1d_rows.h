@@ -16,11 +16,6 @@ extern "C" {
  * select is unused; returns how many rows were written. */
 int conv_tiled_1d_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
-/* The adapter the rows hand to the harness: ctx points at a conv1d_strategy;
- * the mask is the one in constant memory (d_w is not read). */
-conv_status conv1d_tiled_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
-                              float *d_y, cudaStream_t stream, conv_msg *msg);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,8 @@
 /* Step 04: tiled 2D convolution with halos. The three tiling strategies of
- * ECE408 lecture 8 in 2D for one channel, and their multi-channel extension. See conv_tiled_2d.h
- * for the API and docs/04_tiled_2d.md for the index math and the measurements.
+ * ECE408 lecture 8 in 2D for one channel, and their multi-channel extension:
+ * the kernels and their launchers. See conv_tiled_2d.h for the API,
+ * conv_tiled_2d_configs.c for the tile configurations and the checks of a
+ * problem, and docs/04_tiled_2d.md for the index math and the measurements.
  *
  * Notation of every kernel (NCHW, stride 1, dilation 1):
  *   y[n][k][p][q] = sum_{c,r,s} x[n][c][p - pad_h + r][q - pad_w + s] * w[k][c][r][s]
@@ -277,186 +279,17 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
 }
 
 /* ---------------------------------------------------------------------------
- * Host side: the configuration tables, validation, launchers. */
-
-typedef struct {
-    const char *name;
-    int tile_w, tile_h; /* output tile */
-    int rows;           /* outputs per thread along a column (strategy 1) */
-    int kb;             /* output channels per block (multi-channel) */
-} tile_config;
-
-/* The instantiated configurations. Strategy 1's first is the lecture's
- * kernel; the coarsened ones are this step's fast path. */
-static const tile_config s1_configs[] = {
-    {"s1 16x16, 1 output/thread", 16, 16, 1, 1},
-    {"s1 32x32, 4 outputs/thread", 32, 32, 4, 1},
-    {"s1 32x64, 8 outputs/thread", 32, 64, 8, 1},
-    {"s1 32x64, 16 outputs/thread", 32, 64, 16, 1},
-};
-static const tile_config s2_configs[] = {
-    {"s2 8x8 (block 8+R-1)", 8, 8, 1, 1},
-    {"s2 16x16 (block 16+R-1)", 16, 16, 1, 1},
-};
-static const tile_config s3_configs[] = {
-    {"s3 16x16", 16, 16, 1, 1},
-    {"s3 32x8", 32, 8, 1, 1},
-};
-static const tile_config mc_configs[] = {
-    {"mc 32x8 x 4 ch", 32, 8, 1, 4},
-    {"mc 32x8 x 8 ch", 32, 8, 1, 8},
-};
-
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static const tile_config *configs_of(conv_tiled_strategy strategy, int *count)
-{
-    switch (strategy) {
-    case CONV_TILED_S1: *count = COUNT(s1_configs); return s1_configs;
-    case CONV_TILED_S2: *count = COUNT(s2_configs); return s2_configs;
-    case CONV_TILED_S3: *count = COUNT(s3_configs); return s3_configs;
-    case CONV_TILED_MC: *count = COUNT(mc_configs); return mc_configs;
-    }
-    *count = 0;
-    return NULL;
-}
-
-static const tile_config *config_of(conv_tiled_strategy strategy, int config)
-{
-    int count;
-    const tile_config *t = configs_of(strategy, &count);
-    return (t != NULL && config >= 0 && config < count) ? &t[config] : NULL;
-}
-
-extern "C" int conv2d_tiled_num_configs(conv_tiled_strategy strategy)
-{
-    int count;
-    configs_of(strategy, &count);
-    return count;
-}
-
-extern "C" const char *conv2d_tiled_config_name(conv_tiled_strategy strategy, int config)
-{
-    const tile_config *t = config_of(strategy, config);
-    return t ? t->name : "?";
-}
-
-extern "C" void conv2d_tiled_config_tile(conv_tiled_strategy strategy, int config, int *tile_w,
-                                         int *tile_h)
-{
-    const tile_config *t = config_of(strategy, config);
-    *tile_w = t ? t->tile_w : 0;
-    *tile_h = t ? t->tile_h : 0;
-}
-
-extern "C" int conv2d_tiled_max_filter(conv_tiled_strategy strategy, int config)
-{
-    const tile_config *t = config_of(strategy, config);
-    if (t == NULL)
-        return 0;
-    if (strategy == CONV_TILED_S2)
-        return CONV_TILED_S2_MAX_SIDE + 1 - t->tile_w;
-    return CONV_TILED_MAX_FILTER;
-}
-
-static const char *strategy_name(conv_tiled_strategy strategy)
-{
-    switch (strategy) {
-    case CONV_TILED_S1: return "strategy 1";
-    case CONV_TILED_S2: return "strategy 2";
-    case CONV_TILED_S3: return "strategy 3";
-    case CONV_TILED_MC: return "the multi-channel kernel";
-    }
-    return "?";
-}
-
-/* 1 when the multi-channel kernel reads its weights from constant memory. */
-static int mc_weights_in_constant(const conv_params *p, conv_tiled_weights weights)
-{
-    long long floats = (long long)p->k * p->c * p->r * p->s;
-    if (weights == CONV_TILED_WEIGHTS_GLOBAL)
-        return 0;
-    return floats <= CONV_TILED_CONST_FLOATS;
-}
-
-extern "C" conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p,
-                                          conv_msg *msg)
-{
-    if (choice == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "choice is NULL");
-    if (p == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "params is NULL");
-    const conv_tiled_strategy st = choice->strategy;
-    int count;
-    if (configs_of(st, &count) == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "strategy %d: unknown (1, 2, 3, or 4 = multi-channel)", (int)st);
-    const tile_config *cfg = config_of(st, choice->config);
-    if (cfg == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "config %d: %s has configurations 0..%d",
-                         choice->config, strategy_name(st), count - 1);
-    conv_status status = conv_params_validate(p, msg);
-    if (status != CONV_OK)
-        return status;
-    if (p->layout != CONV_LAYOUT_NCHW)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "layout NHWC (--layout): %s supports NCHW only",
-                         strategy_name(st));
-    if (p->stride_h != 1 || p->stride_w != 1)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "stride %dx%d (--stride): %s supports stride 1 only", p->stride_h,
-                         p->stride_w, strategy_name(st));
-    if (p->dil_h != 1 || p->dil_w != 1)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "dilation %dx%d (--dilation): %s supports dilation 1 only", p->dil_h,
-                         p->dil_w, strategy_name(st));
-    const int single = st == CONV_TILED_S1 || st == CONV_TILED_S2 || st == CONV_TILED_S3;
-    if (single && (p->c != 1 || p->k != 1))
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "channels C=%d K=%d (--c, --k): %s is single-channel (C = K = 1); use the "
-                         "multi-channel kernel",
-                         p->c, p->k, strategy_name(st));
-    const int max_filter = conv2d_tiled_max_filter(st, choice->config);
-    if (p->r > max_filter || p->s > max_filter)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "filter %dx%d (--r, --s): %s (%s) takes filters up to %dx%d", p->r, p->s,
-                         strategy_name(st), cfg->name, max_filter, max_filter);
-    if (st == CONV_TILED_MC) {
-        long long floats = (long long)p->k * p->c * p->r * p->s;
-        if (choice->weights == CONV_TILED_WEIGHTS_CONSTANT && floats > CONV_TILED_CONST_FLOATS)
-            return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                             "weights K*C*R*S = %lld floats: more than the %d floats (64 KiB) of "
-                             "constant memory; use global-memory weights",
-                             floats, CONV_TILED_CONST_FLOATS);
-        if (choice->weights != CONV_TILED_WEIGHTS_AUTO &&
-            choice->weights != CONV_TILED_WEIGHTS_CONSTANT &&
-            choice->weights != CONV_TILED_WEIGHTS_GLOBAL)
-            return conv_fail(msg, CONV_ERR_INVALID, "weights %d: unknown placement",
-                             (int)choice->weights);
-    }
-    if ((long long)p->n * p->k > 2147483647LL)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "N*K = %lld (--n, --k): more than 2^31 - 1 output planes (int indexing)",
-                         (long long)p->n * p->k);
-    const long long tiles_h = ((long long)conv_out_h(p) + cfg->tile_h - 1) / cfg->tile_h;
-    if (tiles_h > 65535)
-        return conv_fail(
-            msg, CONV_ERR_UNSUPPORTED,
-            "output height P=%d (--h): more than 65535 tiles of %d rows (grid y limit)",
-            conv_out_h(p), cfg->tile_h);
-    return CONV_OK;
-}
+ * Host side: the launchers. For each strategy: the launch of one compile-time
+ * configuration, the choice among its instantiations (one per configuration,
+ * in the order of conv_tiled_2d_configs.c, which also holds the checks of a
+ * problem), and the strategy's launcher. */
 
 /* Everything a launcher checks before any CUDA call. */
 static conv_status validate(const conv_tiled_choice *choice, const conv_params *p, const float *d_x,
                             const float *d_w, const float *d_y, conv_msg *msg)
 {
-    if (d_x == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_x is NULL");
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_w is NULL");
-    if (d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "d_y is NULL");
-    return conv2d_tiled_check(choice, p, msg);
+    conv_status st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    return st != CONV_OK ? st : conv2d_tiled_check(choice, p, msg);
 }
 
 /* Copies `count` weights from device memory to c_weights, on the stream. */
@@ -476,13 +309,46 @@ static dim3 grid_for(const conv_params *p, int tile_w, int tile_h, long long z)
                 (unsigned)(z < MAX_GRID_Z ? z : MAX_GRID_Z));
 }
 
+/* What the launch of one configuration needs. */
+typedef struct {
+    const conv_params *p;
+    const float *d_x, *d_w;
+    float *d_y;
+    int w_const; /* multi-channel: the weights are in c_weights */
+    cudaStream_t stream;
+} launch_args;
+
+/* A strategy's launch of one of its configurations. */
+typedef conv_status (*config_launch)(const launch_args *a, int config, conv_msg *msg);
+
+/* Every launcher: validates everything, copies the weights to constant memory
+ * where its kernel reads them from there (on the stream, device to device),
+ * then launches the instantiation of its configuration, which checks the
+ * launch. */
+static conv_status run(const conv_tiled_choice *choice, config_launch launch, const conv_params *p,
+                       const float *d_x, const float *d_w, float *d_y, cudaStream_t stream,
+                       conv_msg *msg)
+{
+    conv_status status = validate(choice, p, d_x, d_w, d_y, msg);
+    if (status != CONV_OK)
+        return status;
+    launch_args a = {p, d_x, d_w, d_y, 0, stream};
+    if (choice->strategy != CONV_TILED_MC)
+        status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
+    else if ((a.w_const = conv2d_tiled_mc_weights_in_constant(p, choice->weights)))
+        status = upload_weights(d_w, conv_filter_elems(p), stream, msg);
+    if (status != CONV_OK)
+        return status;
+    return launch(&a, choice->config, msg);
+}
+
 #define KERNEL_ARGS_SINGLE                                                                         \
-    d_x, d_y, p->n, p->h, p->w, p->r, p->s, p->pad_h, p->pad_w, conv_out_h(p), conv_out_w(p)
+    a->d_x, a->d_y, p->n, p->h, p->w, p->r, p->s, p->pad_h, p->pad_w, conv_out_h(p), conv_out_w(p)
 
 template <int TILE_W, int TILE_H, int ROWS>
-static conv_status launch_s1(const conv_params *p, const float *d_x, float *d_y,
-                             cudaStream_t stream, conv_msg *msg)
+static conv_status launch_s1(const launch_args *a, conv_msg *msg)
 {
+    const conv_params *p = a->p;
     const dim3 block(TILE_W, TILE_H / ROWS);
     const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
     conv_status st =
@@ -491,8 +357,20 @@ static conv_status launch_s1(const conv_params *p, const float *d_x, float *d_y,
     if (st != CONV_OK)
         return st;
     conv2d_tiled_s1_kernel<TILE_W, TILE_H, ROWS>
-        <<<grid_for(p, TILE_W, TILE_H, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+        <<<grid_for(p, TILE_W, TILE_H, p->n), block, smem, a->stream>>>(KERNEL_ARGS_SINGLE);
+    CONV_CHECK_LAUNCH("conv2d_tiled_s1_kernel", msg);
     return CONV_OK;
+}
+
+/* Strategy 1's configurations, in the order of conv_tiled_2d_configs.c. */
+static conv_status launch_s1_config(const launch_args *a, int config, conv_msg *msg)
+{
+    switch (config) {
+    case 0: return launch_s1<16, 16, 1>(a, msg);
+    case 1: return launch_s1<32, 32, 4>(a, msg);
+    case 2: return launch_s1<32, 64, 8>(a, msg);
+    default: return launch_s1<32, 64, 16>(a, msg);
+    }
 }
 
 extern "C" conv_status conv2d_tiled_s1(const conv_params *p, int config, const float *d_x,
@@ -500,28 +378,12 @@ extern "C" conv_status conv2d_tiled_s1(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S1, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
-    if (status != CONV_OK)
-        return status;
-    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    switch (config) {
-    case 0: status = launch_s1<16, 16, 1>(p, d_x, d_y, stream, msg); break;
-    case 1: status = launch_s1<32, 32, 4>(p, d_x, d_y, stream, msg); break;
-    case 2: status = launch_s1<32, 64, 8>(p, d_x, d_y, stream, msg); break;
-    default: status = launch_s1<32, 64, 16>(p, d_x, d_y, stream, msg); break;
-    }
-    if (status != CONV_OK)
-        return status;
-    CONV_CHECK_LAUNCH("conv2d_tiled_s1_kernel", msg);
-    return CONV_OK;
+    return run(&choice, launch_s1_config, p, d_x, d_w, d_y, stream, msg);
 }
 
-template <int TILE>
-static conv_status launch_s2(const conv_params *p, const float *d_x, float *d_y,
-                             cudaStream_t stream, conv_msg *msg)
+template <int TILE> static conv_status launch_s2(const launch_args *a, conv_msg *msg)
 {
+    const conv_params *p = a->p;
     const dim3 block(TILE + p->s - 1, TILE + p->r - 1);
     const size_t smem = sizeof(float) * block.x * block.y;
     conv_status st =
@@ -530,8 +392,14 @@ static conv_status launch_s2(const conv_params *p, const float *d_x, float *d_y,
     if (st != CONV_OK)
         return st;
     conv2d_tiled_s2_kernel<TILE>
-        <<<grid_for(p, TILE, TILE, p->n), block, smem, stream>>>(KERNEL_ARGS_SINGLE);
+        <<<grid_for(p, TILE, TILE, p->n), block, smem, a->stream>>>(KERNEL_ARGS_SINGLE);
+    CONV_CHECK_LAUNCH("conv2d_tiled_s2_kernel", msg);
     return CONV_OK;
+}
+
+static conv_status launch_s2_config(const launch_args *a, int config, conv_msg *msg)
+{
+    return config == 0 ? launch_s2<8>(a, msg) : launch_s2<16>(a, msg);
 }
 
 extern "C" conv_status conv2d_tiled_s2(const conv_params *p, int config, const float *d_x,
@@ -539,32 +407,26 @@ extern "C" conv_status conv2d_tiled_s2(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S2, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
-    if (status != CONV_OK)
-        return status;
-    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    status = config == 0 ? launch_s2<8>(p, d_x, d_y, stream, msg)
-                         : launch_s2<16>(p, d_x, d_y, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    CONV_CHECK_LAUNCH("conv2d_tiled_s2_kernel", msg);
-    return CONV_OK;
+    return run(&choice, launch_s2_config, p, d_x, d_w, d_y, stream, msg);
 }
 
-template <int TILE_W, int TILE_H>
-static conv_status launch_s3(const conv_params *p, const float *d_x, float *d_y,
-                             cudaStream_t stream, conv_msg *msg)
+template <int TILE_W, int TILE_H> static conv_status launch_s3(const launch_args *a, conv_msg *msg)
 {
+    const conv_params *p = a->p;
     conv_status st = conv_kernel_fits((const void *)conv2d_tiled_s3_kernel<TILE_W, TILE_H>,
                                       "conv2d_tiled_s3_kernel", TILE_W * TILE_H, 0, msg);
     if (st != CONV_OK)
         return st;
     conv2d_tiled_s3_kernel<TILE_W, TILE_H>
-        <<<grid_for(p, TILE_W, TILE_H, p->n), dim3(TILE_W, TILE_H), 0, stream>>>(
+        <<<grid_for(p, TILE_W, TILE_H, p->n), dim3(TILE_W, TILE_H), 0, a->stream>>>(
             KERNEL_ARGS_SINGLE);
+    CONV_CHECK_LAUNCH("conv2d_tiled_s3_kernel", msg);
     return CONV_OK;
+}
+
+static conv_status launch_s3_config(const launch_args *a, int config, conv_msg *msg)
+{
+    return config == 0 ? launch_s3<16, 16>(a, msg) : launch_s3<32, 8>(a, msg);
 }
 
 extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const float *d_x,
@@ -572,40 +434,38 @@ extern "C" conv_status conv2d_tiled_s3(const conv_params *p, int config, const f
                                        conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_S3, config, CONV_TILED_WEIGHTS_AUTO};
-    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
-    if (status != CONV_OK)
-        return status;
-    status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    status = config == 0 ? launch_s3<16, 16>(p, d_x, d_y, stream, msg)
-                         : launch_s3<32, 8>(p, d_x, d_y, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    CONV_CHECK_LAUNCH("conv2d_tiled_s3_kernel", msg);
-    return CONV_OK;
+    return run(&choice, launch_s3_config, p, d_x, d_w, d_y, stream, msg);
 }
 
 template <int TILE_W, int TILE_H, int KB>
-static conv_status launch_mc(const conv_params *p, int in_const, const float *d_x, const float *d_w,
-                             float *d_y, cudaStream_t stream, conv_msg *msg)
+static conv_status launch_mc(const launch_args *a, conv_msg *msg)
 {
+    const conv_params *p = a->p;
     const long long z = (long long)p->n * ((p->k + KB - 1) / KB);
     const dim3 grid = grid_for(p, TILE_W, TILE_H, z), block(TILE_W, TILE_H);
     const size_t smem = sizeof(float) * (TILE_H + p->r - 1) * (TILE_W + p->s - 1);
     const int P = conv_out_h(p), Q = conv_out_w(p);
-    const void *kernel = in_const ? (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true>
-                                  : (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false>;
+    const void *kernel = a->w_const
+                             ? (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true>
+                             : (const void *)conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false>;
     conv_status st = conv_kernel_fits(kernel, "conv2d_tiled_mc_kernel", TILE_W * TILE_H, smem, msg);
     if (st != CONV_OK)
         return st;
-    if (in_const)
-        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true><<<grid, block, smem, stream>>>(
-            d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
+    if (a->w_const)
+        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, true>
+            <<<grid, block, smem, a->stream>>>(a->d_x, a->d_w, a->d_y, p->n, p->c, p->h, p->w, p->k,
+                                               p->r, p->s, p->pad_h, p->pad_w, P, Q);
     else
-        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false><<<grid, block, smem, stream>>>(
-            d_x, d_w, d_y, p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, P, Q);
+        conv2d_tiled_mc_kernel<TILE_W, TILE_H, KB, false>
+            <<<grid, block, smem, a->stream>>>(a->d_x, a->d_w, a->d_y, p->n, p->c, p->h, p->w, p->k,
+                                               p->r, p->s, p->pad_h, p->pad_w, P, Q);
+    CONV_CHECK_LAUNCH("conv2d_tiled_mc_kernel", msg);
     return CONV_OK;
+}
+
+static conv_status launch_mc_config(const launch_args *a, int config, conv_msg *msg)
+{
+    return config == 0 ? launch_mc<32, 8, 4>(a, msg) : launch_mc<32, 8, 8>(a, msg);
 }
 
 extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_tiled_weights weights,
@@ -613,21 +473,7 @@ extern "C" conv_status conv2d_tiled_mc(const conv_params *p, int config, conv_ti
                                        cudaStream_t stream, conv_msg *msg)
 {
     const conv_tiled_choice choice = {CONV_TILED_MC, config, weights};
-    conv_status status = validate(&choice, p, d_x, d_w, d_y, msg);
-    if (status != CONV_OK)
-        return status;
-    const int in_const = mc_weights_in_constant(p, weights);
-    if (in_const) {
-        status = upload_weights(d_w, conv_filter_elems(p), stream, msg);
-        if (status != CONV_OK)
-            return status;
-    }
-    status = config == 0 ? launch_mc<32, 8, 4>(p, in_const, d_x, d_w, d_y, stream, msg)
-                         : launch_mc<32, 8, 8>(p, in_const, d_x, d_w, d_y, stream, msg);
-    if (status != CONV_OK)
-        return status;
-    CONV_CHECK_LAUNCH("conv2d_tiled_mc_kernel", msg);
-    return CONV_OK;
+    return run(&choice, launch_mc_config, p, d_x, d_w, d_y, stream, msg);
 }
 
 extern "C" conv_status conv2d_tiled(const conv_tiled_choice *choice, const conv_params *p,

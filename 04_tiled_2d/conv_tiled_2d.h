@@ -82,6 +82,11 @@ void conv2d_tiled_config_tile(conv_tiled_strategy strategy, int config, int *til
 /* Largest filter side a configuration accepts. */
 int conv2d_tiled_max_filter(conv_tiled_strategy strategy, int config);
 
+/* 1 when the multi-channel kernel reads its weights from constant memory
+ * (weights not CONV_TILED_WEIGHTS_GLOBAL, and K*C*R*S within
+ * CONV_TILED_CONST_FLOATS). */
+int conv2d_tiled_mc_weights_in_constant(const conv_params *p, conv_tiled_weights weights);
+
 /* The launchers' checks of a problem (no pointers, no CUDA call): CONV_OK, or
  * CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line naming the parameter. */
 conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p,

@@ -13,7 +13,7 @@
 #include "naive_rows.h"
 #include "tiled_2d_rows.h"
 
-enum { REF_CUDNN, REF_STEP02, N_REFS };
+enum { REF_CUDNN, REF_STEP02 };
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
                 int max)
@@ -46,7 +46,6 @@ int main(int argc, char **argv)
                 .n_flags = 1},
         .title = "tiled 2D convolution with halos (strategies 1, 2, 3; multi-channel)",
         .select_flag = "strategy",
-        .n_refs = N_REFS,
         .ref_names = {"cuDNN", "step 02"},
         .bandwidth_column = 1,
         .rows = rows,

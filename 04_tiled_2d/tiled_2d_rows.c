@@ -45,7 +45,7 @@ int conv_tiled_2d_rows(const conv_params *p, const char *select, conv_row *rows,
         for (int cfg = 0; cfg < conv2d_tiled_num_configs((conv_tiled_strategy)s); ++cfg)
             n = add(rows, n, max_rows, keys[s],
                     (conv_tiled_choice){(conv_tiled_strategy)s, cfg, CONV_TILED_WEIGHTS_AUTO}, "");
-    int fits = (double)p->k * p->c * p->r * p->s <= CONV_TILED_CONST_FLOATS;
+    int fits = conv2d_tiled_mc_weights_in_constant(p, CONV_TILED_WEIGHTS_AUTO);
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_MC); ++cfg) {
         if (fits)
             n = add(rows, n, max_rows, "mc",

@@ -180,32 +180,28 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
     }
 }
 
-template <int F, int KC>
-static conv_status launch(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
-                          float *d_y, const prefetch_args *a, cudaStream_t stream, conv_msg *msg)
+template <int F, int KC> static conv_status launch(const prefetch_launch *l, conv_msg *msg)
 {
     const dim3 block(CONV_PREFETCH_5A_BW, CONV_PREFETCH_5A_BH);
     conv_status st = conv_kernel_fits((const void *)conv2d_prefetch_5a_kernel<F, KC>,
                                       "conv2d_prefetch_5a_kernel", (int)(block.x * block.y),
-                                      pl->smem_bytes, msg);
+                                      l->plan.smem_bytes, msg);
     if (st != CONV_OK)
         return st;
     conv2d_prefetch_5a_kernel<F, KC>
-        <<<(unsigned)pl->blocks, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
+        <<<(unsigned)l->plan.blocks, block, l->plan.smem_bytes, l->stream>>>(l->d_x, l->d_w, l->d_y,
+                                                                             l->args);
     return CONV_OK;
 }
 
-template <int KC>
-static conv_status launch_filter(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
-                                 float *d_y, const prefetch_args *a, cudaStream_t stream,
-                                 conv_msg *msg)
+template <int KC> static conv_status launch_filter(const prefetch_launch *l, conv_msg *msg)
 {
-    switch (pl->filter) {
-    case 3: return launch<3, KC>(pl, d_x, d_w, d_y, a, stream, msg);
-    case 5: return launch<5, KC>(pl, d_x, d_w, d_y, a, stream, msg);
-    case 6: return launch<6, KC>(pl, d_x, d_w, d_y, a, stream, msg);
-    case 7: return launch<7, KC>(pl, d_x, d_w, d_y, a, stream, msg);
-    default: return launch<0, KC>(pl, d_x, d_w, d_y, a, stream, msg);
+    switch (l->plan.filter) {
+    case 3: return launch<3, KC>(l, msg);
+    case 5: return launch<5, KC>(l, msg);
+    case 6: return launch<6, KC>(l, msg);
+    case 7: return launch<7, KC>(l, msg);
+    default: return launch<0, KC>(l, msg);
     }
 }
 
@@ -213,16 +209,12 @@ static conv_status launch_filter(const conv_prefetch_plan *pl, const float *d_x,
 static conv_status run_5a(conv_prefetch_variant v, const conv_params *p, const float *d_x,
                           const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_prefetch_plan pl;
-    conv_status st = conv2d_prefetch_check_pointers(d_x, d_w, d_y, msg);
-    if (st == CONV_OK)
-        st = conv2d_prefetch_plan(v, p, conv_smem_limit(), &pl, msg);
+    prefetch_launch l;
+    conv_status st = prefetch_prepare(v, p, d_x, d_w, d_y, stream, &l, msg);
     if (st != CONV_OK)
         return st;
-    const prefetch_args a = prefetch_args_make(p, &pl);
-    st = v == CONV_PREFETCH_5A_OC_OUTER
-             ? launch_filter<1>(&pl, d_x, d_w, d_y, &a, stream, msg)
-             : launch_filter<CONV_PREFETCH_5A_KC>(&pl, d_x, d_w, d_y, &a, stream, msg);
+    st = v == CONV_PREFETCH_5A_OC_OUTER ? launch_filter<1>(&l, msg)
+                                        : launch_filter<CONV_PREFETCH_5A_KC>(&l, msg);
     if (st != CONV_OK)
         return st;
     CONV_CHECK_LAUNCH("conv2d_prefetch_5a_kernel", msg);

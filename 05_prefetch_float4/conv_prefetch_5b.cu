@@ -236,53 +236,48 @@ __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 
     }
 }
 
-template <int F, int KC, int OW>
-static conv_status launch(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
-                          float *d_y, const prefetch_args *a, cudaStream_t stream, conv_msg *msg)
+template <int F, int KC, int OW> static conv_status launch(const prefetch_launch *l, conv_msg *msg)
 {
-    const dim3 block(pl->tx, pl->ty);
-    conv_status st =
-        conv_kernel_fits((const void *)conv2d_prefetch_5b_kernel<F, KC, OW>,
-                         "conv2d_prefetch_5b_kernel", pl->tx * pl->ty, pl->smem_bytes, msg);
+    const dim3 block(l->plan.tx, l->plan.ty);
+    conv_status st = conv_kernel_fits((const void *)conv2d_prefetch_5b_kernel<F, KC, OW>,
+                                      "conv2d_prefetch_5b_kernel", l->plan.tx * l->plan.ty,
+                                      l->plan.smem_bytes, msg);
     if (st != CONV_OK)
         return st;
     conv2d_prefetch_5b_kernel<F, KC, OW>
-        <<<(unsigned)pl->blocks, block, pl->smem_bytes, stream>>>(d_x, d_w, d_y, *a);
+        <<<(unsigned)l->plan.blocks, block, l->plan.smem_bytes, l->stream>>>(l->d_x, l->d_w, l->d_y,
+                                                                             l->args);
     return CONV_OK;
 }
 
-template <int F>
-static conv_status launch_chunk(const conv_prefetch_plan *pl, const float *d_x, const float *d_w,
-                                float *d_y, const prefetch_args *a, cudaStream_t stream,
-                                conv_msg *msg)
+template <int F> static conv_status launch_chunk(const prefetch_launch *l, conv_msg *msg)
 {
-    switch (pl->kc) {
-    case 4: return launch<F, 4, 8>(pl, d_x, d_w, d_y, a, stream, msg);
-    case 6: return launch<F, 6, 8>(pl, d_x, d_w, d_y, a, stream, msg);
-    case 8: return launch<F, 8, 8>(pl, d_x, d_w, d_y, a, stream, msg);
-    default: return launch<F, 16, 4>(pl, d_x, d_w, d_y, a, stream, msg);
+    switch (l->plan.kc) {
+    case 4: return launch<F, 4, 8>(l, msg);
+    case 6: return launch<F, 6, 8>(l, msg);
+    case 8: return launch<F, 8, 8>(l, msg);
+    default: return launch<F, 16, 4>(l, msg);
     }
 }
 
 extern "C" conv_status conv2d_prefetch_5b(const conv_params *p, const float *d_x, const float *d_w,
                                           float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_prefetch_plan pl;
-    conv_status st = conv2d_prefetch_check_pointers(d_x, d_w, d_y, msg);
-    if (st == CONV_OK)
-        st = conv2d_prefetch_plan(CONV_PREFETCH_5B, p, conv_smem_limit(), &pl, msg);
+    prefetch_launch l;
+    conv_status st = prefetch_prepare(CONV_PREFETCH_5B, p, d_x, d_w, d_y, stream, &l, msg);
     if (st != CONV_OK)
         return st;
-    if (pl.ow != (pl.kc == 16 ? 4 : 8) || (pl.kc != 4 && pl.kc != 6 && pl.kc != 8 && pl.kc != 16))
+    const conv_prefetch_plan *pl = &l.plan;
+    if (pl->ow != (pl->kc == 16 ? 4 : 8) ||
+        (pl->kc != 4 && pl->kc != 6 && pl->kc != 8 && pl->kc != 16))
         return conv_fail(msg, CONV_ERR_UNSUPPORTED, "conv2d_prefetch_5b: no kernel for KC=%d",
-                         pl.kc);
-    const prefetch_args a = prefetch_args_make(p, &pl);
-    switch (pl.filter) {
-    case 3: st = launch_chunk<3>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
-    case 5: st = launch_chunk<5>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
-    case 6: st = launch_chunk<6>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
-    case 7: st = launch_chunk<7>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
-    default: st = launch_chunk<0>(&pl, d_x, d_w, d_y, &a, stream, msg); break;
+                         pl->kc);
+    switch (pl->filter) {
+    case 3: st = launch_chunk<3>(&l, msg); break;
+    case 5: st = launch_chunk<5>(&l, msg); break;
+    case 6: st = launch_chunk<6>(&l, msg); break;
+    case 7: st = launch_chunk<7>(&l, msg); break;
+    default: st = launch_chunk<0>(&l, msg); break;
     }
     if (st != CONV_OK)
         return st;

@@ -14,7 +14,7 @@
 #include "prefetch_rows.h"
 #include "tiled_2d_rows.h"
 
-enum { REF_CUDNN, REF_STEP02, REF_STEP04, N_REFS };
+enum { REF_CUDNN, REF_STEP02, REF_STEP04 };
 
 /* Keeps the first row with `key` as reference `ref`; returns how many rows are kept. */
 static int keep_ref(conv_row *r, int n, const char *key, int ref)
@@ -75,7 +75,6 @@ int main(int argc, char **argv)
         .title = "direct convolution with float4 loads, shared tiles, register accumulators and "
                  "prefetching",
         .select_flag = "variant",
-        .n_refs = N_REFS,
         .ref_names = {"cuDNN", "step 02", "step 04"},
         .rows = rows,
         .describe = describe,

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "conv_device.h"
 #include "conv_prefetch.h"
 
 /* The problem and the geometry, by value (kernel parameters live in constant
@@ -28,29 +29,41 @@ typedef struct {
     int tile_rows, tile_stride; /* shared input buffer: rows x stride floats */
 } prefetch_args;
 
-/* Host side: the arguments of a launch from the problem and its plan. */
+/* Host side: everything one launch needs. */
+typedef struct {
+    conv_prefetch_plan plan;
+    prefetch_args args;
+    const float *d_x, *d_w;
+    float *d_y;
+    cudaStream_t stream;
+} prefetch_launch;
+
+/* The arguments of a launch from the problem and its plan. */
 static inline prefetch_args prefetch_args_make(const conv_params *p, const conv_prefetch_plan *pl)
 {
     prefetch_args a;
-    a.n = p->n;
-    a.c = p->c;
-    a.h = p->h;
-    a.w_ = p->w;
-    a.k = p->k;
-    a.r = p->r;
-    a.s = p->s;
-    a.pad_h = p->pad_h;
-    a.pad_w = p->pad_w;
-    a.p = conv_out_h(p);
-    a.q = conv_out_w(p);
-    a.col_blocks = pl->col_blocks;
-    a.row_blocks = pl->row_blocks;
-    a.k_chunks = pl->k_chunks;
-    a.bw = pl->bw;
-    a.bh = pl->bh;
-    a.tile_rows = pl->tile_rows;
-    a.tile_stride = pl->tile_stride;
+    a.n = p->n, a.c = p->c, a.h = p->h, a.w_ = p->w, a.k = p->k, a.r = p->r, a.s = p->s;
+    a.pad_h = p->pad_h, a.pad_w = p->pad_w, a.p = conv_out_h(p), a.q = conv_out_w(p);
+    a.col_blocks = pl->col_blocks, a.row_blocks = pl->row_blocks, a.k_chunks = pl->k_chunks;
+    a.bw = pl->bw, a.bh = pl->bh, a.tile_rows = pl->tile_rows, a.tile_stride = pl->tile_stride;
     return a;
+}
+
+/* What both launchers do before their launch: check the pointers, plan for
+ * this device's shared memory (conv_smem_limit), fill the kernel's
+ * arguments. */
+static inline conv_status prefetch_prepare(conv_prefetch_variant v, const conv_params *p,
+                                           const float *d_x, const float *d_w, float *d_y,
+                                           cudaStream_t stream, prefetch_launch *l, conv_msg *msg)
+{
+    conv_status st = conv2d_prefetch_check_pointers(d_x, d_w, d_y, msg);
+    if (st == CONV_OK)
+        st = conv2d_prefetch_plan(v, p, conv_smem_limit(), &l->plan, msg);
+    if (st != CONV_OK)
+        return st;
+    l->args = prefetch_args_make(p, &l->plan);
+    l->d_x = d_x, l->d_w = d_w, l->d_y = d_y, l->stream = stream;
+    return CONV_OK;
 }
 
 /* One channel's tile for one block. */

@@ -82,13 +82,10 @@ static conv_status check_pipeline(const conv_params *p, const float *d_w, const 
                                   const conv_cublas *cublas, conv_msg *msg)
 {
     conv_status st = conv2d_im2col_gemm_check(p, SIZE_MAX, msg);
+    if (st == CONV_OK)
+        st = conv_check_pointers(d_w, "d_w", d_y, "d_y", d_work, "d_work (the column buffer)", msg);
     if (st != CONV_OK)
         return st;
-    if (d_w == NULL || d_y == NULL || d_work == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL",
-                         d_w == NULL   ? "d_w"
-                         : d_y == NULL ? "d_y"
-                                       : "d_work (the column buffer)");
     size_t need = conv2d_im2col_gemm_workspace_elems(p);
     if (work_elems < need)
         return conv_fail(msg, CONV_ERR_INVALID,

@@ -41,33 +41,28 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "6f implicit GEMM supports --layout nhwc only (x[N][H][W][C], "
                          "w[R][S][C][K]); got nchw");
-    if (d_x == NULL || d_w == NULL || d_y == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: d_%s is NULL",
-                         d_x == NULL   ? "x"
-                         : d_w == NULL ? "w"
-                                       : "y");
+    st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    if (st != CONV_OK)
+        return st;
     long long P = conv_out_h(p), Q = conv_out_w(p);
     long long m = (long long)p->n * P * Q, k = (long long)p->c * p->r * p->s, n = p->k;
     /* 6e's checks: the same kernel body, tile and grid */
-    st = gemm_validate(GEMM_6E_DBUF, m, n, k, d_x, d_w, d_y, NULL, msg);
-    if (st != CONV_OK)
-        return st;
+    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_x, d_w, d_y, msg);
+    if (l.status != CONV_OK)
+        return l.status;
     implicit_geom g;
     g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.p = (int)P, g.q = (int)Q;
     g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
     g.dil_h = p->dil_h, g.dil_w = p->dil_w;
-    const gemm_block_tile tile = {DBUF_BM, DBUF_BN};
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(tile, m, n, &tiles_n);
     /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
     int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
               ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;
     if (vec)
-        conv2d_implicit_gemm_kernel<true><<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(
-            (int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+        conv2d_implicit_gemm_kernel<true><<<l.blocks, DBUF_THREADS, 0, stream>>>(
+            (int)m, (int)n, (int)k, d_x, d_w, d_y, l.tiles_n, g);
     else
-        conv2d_implicit_gemm_kernel<false><<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(
-            (int)m, (int)n, (int)k, d_x, d_w, d_y, tiles_n, g);
+        conv2d_implicit_gemm_kernel<false><<<l.blocks, DBUF_THREADS, 0, stream>>>(
+            (int)m, (int)n, (int)k, d_x, d_w, d_y, l.tiles_n, g);
     CONV_CHECK_LAUNCH("conv2d_implicit_gemm_kernel", msg);
     return CONV_OK;
 }

@@ -1,6 +1,6 @@
 /* Step 06: the host side the GEMM launchers share (plain C, no kernels): the
- * variants' names, the checks every launcher runs before a launch, and
- * gemm_sgemm, which picks a launcher (or cuBLAS) by variant. The kernels and
+ * variants' names, the checks and the grid every launcher needs before a
+ * launch, and gemm_sgemm, which picks a launcher (or cuBLAS) by variant. The kernels and
  * their launchers are in gemm_6a.cu .. gemm_6e.cu, one file per version. */
 #include "gemm.h"
 
@@ -70,11 +70,9 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s = %lld exceeds this step's limit %d",
                              dims[i].name, dims[i].value, GEMM_MAX_DIM);
     }
-    if (d_a == NULL || d_b == NULL || d_c == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM operand: d_%s is NULL",
-                         d_a == NULL   ? "a"
-                         : d_b == NULL ? "b"
-                                       : "c");
+    conv_status st = conv_check_pointers(d_a, "d_a", d_b, "d_b", d_c, "d_c", msg);
+    if (st != CONV_OK)
+        return st;
     if (v == GEMM_CUBLAS) {
         if (cublas == NULL)
             return conv_fail(msg, CONV_ERR_INVALID,
@@ -90,6 +88,15 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
                          "(grid limit %d)",
                          m, n, tiles, tile.rows, tile.cols, gemm_variant_tag(v), INT_MAX);
     return CONV_OK;
+}
+
+gemm_launch gemm_prepare(gemm_variant v, long long m, long long n, long long k, const float *d_a,
+                         const float *d_b, const float *d_c, conv_msg *msg)
+{
+    gemm_launch l = {gemm_validate(v, m, n, k, d_a, d_b, d_c, NULL, msg), 0, 0};
+    if (l.status == CONV_OK)
+        l.blocks = (unsigned)gemm_grid_blocks(*variant_tiles[v], m, n, &l.tiles_n);
+    return l;
 }
 
 int gemm_vec_ok(int n, int k, const float *d_a, const float *d_b, const float *d_c)

@@ -8,12 +8,12 @@
  *   6e gemm_6e.cu  gemm_6e_dbuf      + double-buffered shared memory and register prefetch
  *                                    (its device code, shared with 6f, in gemm_dbuf.cuh)
  *
- * Each launcher (gemm_6a_naive, ...) validates, launches its kernel
- * (gemm_6a_naive_kernel, ...) and checks the launch. 6f, the same body as 6e
+ * Each launcher (gemm_6a_naive, ...) validates (gemm_prepare), launches its
+ * kernel (gemm_6a_naive_kernel, ...) and checks the launch. 6f, the same body as 6e
  * reading an image, is a convolution: conv2d_implicit_gemm in
  * conv_im2col_gemm.h. cuBLAS SGEMM (plain FP32) is the drop-in reference.
  * gemm.c holds what the launchers share: the variant names, validation and
- * gemm_sgemm's dispatch.
+ * the grid (gemm_prepare), and gemm_sgemm's dispatch.
  *
  * Every kernel handles any M, N, K >= 1: the edge tiles are loaded with zeros
  * outside the matrices and stored under a guard. Element offsets (row*K + k,
@@ -88,7 +88,7 @@ conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const float *d_b
 
 /* The block tile of a kernel: rows x columns of C that one thread block
  * computes. Each kernel file defines its own beside its kernel; gemm_validate
- * reads them to count thread blocks. */
+ * and gemm_prepare read them to count thread blocks. */
 typedef struct {
     int rows, cols;
 } gemm_block_tile;
@@ -100,6 +100,18 @@ extern const gemm_block_tile gemm_6a_tile, gemm_6b_tile, gemm_6c_tile, gemm_6d_t
  * and sets tiles_n, the blocks per block row (n <= GEMM_MAX_DIM, so it fits
  * an int; gemm_validate checks the total against the grid limit). */
 long long gemm_grid_blocks(gemm_block_tile tile, long long m, long long n, int *tiles_n);
+
+/* What every launcher does before its launch: gemm_validate, then the grid
+ * over the variant's block tile (gemm_grid_blocks). The launcher launches
+ * only when status is CONV_OK (otherwise the message is in msg). */
+typedef struct {
+    conv_status status;
+    unsigned blocks; /* thread blocks */
+    int tiles_n;     /* blocks per block row */
+} gemm_launch;
+
+gemm_launch gemm_prepare(gemm_variant v, long long m, long long n, long long k, const float *d_a,
+                         const float *d_b, const float *d_c, conv_msg *msg);
 
 /* 1 when the float4 paths may run: K and N multiples of 4 and all three
  * operands 16-byte aligned. */

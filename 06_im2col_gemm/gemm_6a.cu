@@ -39,13 +39,11 @@ __global__ void gemm_6a_naive_kernel(int m, int n, int k, const float *__restric
 extern "C" conv_status gemm_6a_naive(int m, int n, int k, const float *d_a, const float *d_b,
                                      float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, NULL, msg);
-    if (st != CONV_OK)
-        return st;
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(gemm_6a_tile, m, n, &tiles_n);
-    gemm_6a_naive_kernel<<<(unsigned)tiles, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(
-        m, n, k, d_a, d_b, d_c, tiles_n);
+    const gemm_launch l = gemm_prepare(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, msg);
+    if (l.status != CONV_OK)
+        return l.status;
+    gemm_6a_naive_kernel<<<l.blocks, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(m, n, k, d_a, d_b, d_c,
+                                                                            l.tiles_n);
     CONV_CHECK_LAUNCH("gemm_6a_naive_kernel", msg);
     return CONV_OK;
 }

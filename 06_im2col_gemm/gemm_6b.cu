@@ -47,13 +47,11 @@ __global__ void gemm_6b_shared_kernel(int m, int n, int k, const float *__restri
 extern "C" conv_status gemm_6b_shared(int m, int n, int k, const float *d_a, const float *d_b,
                                       float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(GEMM_6B_SHARED, m, n, k, d_a, d_b, d_c, NULL, msg);
-    if (st != CONV_OK)
-        return st;
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(gemm_6b_tile, m, n, &tiles_n);
-    gemm_6b_shared_kernel<<<(unsigned)tiles, dim3(SH_T, SH_T), 0, stream>>>(m, n, k, d_a, d_b, d_c,
-                                                                            tiles_n);
+    const gemm_launch l = gemm_prepare(GEMM_6B_SHARED, m, n, k, d_a, d_b, d_c, msg);
+    if (l.status != CONV_OK)
+        return l.status;
+    gemm_6b_shared_kernel<<<l.blocks, dim3(SH_T, SH_T), 0, stream>>>(m, n, k, d_a, d_b, d_c,
+                                                                     l.tiles_n);
     CONV_CHECK_LAUNCH("gemm_6b_shared_kernel", msg);
     return CONV_OK;
 }

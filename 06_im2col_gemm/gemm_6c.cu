@@ -98,13 +98,10 @@ __global__ void __launch_bounds__(RT_THREADS)
 extern "C" conv_status gemm_6c_regtile(int m, int n, int k, const float *d_a, const float *d_b,
                                        float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, NULL, msg);
-    if (st != CONV_OK)
-        return st;
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(gemm_6c_tile, m, n, &tiles_n);
-    gemm_6c_regtile_kernel<<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c,
-                                                                       tiles_n);
+    const gemm_launch l = gemm_prepare(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, msg);
+    if (l.status != CONV_OK)
+        return l.status;
+    gemm_6c_regtile_kernel<<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     CONV_CHECK_LAUNCH("gemm_6c_regtile_kernel", msg);
     return CONV_OK;
 }

@@ -211,17 +211,15 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
 extern "C" conv_status gemm_6d_float4(int m, int n, int k, const float *d_a, const float *d_b,
                                       float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c, NULL, msg);
-    if (st != CONV_OK)
-        return st;
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(gemm_6d_tile, m, n, &tiles_n);
+    const gemm_launch l = gemm_prepare(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c, msg);
+    if (l.status != CONV_OK)
+        return l.status;
     if (gemm_vec_ok(n, k, d_a, d_b, d_c))
         gemm_6d_float4_kernel<true>
-            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     else
         gemm_6d_float4_kernel<false>
-            <<<(unsigned)tiles, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     CONV_CHECK_LAUNCH("gemm_6d_float4_kernel", msg);
     return CONV_OK;
 }

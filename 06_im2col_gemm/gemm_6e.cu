@@ -31,17 +31,15 @@ __global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
 extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const float *d_b,
                                     float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = gemm_validate(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c, NULL, msg);
-    if (st != CONV_OK)
-        return st;
-    int tiles_n;
-    long long tiles = gemm_grid_blocks(gemm_6e_tile, m, n, &tiles_n);
+    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c, msg);
+    if (l.status != CONV_OK)
+        return l.status;
     if (gemm_vec_ok(n, k, d_a, d_b, d_c))
         gemm_6e_dbuf_kernel<true>
-            <<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<l.blocks, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     else
         gemm_6e_dbuf_kernel<false>
-            <<<(unsigned)tiles, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, tiles_n);
+            <<<l.blocks, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     CONV_CHECK_LAUNCH("gemm_6e_dbuf_kernel", msg);
     return CONV_OK;
 }

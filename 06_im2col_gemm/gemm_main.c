@@ -11,7 +11,7 @@
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
 
-enum { REF_CUBLAS, N_REFS };
+enum { REF_CUBLAS };
 enum { FLAG_M, FLAG_N, FLAG_K, FLAG_GEMM }; /* the order of flags[] */
 
 static int problem(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg)
@@ -60,7 +60,6 @@ int main(int argc, char **argv)
                 .shape = CONV_CLI_SHAPE_NONE},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N], FP32, row-major",
         .select_flag = "gemm",
-        .n_refs = N_REFS,
         .ref_names = {"cuBLAS"},
         .problems = problem,
         .rows = rows,

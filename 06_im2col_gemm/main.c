@@ -10,7 +10,7 @@
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
 
-enum { REF_CUDNN, REF_CUBLAS, N_REFS };
+enum { REF_CUDNN, REF_CUBLAS };
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
                 int max)
@@ -74,7 +74,6 @@ int main(int argc, char **argv)
                 .n_flags = 1},
         .title = "convolution as im2col + GEMM (6a..6e, cuBLAS) and implicit GEMM (6f)",
         .select_flag = "gemm",
-        .n_refs = N_REFS,
         .ref_names = {"cuDNN", "cuBLAS"},
         .rows = rows,
         .describe = describe,

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* The "vs" columns of every table. */
-enum { BENCH_REF_SERIAL, BENCH_REF_OPENMP, BENCH_REF_NAIVE, BENCH_REF_CUDNN, BENCH_N_REFS };
+enum { BENCH_REF_SERIAL, BENCH_REF_OPENMP, BENCH_REF_NAIVE, BENCH_REF_CUDNN };
 #define BENCH_REF_NAMES                                                                            \
     {                                                                                              \
         "serial", "OpenMP", "naive GPU", "cuDNN"                                                   \

@@ -73,7 +73,6 @@ int main(int argc, char **argv)
                 .flags = flags,
                 .n_flags = 2},
         .title = "every step beside step 01 and cuDNN",
-        .n_refs = BENCH_N_REFS,
         .ref_names = BENCH_REF_NAMES,
         .bandwidth_column = 1,
         .without_device = 1,

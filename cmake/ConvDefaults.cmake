@@ -1,6 +1,7 @@
 # Included by every top-level project() of this repository *before* project():
 # chooses the CUDA architectures to build for when none are given, and says
-# in one line what it chose and why.
+# in one line what it chose and why; and makes every project() include
+# cmake/ConvProject.cmake, the build code the steps share, as its last step.
 #   1. -DCMAKE_CUDA_ARCHITECTURES=... (or the CUDAARCHS environment variable)
 #      always wins, e.g. =86, ="80;90", =75-virtual (PTX only), =native.
 #      (CMake's "86" means machine code and PTX for 8.6, "86-real" machine
@@ -101,3 +102,6 @@ function(conv_choose_cuda_architectures)
 endfunction()
 
 conv_choose_cuda_architectures()
+
+# So that a CMakeLists.txt needs no second include after its project().
+set(CMAKE_PROJECT_INCLUDE "${CMAKE_CURRENT_LIST_DIR}/ConvProject.cmake")

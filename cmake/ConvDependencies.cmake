@@ -8,18 +8,23 @@ include_guard(GLOBAL)
 find_package(CUDAToolkit REQUIRED)
 find_package(OpenMP COMPONENTS C)
 
+# An imported target for a library found with find_path and find_library.
+function(conv_import_library target library include_dir)
+  if(NOT TARGET ${target})
+    add_library(${target} UNKNOWN IMPORTED)
+    set_target_properties(${target} PROPERTIES
+      IMPORTED_LOCATION "${library}"
+      INTERFACE_INCLUDE_DIRECTORIES "${include_dir}")
+  endif()
+endfunction()
+
 # Criterion: plain find_path/find_library, because pkg-config is not on every
 # machine (the GPU machine has none).
 find_path(CRITERION_INCLUDE_DIR criterion/criterion.h)
 find_library(CRITERION_LIBRARY NAMES criterion)
 if(CRITERION_INCLUDE_DIR AND CRITERION_LIBRARY)
   set(CONV_HAVE_CRITERION ON)
-  if(NOT TARGET Conv::criterion)
-    add_library(Conv::criterion UNKNOWN IMPORTED)
-    set_target_properties(Conv::criterion PROPERTIES
-      IMPORTED_LOCATION "${CRITERION_LIBRARY}"
-      INTERFACE_INCLUDE_DIRECTORIES "${CRITERION_INCLUDE_DIR}")
-  endif()
+  conv_import_library(Conv::criterion "${CRITERION_LIBRARY}" "${CRITERION_INCLUDE_DIR}")
 else()
   set(CONV_HAVE_CRITERION OFF)
   message(STATUS "Criterion not found: tests are OFF "
@@ -42,12 +47,7 @@ endif()
 if(CONV_CUDNN_MAJOR AND CONV_CUDNN_MAJOR GREATER_EQUAL 8)
   set(CONV_HAVE_CUDNN ON)
   message(STATUS "cuDNN ${CONV_CUDNN_MAJOR}: ${CUDNN_LIBRARY}")
-  if(NOT TARGET Conv::cudnn)
-    add_library(Conv::cudnn UNKNOWN IMPORTED)
-    set_target_properties(Conv::cudnn PROPERTIES
-      IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-      INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
-  endif()
+  conv_import_library(Conv::cudnn "${CUDNN_LIBRARY}" "${CUDNN_INCLUDE_DIR}")
 else()
   set(CONV_HAVE_CUDNN OFF)
   message(STATUS "cuDNN (>= 8) not found: the cuDNN reference reports itself unavailable")

@@ -1,8 +1,10 @@
-# Everything the steps share at build time, written once. Each step's
-# CMakeLists.txt (and the top-level one) includes this file after project();
-# the include guard makes the second and later includes no-ops.
+# Everything the steps share at build time, written once. Every project() of
+# this repository includes this file as its last step (CMAKE_PROJECT_INCLUDE,
+# set by ConvDefaults.cmake, which each CMakeLists.txt includes before its
+# project()); the include guard makes the second and later includes no-ops.
 #
-#   conv_add_step(<step folder> ...)  adds a step's library, program and tests.
+#   conv_add_step(...)     adds the current folder's library, program and tests.
+#   conv_add_program(...)  adds one more program (bin/<name>) to a step.
 include_guard(GLOBAL)
 
 get_filename_component(CONV_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
@@ -42,6 +44,23 @@ function(conv_target_defaults target)
     target_link_options(${target} PRIVATE
       $<$<LINK_LANGUAGE:C>:-fsanitize=address,undefined>)
   endif()
+endfunction()
+
+# An executable of C (and CUDA) sources linked with `libraries`, conv_common
+# and libm, with the warnings of conv_target_defaults.
+function(conv_add_executable name)
+  cmake_parse_arguments(ARG "" "" "LIBRARIES" ${ARGN})
+  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} conv_common m)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
+  conv_target_defaults(${name})
+endfunction()
+
+# conv_add_program(<name> <sources>... [LIBRARIES <libraries>...])
+# A program in bin/ of the build folder (conv_add_executable).
+function(conv_add_program name)
+  conv_add_executable(${name} ${ARGN})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 endfunction()
 
 # Registers the ctest entries of one Criterion binary.
@@ -87,16 +106,41 @@ function(conv_add_test_binary source label has_gpu)
     return()
   endif()
   get_filename_component(name "${source}" NAME_WE)
-  add_executable(${name} "${source}" "${CONV_ROOT}/tests/conv_test_support.c")
+  conv_add_executable(${name} "${source}" "${CONV_ROOT}/tests/conv_test_support.c"
+                      "${CONV_ROOT}/tests/conv_test_files.c" LIBRARIES ${ARGN} Conv::criterion)
   target_include_directories(${name} PRIVATE "${CONV_ROOT}/tests")
-  target_link_libraries(${name} PRIVATE ${ARGN} conv_common Conv::criterion m)
-  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
-  conv_target_defaults(${name})
   conv_register_tests(${name} "${label}" ${has_gpu})
 endfunction()
 
-# conv_add_step(<folder>
-#     LABEL <stepNN>
+# conv_add_program_test(<program> <label> <gpu: ON|OFF|""> <args>...)
+# The program on a small problem as a test (tests/run_program.sh): exit 0 and
+# "verdict: OK"; for a GPU program a GPU test (it skips without a device) and
+# a second test that it says "no CUDA device" in one line without one.
+function(conv_add_program_test program label gpu)
+  if(NOT CONV_HAVE_CRITERION)
+    return()
+  endif()
+  set(kind cpu)
+  if(gpu)
+    set(kind gpu)
+  endif()
+  add_test(NAME ${program}.program
+    COMMAND bash "${CONV_ROOT}/tests/run_program.sh" $<TARGET_FILE:${program}> ${ARGN})
+  set_tests_properties(${program}.program PROPERTIES
+    LABELS "${kind};${label};program" TIMEOUT 600
+    SKIP_REGULAR_EXPRESSION "GPU test skipped: ")
+  if(gpu) # without a device: one line and exit status 1, on any machine
+    add_test(NAME ${program}.no_device
+      COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh" $<TARGET_FILE:${program}> ${ARGN})
+    set_tests_properties(${program}.no_device PROPERTIES
+      LABELS "cpu;${label};program" TIMEOUT 120)
+  endif()
+endfunction()
+
+# conv_add_step(                            for the folder of the calling CMakeLists.txt
+#     [LABEL <label>]                         (default: stepNN from the folder's number,
+#                                             e.g. step02 for 02_naive_gpu; else the
+#                                             folder's name)
 #     [SOURCES <kernel and launcher files>]   -> library conv_<folder>
 #     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder>
 #     [PROGRAM_NAME <name>]                   (instead of the folder's name)
@@ -111,9 +155,16 @@ endfunction()
 #                                             GPU_TESTS, else a CPU test
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
-function(conv_add_step folder)
+function(conv_add_step)
   cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME"
                         "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST;TESTS" ${ARGN})
+  get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL ${folder})
+    if(folder MATCHES "^([0-9][0-9])_")
+      set(ARG_LABEL step${CMAKE_MATCH_1})
+    endif()
+  endif()
   if(NOT ARG_PROGRAM_NAME)
     set(ARG_PROGRAM_NAME ${folder})
   endif()
@@ -145,11 +196,7 @@ function(conv_add_step folder)
   endif()
 
   if(ARG_PROGRAM_SOURCES)
-    add_executable(${ARG_PROGRAM_NAME} ${ARG_PROGRAM_SOURCES})
-    target_link_libraries(${ARG_PROGRAM_NAME} PRIVATE ${lib} ${dep_libs} conv_common m)
-    set_target_properties(${ARG_PROGRAM_NAME} PROPERTIES LINKER_LANGUAGE C
-      RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
-    conv_target_defaults(${ARG_PROGRAM_NAME})
+    conv_add_program(${ARG_PROGRAM_NAME} ${ARG_PROGRAM_SOURCES} LIBRARIES ${lib} ${dep_libs})
   endif()
   set(has_gpu OFF)
   if(ARG_GPU_TESTS)
@@ -160,31 +207,6 @@ function(conv_add_step folder)
   endforeach()
   if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES)
     conv_add_program_test(${ARG_PROGRAM_NAME} ${ARG_LABEL} ${ARG_GPU_TESTS} ${ARG_PROGRAM_TEST})
-  endif()
-endfunction()
-
-# conv_add_program_test(<program> <label> <gpu: ON|OFF|""> <args>...)
-# The program on a small problem as a test (tests/run_program.sh): exit 0 and
-# "verdict: OK"; for a GPU program a GPU test (it skips without a device) and
-# a second test that it says "no CUDA device" in one line without one.
-function(conv_add_program_test program label gpu)
-  if(NOT CONV_HAVE_CRITERION)
-    return()
-  endif()
-  set(kind cpu)
-  if(gpu)
-    set(kind gpu)
-  endif()
-  add_test(NAME ${program}.program
-    COMMAND bash "${CONV_ROOT}/tests/run_program.sh" $<TARGET_FILE:${program}> ${ARGN})
-  set_tests_properties(${program}.program PROPERTIES
-    LABELS "${kind};${label};program" TIMEOUT 600
-    SKIP_REGULAR_EXPRESSION "GPU test skipped: ")
-  if(gpu) # without a device: one line and exit status 1, on any machine
-    add_test(NAME ${program}.no_device
-      COMMAND bash "${CONV_ROOT}/tests/expect_no_device.sh" $<TARGET_FILE:${program}> ${ARGN})
-    set_tests_properties(${program}.no_device PROPERTIES
-      LABELS "cpu;${label};program" TIMEOUT 120)
   endif()
 endfunction()
 

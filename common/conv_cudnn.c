@@ -187,15 +187,16 @@ void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
         cudnnDestroyConvolutionDescriptor(plan->conv_desc);
     if (plan->handle)
         cudnnDestroy(plan->handle);
-    if (plan->workspace)
-        cudaFree(plan->workspace);
+    cudaFree(plan->workspace); /* NULL: no operation */
     conv_device_free(plan->d_w_krsc);
     free(plan);
 }
 
 static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_msg *msg)
 {
-    conv_status st = conv_params_validate(p, msg);
+    conv_status st = conv_cuda_require_device(msg);
+    if (st == CONV_OK)
+        st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
     plan->params = *p;
@@ -215,13 +216,10 @@ static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_msg 
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **out, const conv_params *p, conv_msg *msg)
 {
     *out = NULL;
-    conv_status st = conv_cuda_require_device(msg);
-    if (st != CONV_OK)
-        return st;
     conv_cudnn_plan *plan = calloc(1, sizeof *plan);
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN plan");
-    st = create(plan, p, msg);
+    conv_status st = create(plan, p, msg);
     if (st != CONV_OK) {
         conv_cudnn_plan_destroy(plan);
         return st;

@@ -6,20 +6,11 @@
 
 conv_params conv_params_default(void)
 {
-    conv_params p = {.n = 1,
-                     .c = 6,
-                     .h = 768,
-                     .w = 512,
-                     .k = 6,
-                     .r = 6,
-                     .s = 6,
-                     .pad_h = 0,
-                     .pad_w = 0,
-                     .stride_h = 1,
-                     .stride_w = 1,
-                     .dil_h = 1,
-                     .dil_w = 1,
-                     .layout = CONV_LAYOUT_NCHW};
+    conv_params p = {.n = 1, .c = 6, .h = 768, .w = 512, .k = 6, .r = 6, .s = 6};
+    p.pad_h = p.pad_w = 0;
+    p.stride_h = p.stride_w = 1;
+    p.dil_h = p.dil_w = 1;
+    p.layout = CONV_LAYOUT_NCHW;
     return p;
 }
 

@@ -126,11 +126,11 @@ static double measure_copy(run_state *s)
 static void print_fastest(const run_state *s, const conv_row *r, int n, const double *ref_ms)
 {
     int best = conv_rows_fastest(r, n);
-    if (best < 0 || s->prog->n_refs == 0)
+    if (best < 0 || s->report.n_refs == 0)
         return;
     double ms = r[best].res.timing.median_ms;
     printf("fastest: %s, %.4f ms", r[best].label, ms);
-    for (int i = 0; i < s->prog->n_refs; ++i)
+    for (int i = 0; i < s->report.n_refs; ++i)
         if (ref_ms[i] > 0.0)
             printf("; %.2fx %s", ref_ms[i] / ms, s->prog->ref_names[i]);
     printf("\n");
@@ -230,9 +230,10 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     int status = check_before_work(&s);
     if (status != 0)
         return status;
-    s.report.n_refs = prog->n_refs;
-    for (int i = 0; i < prog->n_refs; ++i)
-        s.report.ref_names[i] = prog->ref_names[i];
+    while (s.report.n_refs < CONV_MAX_REFS && prog->ref_names[s.report.n_refs] != NULL) {
+        s.report.ref_names[s.report.n_refs] = prog->ref_names[s.report.n_refs];
+        ++s.report.n_refs;
+    }
     s.report.bandwidth_column = prog->bandwidth_column;
     s.report.problem_column = prog->problem_column;
     if (conv_report_open(&s.report, s.opt.csv_path, s.opt.json_path, &msg) != CONV_OK) {

@@ -44,7 +44,8 @@ typedef struct {
     const char *title; /* the first line of its output, after its name */
     /* The program flag whose value picks rows by their key (NULL: none). */
     const char *select_flag;
-    int n_refs;
+    /* The reference columns of the table, in the order of the rows' .ref;
+     * the first NULL ends them. */
     const char *ref_names[CONV_MAX_REFS];
     int bandwidth_column;   /* print GB/s (bandwidth-bound steps) */
     int cpu_only;           /* step 01: no device needed */

@@ -14,6 +14,16 @@ conv_status conv_fail(conv_msg *msg, conv_status status, const char *fmt, ...)
     return status;
 }
 
+conv_status conv_check_pointers(const void *a, const char *a_name, const void *b,
+                                const char *b_name, const void *c, const char *c_name,
+                                conv_msg *msg)
+{
+    const char *null = a == NULL ? a_name : b == NULL ? b_name : c == NULL ? c_name : NULL;
+    if (null != NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: %s is NULL", null);
+    return CONV_OK;
+}
+
 void conv_msg_clear(conv_msg *msg)
 {
     if (msg != NULL)

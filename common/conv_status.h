@@ -37,6 +37,13 @@ conv_status conv_fail(conv_msg *msg, conv_status status, const char *fmt, ...)
 #endif
     ;
 
+/* The argument check most functions start with: CONV_ERR_INVALID and
+ * "invalid pointer: <name> is NULL" for the first of the three pointers that
+ * is NULL (a_name names a, ...); CONV_OK when none is. */
+conv_status conv_check_pointers(const void *a, const char *a_name, const void *b,
+                                const char *b_name, const void *c, const char *c_name,
+                                conv_msg *msg);
+
 /* Clears a message (an empty string means "no error"). */
 void conv_msg_clear(conv_msg *msg);
 

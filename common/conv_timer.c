@@ -32,7 +32,9 @@ static void summarise(double *ms, int repeats, conv_timing *out)
     out->max_ms = ms[repeats - 1];
 }
 
-static conv_status check_counts(int warmup, int repeats, conv_msg *msg)
+/* What both timers do first: check the counts, then allocate one time per
+ * repeat (*ms, for the caller to free). */
+static conv_status start_timing(int warmup, int repeats, double **ms, conv_msg *msg)
 {
     if (warmup < 0)
         return conv_fail(msg, CONV_ERR_INVALID,
@@ -40,18 +42,19 @@ static conv_status check_counts(int warmup, int repeats, conv_msg *msg)
     if (repeats < 1 || repeats > 100000)
         return conv_fail(msg, CONV_ERR_INVALID,
                          "invalid repeat count (--repeat): must be 1..100000, got %d", repeats);
+    *ms = malloc((size_t)repeats * sizeof **ms);
+    if (*ms == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for %d timings", repeats);
     return CONV_OK;
 }
 
 conv_status conv_time_cpu(conv_cpu_work work, void *ctx, int warmup, int repeats, conv_timing *out,
                           conv_msg *msg)
 {
-    conv_status st = check_counts(warmup, repeats, msg);
+    double *ms;
+    conv_status st = start_timing(warmup, repeats, &ms, msg);
     if (st != CONV_OK)
         return st;
-    double *ms = malloc((size_t)repeats * sizeof *ms);
-    if (ms == NULL)
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for %d timings", repeats);
     for (int i = 0; i < warmup && st == CONV_OK; ++i)
         st = work(ctx, msg);
     for (int i = 0; i < repeats && st == CONV_OK; ++i) {
@@ -68,12 +71,10 @@ conv_status conv_time_cpu(conv_cpu_work work, void *ctx, int warmup, int repeats
 conv_status conv_time_gpu(conv_gpu_work work, void *ctx, cudaStream_t stream, int warmup,
                           int repeats, conv_timing *out, conv_msg *msg)
 {
-    conv_status st = check_counts(warmup, repeats, msg);
+    double *ms;
+    conv_status st = start_timing(warmup, repeats, &ms, msg);
     if (st != CONV_OK)
         return st;
-    double *ms = malloc((size_t)repeats * sizeof *ms);
-    if (ms == NULL)
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for %d timings", repeats);
     cudaEvent_t start = NULL, stop = NULL;
     cudaError_t e = cudaEventCreate(&start);
     if (e == cudaSuccess)

@@ -1,9 +1,10 @@
 #include "conv_test_support.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "conv_tensor.h"
 
@@ -22,20 +23,11 @@ int conv_test_gpu_available(char *reason, size_t len)
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil)
 {
-    conv_params p = {.n = n,
-                     .c = c,
-                     .h = h,
-                     .w = w,
-                     .k = k,
-                     .r = r,
-                     .s = s,
-                     .pad_h = pad,
-                     .pad_w = pad,
-                     .stride_h = stride,
-                     .stride_w = stride,
-                     .dil_h = dil,
-                     .dil_w = dil,
-                     .layout = CONV_LAYOUT_NCHW};
+    conv_params p = conv_params_default(); /* NCHW */
+    p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+    p.pad_h = p.pad_w = pad;
+    p.stride_h = p.stride_w = stride;
+    p.dil_h = p.dil_w = dil;
     return p;
 }
 
@@ -126,176 +118,6 @@ conv_status conv_test_device_zeros(void *ctx, const conv_params *p, const float 
     return CONV_OK;
 }
 
-void conv_test_temp_path(char *buf, size_t len, const char *suffix)
-{
-    const char *dir = getenv("TMPDIR");
-    char base[256];
-    snprintf(base, sizeof base, "%s/conv_test_XXXXXX", dir != NULL && dir[0] ? dir : "/tmp");
-    int fd = mkstemp(base);
-    cr_assert_geq(fd, 0, "mkstemp(%s) failed", base);
-    close(fd);
-    remove(base);
-    int n = snprintf(buf, len, "%s%s", base, suffix);
-    cr_assert(n > 0 && (size_t)n < len, "temporary path too long");
-}
-
-char *conv_test_read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text != NULL && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *more = realloc(text, cap * 2);
-            if (more == NULL)
-                free(text);
-            text = more;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (text != NULL)
-        text[len] = '\0';
-    return text;
-}
-
-/* A recursive-descent check of JSON syntax (no values are kept). */
-typedef struct {
-    const char *s;
-    size_t at;
-} json_cursor;
-
-static void json_space(json_cursor *j)
-{
-    while (j->s[j->at] == ' ' || j->s[j->at] == '\t' || j->s[j->at] == '\n' || j->s[j->at] == '\r')
-        ++j->at;
-}
-
-static int json_digits(json_cursor *j)
-{
-    size_t start = j->at;
-    while (j->s[j->at] >= '0' && j->s[j->at] <= '9')
-        ++j->at;
-    return j->at > start;
-}
-
-static int json_string(json_cursor *j)
-{
-    if (j->s[j->at] != '"')
-        return 0;
-    for (++j->at;;) {
-        unsigned char c = (unsigned char)j->s[j->at++];
-        if (c == '"')
-            return 1;
-        if (c < 0x20) /* the end of the text, or a raw control character */
-            return 0;
-        if (c != '\\')
-            continue;
-        c = (unsigned char)j->s[j->at++];
-        if (c == 'u') {
-            for (int i = 0; i < 4; ++i, ++j->at)
-                if (j->s[j->at] == '\0' || strchr("0123456789abcdefABCDEF", j->s[j->at]) == NULL)
-                    return 0;
-        } else if (c == '\0' || strchr("\"\\/bfnrt", c) == NULL) {
-            return 0;
-        }
-    }
-}
-
-static int json_number(json_cursor *j)
-{
-    if (j->s[j->at] == '-')
-        ++j->at;
-    if (j->s[j->at] == '0')
-        ++j->at;
-    else if (!json_digits(j))
-        return 0;
-    if (j->s[j->at] == '.') {
-        ++j->at;
-        if (!json_digits(j))
-            return 0;
-    }
-    if (j->s[j->at] == 'e' || j->s[j->at] == 'E') {
-        ++j->at;
-        if (j->s[j->at] == '+' || j->s[j->at] == '-')
-            ++j->at;
-        if (!json_digits(j))
-            return 0;
-    }
-    return 1;
-}
-
-static int json_value(json_cursor *j, int depth);
-
-/* An object ('{' key: value, ... '}') or an array ('[' value, ... ']'). */
-static int json_container(json_cursor *j, int depth, char close, int keyed)
-{
-    ++j->at;
-    json_space(j);
-    if (j->s[j->at] == close) {
-        ++j->at;
-        return 1;
-    }
-    for (;;) {
-        json_space(j);
-        if (keyed) {
-            if (!json_string(j))
-                return 0;
-            json_space(j);
-            if (j->s[j->at++] != ':')
-                return 0;
-        }
-        if (!json_value(j, depth + 1))
-            return 0;
-        json_space(j);
-        char c = j->s[j->at++];
-        if (c == close)
-            return 1;
-        if (c != ',')
-            return 0;
-    }
-}
-
-static int json_value(json_cursor *j, int depth)
-{
-    json_space(j);
-    if (depth > 64)
-        return 0;
-    const char c = j->s[j->at];
-    if (c == '{')
-        return json_container(j, depth, '}', 1);
-    if (c == '[')
-        return json_container(j, depth, ']', 0);
-    if (c == '"')
-        return json_string(j);
-    if (c == '-' || (c >= '0' && c <= '9'))
-        return json_number(j);
-    static const char *const words[] = {"true", "false", "null"};
-    for (size_t i = 0; i < 3; ++i)
-        if (strncmp(j->s + j->at, words[i], strlen(words[i])) == 0) {
-            j->at += strlen(words[i]);
-            return 1;
-        }
-    return 0;
-}
-
-int conv_test_json_valid(const char *text, size_t *where)
-{
-    json_cursor j = {text, 0};
-    int ok = json_value(&j, 0);
-    if (ok) {
-        json_space(&j);
-        ok = j.s[j.at] == '\0';
-    }
-    if (where != NULL)
-        *where = j.at;
-    return ok;
-}
-
 int conv_test_under_sanitizer(void)
 {
     const char *v = getenv("CONV_UNDER_SANITIZER");
@@ -307,7 +129,6 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
     const conv_params *p = &pb->p;
     conv_msg msg = {{0}};
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    size_t bad = 0;
     CONV_ASSERT_OK(conv_device_upload(pb->d_x, pb->h_x, nx, &msg), msg);
     CONV_ASSERT_OK(conv_device_upload(pb->d_w, pb->h_w, nw, &msg), msg);
     if (row->setup != NULL)
@@ -318,11 +139,72 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
     cudaError_t e = cudaStreamSynchronize(pb->stream);
     cr_assert_eq(e, cudaSuccess, "%s on %s: %s", what, conv_shape_name(p), cudaGetErrorString(e));
     CONV_ASSERT_OK(conv_device_download(pb->h_y, pb->d_y, ny, &msg), msg);
-    CONV_ASSERT_OK(conv_device_canary_check(pb->d_y, ny, &bad, &msg), msg);
-    cr_assert_eq(bad, 0, "%s on %s: wrote %zu floats past the end of the output", what,
-                 conv_shape_name(p), bad);
+    conv_test_assert_canary(pb->d_y, ny, "%s on %s", what, conv_shape_name(p));
     if (row->teardown != NULL)
         row->teardown(row->ctx);
+}
+
+float *conv_test_device_copy(const float *h, size_t count, const char *what)
+{
+    float *d = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_alloc(&d, count, what, &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(d, h, count, &msg), msg);
+    return d;
+}
+
+float *conv_test_device_output(size_t count, const char *what)
+{
+    float *d = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_alloc(&d, count, what, &msg), msg);
+    CONV_ASSERT_OK(conv_device_poison(d, count, &msg), msg);
+    return d;
+}
+
+void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)
+{
+    char what[CONV_MSG_LEN];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
+    size_t bad = 1;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_canary_check(d, count, &bad, &msg), msg);
+    cr_assert_eq(bad, 0, "%s: wrote %zu floats past the end of its %zu", what, bad, count);
+}
+
+void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *b, double *ref,
+                              double *ref_abs)
+{
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+            double s = 0.0, sa = 0.0;
+            for (int l = 0; l < k; ++l) {
+                double t = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
+                s += t;
+                sa += fabs(t);
+            }
+            ref[(size_t)i * n + j] = s;
+            ref_abs[(size_t)i * n + j] = sa;
+        }
+}
+
+conv_gpu_problem conv_test_host_problem(conv_params p, uint64_t seed)
+{
+    conv_gpu_problem pb;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, seed, &msg), msg);
+    return pb;
+}
+
+conv_gpu_problem conv_test_device_problem(conv_params p, uint64_t seed)
+{
+    conv_gpu_problem pb;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, seed, &msg), msg);
+    return pb;
 }
 
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference)
@@ -331,9 +213,8 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     CONV_ASSERT_OK(conv_params_validate(p, &msg), msg);
     if (row->check != NULL && row->check(row->ctx, p, &msg) != CONV_OK)
         return 0;
-    conv_gpu_problem pb;
+    conv_gpu_problem pb = conv_test_device_problem(*p, 1);
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, p, 1, &msg), msg);
     float *want = conv_host_alloc(ny);
     cr_assert(want != NULL, "out of host memory for %s", conv_shape_name(p));
     uint64_t seed = conv_rng_hash(0x5eed, nx * 31 + nw * 7 + ny);
@@ -359,6 +240,90 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     conv_host_free(want);
     conv_gpu_problem_destroy(&pb);
     return 1;
+}
+
+void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
+                          int count, int must_run)
+{
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    for (size_t i = 0; i < n; ++i) {
+        conv_params p = table[i];
+        p.layout = layout;
+        conv_row r[32];
+        int listed = rows(&p, NULL, r, 32);
+        if (count >= 0)
+            cr_assert_eq(listed, count, "%d rows on %s", listed, conv_shape_name(&p));
+        for (int k = 0; k < listed; ++k)
+            if (!conv_test_check_row(&p, &r[k], reference))
+                cr_assert(!must_run, "%s skipped %s", r[k].name, conv_shape_name(&p));
+    }
+}
+
+conv_status conv_test_needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    (void)ctx;
+    if (p->stride_h != 1 || p->stride_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "the test rows need stride 1, got %dx%d",
+                         p->stride_h, p->stride_w);
+    return CONV_OK;
+}
+
+conv_device_info conv_test_gpu_info(void)
+{
+    conv_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.name, sizeof info.name, "Test GPU");
+    info.cc_major = 9;
+    info.sm_count = 132;
+    info.sm_clock_khz = 1980000;
+    info.peak_fp32_gflops = 66900.0;
+    info.peak_dram_gbps = 3350.0;
+    info.binary_version = 90;
+    return info;
+}
+
+conv_status conv_test_cli_parse(const conv_cli_spec *spec, conv_cli_options *o, conv_msg *msg,
+                                int argc, const char **argv)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    cr_assert_not_null(sink);
+    conv_status st = conv_cli_parse(argc, (char **)argv, spec, o, sink, msg);
+    fclose(sink);
+    return st;
+}
+
+conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const char **argv)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, argc, argv);
+    cr_assert_eq(st, CONV_OK, "%s %s %s rejected: %s", argc > 1 ? argv[1] : "",
+                 argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "", msg.text);
+    return o;
+}
+
+void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, argc, argv);
+    cr_assert_eq(st, CONV_ERR_INVALID, "%s %s %s accepted", argc > 1 ? argv[1] : "",
+                 argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
+    CONV_ASSERT_ONE_LINE(msg.text, want);
+}
+
+void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
+                           const char *want)
+{
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    const char *argv[] = {"prog", flag, value};
+    conv_status st = conv_test_cli_parse(spec, &o, &msg, value != NULL ? 3 : 2, argv);
+    cr_assert_eq(st, CONV_ERR_INVALID, "%s %s accepted", flag, value ? value : "");
+    cr_assert(strstr(msg.text, want) != NULL, "%s %s: '%s' lacks '%s'", flag, value ? value : "",
+              msg.text, want);
+    cr_assert(strchr(msg.text, '\n') == NULL, "%s: more than one line", flag);
 }
 
 void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,

@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 
+#include "conv_cli.h"
 #include "conv_cuda.h"
 #include "conv_rows.h"
 #include "conv_params.h"
@@ -65,6 +66,27 @@ const char *conv_shape_name(const conv_params *p);
     cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
                  (msg).text)
 
+/* conv_gpu_problem_create_host, and conv_gpu_problem_create, of p with the
+ * seed, asserted to succeed. */
+conv_gpu_problem conv_test_host_problem(conv_params p, uint64_t seed);
+conv_gpu_problem conv_test_device_problem(conv_params p, uint64_t seed);
+
+/* Device buffers, asserted to be made, each followed by the canary
+ * (conv_device_alloc; free with conv_device_free): a copy of count host
+ * floats, and an output of count floats poisoned with NaN. */
+float *conv_test_device_copy(const float *h, size_t count, const char *what);
+float *conv_test_device_output(size_t count, const char *what);
+
+/* Asserts that the canary after d[count] is intact (conv_device_canary_check):
+ * nothing wrote past the buffer. The format names what ran, for the message. */
+void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The double reference of the GEMM C = A * B (A m x k, B k x n, row-major)
+ * and, per entry, the sum of |a * b| for its error bound. */
+void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *b, double *ref,
+                              double *ref_abs);
+
 /* The standard GPU check of a device convolution on one shape (the caller has
  * called CONV_TEST_REQUIRE_GPU()):
  *   1. small-integer inputs in [-3, 3]: the output is poisoned with NaN, the
@@ -82,6 +104,17 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
  * row's check says it does not support p (the caller decides whether that is
  * expected), 1 after a passed check. */
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference);
+
+/* A step's rows function (e.g. conv_naive_rows of 02_naive_gpu/naive_rows.h). */
+typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_row *rows,
+                                 int max_rows);
+
+/* conv_test_check_row against step 01's conv2d_cpu_serial (`reference`) for
+ * every row that `rows` lists, on every shape of conv_usual_shapes() in
+ * `layout`. Each shape must list `count` rows (count < 0: any number); with
+ * must_run, a row whose check refuses a shape fails the test. */
+void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
+                          int count, int must_run);
 
 /* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w):
  * upload, the row's setup, NaN poison, run, download into pb->h_y, canary
@@ -107,6 +140,28 @@ conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const
 conv_status conv_test_device_zeros(void *ctx, const conv_params *p, const float *d_x,
                                    const float *d_w, float *d_y, cudaStream_t stream,
                                    conv_msg *msg);
+
+/* The command line (common/conv_cli.h), parsed with the usage thrown away:
+ * conv_test_cli_ok asserts CONV_OK (printing the message) and returns the
+ * options; conv_test_cli_fails asserts CONV_ERR_INVALID with one line that
+ * contains `want`; conv_test_cli_rejects does the same for
+ * "prog <flag> <value>" ("prog <flag>" when value is NULL). */
+conv_status conv_test_cli_parse(const conv_cli_spec *spec, conv_cli_options *o, conv_msg *msg,
+                                int argc, const char **argv);
+conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const char **argv);
+void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want);
+void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
+                           const char *want);
+#define CONV_ARGC(argv) ((int)(sizeof(argv) / sizeof(argv)[0]))
+
+/* A row's check that takes stride 1 only (CONV_ERR_UNSUPPORTED "the test
+ * rows need stride 1, got HxW" otherwise): a row that refuses some problems. */
+conv_status conv_test_needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg);
+
+/* The properties of a made-up GPU, for what the programs print about a
+ * device: "Test GPU", sm_90 running sm_90 code, 132 SMs at 1980 MHz, FP32
+ * peak 66.9 TFLOP/s, DRAM peak 3350 GB/s; every other field 0. */
+conv_device_info conv_test_gpu_info(void);
 
 /* A path for a temporary file that does not exist yet (the test removes
  * what it writes there). */

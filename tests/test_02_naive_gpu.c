@@ -36,8 +36,11 @@ static const conv_params *shape_table(size_t *count)
     return t;
 }
 
+/* The chosen kernel on every shape of the table in `layout` (a GPU check: it
+ * skips the test without a device). */
 static void check_table(conv_layout layout, naive_choice choice, const char *what)
 {
+    CONV_TEST_REQUIRE_GPU();
     size_t count;
     const conv_params *table = shape_table(&count);
     for (size_t i = 0; i < count; ++i) {
@@ -49,19 +52,16 @@ static void check_table(conv_layout layout, naive_choice choice, const char *wha
 
 Test(gpu_conv2d_naive, matches_step01_on_the_shape_table_in_nchw)
 {
-    CONV_TEST_REQUIRE_GPU();
     check_table(CONV_LAYOUT_NCHW, (naive_choice){0, 0}, "conv2d_naive (NCHW)");
 }
 
 Test(gpu_conv2d_naive, matches_step01_on_the_shape_table_in_nhwc)
 {
-    CONV_TEST_REQUIRE_GPU();
     check_table(CONV_LAYOUT_NHWC, (naive_choice){0, 0}, "conv2d_naive (NHWC)");
 }
 
 Test(gpu_conv2d_naive, loops_when_the_grid_is_smaller_than_the_problem)
 {
-    CONV_TEST_REQUIRE_GPU();
     /* One block of 256 threads, then three: every thread computes many outputs. */
     check_table(CONV_LAYOUT_NCHW, (naive_choice){0, 1}, "conv2d_naive (1 block)");
     check_table(CONV_LAYOUT_NHWC, (naive_choice){0, 3}, "conv2d_naive (3 blocks, NHWC)");
@@ -69,13 +69,11 @@ Test(gpu_conv2d_naive, loops_when_the_grid_is_smaller_than_the_problem)
 
 Test(gpu_conv2d_naive_2d, matches_step01_on_the_shape_table_in_nchw)
 {
-    CONV_TEST_REQUIRE_GPU();
     check_table(CONV_LAYOUT_NCHW, (naive_choice){1, 0}, "conv2d_naive_2d (NCHW)");
 }
 
 Test(gpu_conv2d_naive_2d, matches_step01_on_the_shape_table_in_nhwc)
 {
-    CONV_TEST_REQUIRE_GPU();
     check_table(CONV_LAYOUT_NHWC, (naive_choice){1, 0}, "conv2d_naive_2d (NHWC)");
 }
 
@@ -175,16 +173,6 @@ Test(conv2d_naive_validation, rejects_padding_beyond_the_int_index_range)
 Test(gpu_conv2d_naive_rows, every_row_matches_step01_on_the_usual_shapes_in_both_layouts)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
-    for (size_t i = 0; i < 2 * n; ++i) {
-        conv_params p = table[i % n];
-        p.layout = i < n ? CONV_LAYOUT_NCHW : CONV_LAYOUT_NHWC;
-        conv_row rows[4];
-        int count = conv_naive_rows(&p, NULL, rows, 4);
-        cr_assert_eq(count, 2);
-        for (int r = 0; r < count; ++r)
-            cr_assert(conv_test_check_row(&p, &rows[r], conv2d_cpu_serial), "%s skipped %s",
-                      rows[r].name, conv_shape_name(&p));
-    }
+    conv_test_check_rows(conv_naive_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, 2, 1);
+    conv_test_check_rows(conv_naive_rows, conv2d_cpu_serial, CONV_LAYOUT_NHWC, 2, 1);
 }

@@ -383,12 +383,5 @@ Test(conv2d_tiled_rows, list_the_single_channel_strategies_only_where_they_apply
 Test(gpu_conv2d_tiled_rows, every_row_matches_step01_on_the_usual_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
-    for (size_t i = 0; i < n; ++i) {
-        conv_row rows[32];
-        int count = conv_tiled_2d_rows(&table[i], NULL, rows, 32);
-        for (int r = 0; r < count; ++r)
-            conv_test_check_row(&table[i], &rows[r], conv2d_cpu_serial);
-    }
+    conv_test_check_rows(conv_tiled_2d_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, -1, 0);
 }

@@ -32,6 +32,13 @@ static void check_all(const conv_params *p)
     }
 }
 
+/* check_all on shape(n, c, h, w, k, r, s, same). */
+static void check_shape(int n, int c, int h, int w, int k, int r, int s, int same)
+{
+    conv_params p = shape(n, c, h, w, k, r, s, same);
+    check_all(&p);
+}
+
 Test(gpu_conv2d_prefetch, matches_step01_on_widths_1_to_9_31_and_33_and_short_heights)
 {
     CONV_TEST_REQUIRE_GPU();
@@ -39,13 +46,10 @@ Test(gpu_conv2d_prefetch, matches_step01_on_widths_1_to_9_31_and_33_and_short_he
     static const int heights[] = {1, 2, 7, 29};
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; ++i)
         for (size_t j = 0; j < sizeof heights / sizeof heights[0]; ++j) {
-            conv_params p = shape(1, 2, heights[j], widths[i], 3, 3, 3, 1);
-            check_all(&p);
+            check_shape(1, 2, heights[j], widths[i], 3, 3, 3, 1);
             /* a valid 2x2 filter where it fits: an even filter on every row alignment */
-            if (widths[i] >= 2 && heights[j] >= 2) {
-                p = shape(1, 3, heights[j], widths[i], 2, 2, 2, 0);
-                check_all(&p);
-            }
+            if (widths[i] >= 2 && heights[j] >= 2)
+                check_shape(1, 3, heights[j], widths[i], 2, 2, 2, 0);
         }
 }
 
@@ -54,10 +58,8 @@ Test(gpu_conv2d_prefetch, matches_step01_on_widths_around_512_alignment_cases)
     CONV_TEST_REQUIRE_GPU();
     static const int widths[] = {511, 512, 513};
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
-        conv_params p = shape(1, 3, 29, widths[i], 5, 6, 6, 0);
-        check_all(&p);
-        p = shape(1, 2, 7, widths[i], 6, 3, 3, 1);
-        check_all(&p);
+        check_shape(1, 3, 29, widths[i], 5, 6, 6, 0);
+        check_shape(1, 2, 7, widths[i], 6, 3, 3, 1);
     }
 }
 
@@ -66,27 +68,20 @@ Test(gpu_conv2d_prefetch, matches_step01_on_every_filter_size_valid_and_same)
     CONV_TEST_REQUIRE_GPU();
     static const int filters[] = {1, 2, 3, 5, 6, 7, CONV_PREFETCH_MAX_FILTER};
     for (size_t i = 0; i < sizeof filters / sizeof filters[0]; ++i)
-        for (int same = 0; same <= 1; ++same) {
-            conv_params p = shape(1, 3, 29, 33, 5, filters[i], filters[i], same);
-            check_all(&p);
-        }
+        for (int same = 0; same <= 1; ++same)
+            check_shape(1, 3, 29, 33, 5, filters[i], filters[i], same);
     /* not square: the generic path */
-    conv_params p = shape(2, 2, 31, 29, 3, 3, 5, 1);
-    check_all(&p);
-    p = shape(1, 2, 30, 20, 7, CONV_PREFETCH_MAX_FILTER, 2, 0);
-    check_all(&p);
+    check_shape(2, 2, 31, 29, 3, 3, 5, 1);
+    check_shape(1, 2, 30, 20, 7, CONV_PREFETCH_MAX_FILTER, 2, 0);
 }
 
 Test(gpu_conv2d_prefetch, matches_step01_when_the_filter_is_the_whole_image)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int sides[] = {1, 3, 6, 7, CONV_PREFETCH_MAX_FILTER};
-    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; ++i) {
-        conv_params p = shape(2, 3, sides[i], sides[i], 5, sides[i], sides[i], 0);
-        check_all(&p);
-    }
-    conv_params p = shape(1, 2, 5, 8, 3, 5, 8, 0);
-    check_all(&p);
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; ++i)
+        check_shape(2, 3, sides[i], sides[i], 5, sides[i], sides[i], 0);
+    check_shape(1, 2, 5, 8, 3, 5, 8, 0);
 }
 
 Test(gpu_conv2d_prefetch, matches_step01_for_channel_counts_off_every_chunk)
@@ -96,25 +91,19 @@ Test(gpu_conv2d_prefetch, matches_step01_for_channel_counts_off_every_chunk)
     const size_t nc = sizeof counts / sizeof counts[0];
     for (size_t i = 0; i < nc; ++i) {
         /* C and K each over the whole list, paired with a partner from the other end */
-        conv_params p = shape(1, counts[i], 13, 19, counts[nc - 1 - i], 3, 3, 1);
-        check_all(&p);
-        p = shape(1, counts[i], 11, 14, counts[i], 6, 6, 0);
-        check_all(&p);
-        p = shape(1, 2, 12, 12, counts[i], 7, 7, 0);
-        check_all(&p);
+        check_shape(1, counts[i], 13, 19, counts[nc - 1 - i], 3, 3, 1);
+        check_shape(1, counts[i], 11, 14, counts[i], 6, 6, 0);
+        check_shape(1, 2, 12, 12, counts[i], 7, 7, 0);
     }
 }
 
 Test(gpu_conv2d_prefetch, matches_step01_on_batches_and_asymmetric_padding)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = shape(4, 3, 29, 31, 6, 6, 6, 0);
-    check_all(&p);
-    p = shape(4, 5, 29, 31, 17, 5, 5, 1);
-    check_all(&p);
-    p = shape(4, 1, 17, 23, 4, 7, 7, 1);
-    check_all(&p);
-    p = shape(2, 2, 13, 17, 3, 3, 3, 0);
+    check_shape(4, 3, 29, 31, 6, 6, 6, 0);
+    check_shape(4, 5, 29, 31, 17, 5, 5, 1);
+    check_shape(4, 1, 17, 23, 4, 7, 7, 1);
+    conv_params p = shape(2, 2, 13, 17, 3, 3, 3, 0);
     p.pad_h = 2;
     p.pad_w = 0;
     check_all(&p);
@@ -127,16 +116,12 @@ Test(gpu_conv2d_prefetch, matches_step01_on_tall_and_full_size_images)
 {
     CONV_TEST_REQUIRE_GPU();
     /* height 768: tall narrow images, one block column */
-    conv_params p = shape(1, 2, 768, 9, 3, 3, 3, 1);
-    check_all(&p);
-    p = shape(1, 2, 768, 33, 6, 6, 6, 0);
-    check_all(&p);
+    check_shape(1, 2, 768, 9, 3, 3, 3, 1);
+    check_shape(1, 2, 768, 33, 6, 6, 6, 0);
     if (conv_test_under_sanitizer())
         return; /* the full-size problems below take minutes under the sanitizers */
-    p = shape(1, 6, 768, 512, 6, 6, 6, 0); /* the lecture problem */
-    check_all(&p);
-    p = shape(1, 6, 768, 513, 6, 7, 7, 1);
-    check_all(&p);
+    check_shape(1, 6, 768, 512, 6, 6, 6, 0); /* the lecture problem */
+    check_shape(1, 6, 768, 513, 6, 7, 7, 1);
 }
 
 /* Runs a variant on copies of the tensors that start 1 to 3 floats past a
@@ -340,13 +325,5 @@ Test(conv2d_prefetch_plan, grows_blocks_with_the_shared_memory_limit_and_names_a
 Test(gpu_conv2d_prefetch, every_row_of_the_step_matches_step01_on_the_usual_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
-    for (size_t i = 0; i < n; ++i) {
-        conv_row rows[8];
-        int count = conv_prefetch_rows(&table[i], NULL, rows, 8);
-        cr_assert_eq(count, 3);
-        for (int r = 0; r < count; ++r)
-            conv_test_check_row(&table[i], &rows[r], conv2d_cpu_serial);
-    }
+    conv_test_check_rows(conv_prefetch_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, 3, 0);
 }

@@ -125,22 +125,6 @@ typedef struct {
     double *ref, *ref_abs;
 } gemm_bufs;
 
-static void gemm_ref(int m, int n, int k, const float *a, const float *b, double *ref,
-                     double *ref_abs)
-{
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) {
-            double s = 0.0, sa = 0.0;
-            for (int l = 0; l < k; ++l) {
-                double t = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
-                s += t;
-                sa += fabs(t);
-            }
-            ref[(size_t)i * n + j] = s;
-            ref_abs[(size_t)i * n + j] = sa;
-        }
-}
-
 /* Runs variant v on one size with the given data kind (exact: small integers)
  * and offset (a_offset floats into the A buffer: 1 makes A unaligned and forces
  * the scalar path), and compares every entry. */
@@ -164,22 +148,17 @@ static void check_gemm_once(gemm_variant v, gemm_size sz, int exact, int a_offse
         conv_fill_uniform(b.h_a, mk + 1, seed, -1.0f, 1.0f);
         conv_fill_uniform(b.h_b, kn, seed + 1, -1.0f, 1.0f);
     }
-    gemm_ref(sz.m, sz.n, sz.k, b.h_a + a_offset, b.h_b, b.ref, b.ref_abs);
-    CONV_ASSERT_OK(conv_device_alloc(&b.d_a, mk + 1, "A", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&b.d_b, kn, "B", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&b.d_c, mn, "C", &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(b.d_a, b.h_a, mk + 1, &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(b.d_b, b.h_b, kn, &msg), msg);
-    CONV_ASSERT_OK(conv_device_poison(b.d_c, mn, &msg), msg);
+    conv_test_gemm_reference(sz.m, sz.n, sz.k, b.h_a + a_offset, b.h_b, b.ref, b.ref_abs);
+    b.d_a = conv_test_device_copy(b.h_a, mk + 1, "A");
+    b.d_b = conv_test_device_copy(b.h_b, kn, "B");
+    b.d_c = conv_test_device_output(mn, "C");
     CONV_ASSERT_OK(
         gemm_sgemm(v, sz.m, sz.n, sz.k, b.d_a + a_offset, b.d_b, b.d_c, cublas, NULL, &msg), msg);
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess, "%s: kernel failed: %s", gemm_variant_tag(v),
                  cudaGetErrorString(cudaGetLastError()));
     CONV_ASSERT_OK(conv_device_download(b.h_c, b.d_c, mn, &msg), msg);
-    size_t bad = 0;
-    CONV_ASSERT_OK(conv_device_canary_check(b.d_c, mn, &bad, &msg), msg);
-    cr_assert_eq(bad, 0, "%s M=%d N=%d K=%d: %zu canary floats after C overwritten",
-                 gemm_variant_tag(v), sz.m, sz.n, sz.k, bad);
+    conv_test_assert_canary(b.d_c, mn, "%s M=%d N=%d K=%d, C", gemm_variant_tag(v), sz.m, sz.n,
+                            sz.k);
     double gamma = conv_gamma((size_t)sz.k);
     for (size_t i = 0; i < mn; ++i) {
         double got = b.h_c[i], want = b.ref[i];
@@ -279,9 +258,7 @@ Test(gpu_gemm, every_variant_indexes_a_beyond_2_to_the_31_floats)
                                           sizeof verdict, &msg),
                        msg);
         cr_assert_eq(rep.mismatches, 0, "%s: %s", gemm_variant_tag((gemm_variant)v), verdict);
-        size_t bad = 0;
-        CONV_ASSERT_OK(conv_device_canary_check(d_c, mn, &bad, &msg), msg);
-        cr_assert_eq(bad, 0, "%s: canary after C overwritten", gemm_variant_tag((gemm_variant)v));
+        conv_test_assert_canary(d_c, mn, "%s, C", gemm_variant_tag((gemm_variant)v));
     }
     conv_device_free(d_a);
     conv_device_free(d_b);
@@ -307,9 +284,7 @@ static void check_fill(size_t count, uint64_t seed, float lo, float hi)
         cr_assert(memcmp(&got[i], &want[i], sizeof(float)) == 0,
                   "seed %llu [%g, %g): x[%zu] = %.9g on the device, %.9g on the CPU",
                   (unsigned long long)seed, lo, hi, i, got[i], want[i]);
-    size_t bad = 0;
-    CONV_ASSERT_OK(conv_device_canary_check(d_x, count, &bad, &msg), msg);
-    cr_assert_eq(bad, 0, "gemm_fill_uniform wrote past %zu floats", count);
+    conv_test_assert_canary(d_x, count, "gemm_fill_uniform");
     conv_device_free(d_x);
     conv_host_free(want);
     conv_host_free(got);

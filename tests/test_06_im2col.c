@@ -74,23 +74,19 @@ static void check_im2col_table(conv_layout layout)
         size_t nx = conv_input_elems(&p), ncol = conv_im2col_elems(&p);
         float *h_x = conv_host_alloc(nx), *h_col = conv_host_alloc(ncol),
               *want = conv_host_alloc(ncol);
-        float *d_x, *d_col;
         cr_assert(h_x && h_col && want, "host allocation failed");
         conv_fill_uniform(h_x, nx, 7 + i, -1.0f, 1.0f);
         cpu_im2col(&p, h_x, want);
-        CONV_ASSERT_OK(conv_device_alloc(&d_x, nx, "x", &msg), msg);
-        CONV_ASSERT_OK(conv_device_alloc(&d_col, ncol, "col", &msg), msg);
-        CONV_ASSERT_OK(conv_device_upload(d_x, h_x, nx, &msg), msg);
-        CONV_ASSERT_OK(conv_device_poison(d_col, ncol, &msg), msg);
+        float *d_x = conv_test_device_copy(h_x, nx, "x");
+        float *d_col = conv_test_device_output(ncol, "col");
         CONV_ASSERT_OK(im2col(&p, d_x, d_col, NULL, &msg), msg);
         CONV_ASSERT_OK(conv_device_download(h_col, d_col, ncol, &msg), msg);
         for (size_t j = 0; j < ncol; ++j)
             cr_assert(memcmp(&h_col[j], &want[j], sizeof(float)) == 0,
                       "im2col on %s: col[%zu] = %g, want %g", conv_shape_name(&p), j, h_col[j],
                       want[j]);
-        size_t bad = 0;
-        CONV_ASSERT_OK(conv_device_canary_check(d_col, ncol, &bad, &msg), msg);
-        cr_assert_eq(bad, 0, "im2col on %s wrote past the column buffer", conv_shape_name(&p));
+        conv_test_assert_canary(d_col, ncol, "im2col on %s, the column buffer",
+                                conv_shape_name(&p));
         conv_device_free(d_x);
         conv_device_free(d_col);
         conv_host_free(h_x);
@@ -157,22 +153,15 @@ static void check_adjoint(conv_layout layout, int exact)
         }
         for (size_t j = 0; j < ncol; ++j)
             h_absy[j] = fabsf(h_y[j]);
-        float *d_x, *d_col, *d_y, *d_aty;
-        CONV_ASSERT_OK(conv_device_alloc(&d_x, nx, "x", &msg), msg);
-        CONV_ASSERT_OK(conv_device_alloc(&d_aty, nx, "col2im(y)", &msg), msg);
-        CONV_ASSERT_OK(conv_device_alloc(&d_col, ncol, "col", &msg), msg);
-        CONV_ASSERT_OK(conv_device_alloc(&d_y, ncol, "y", &msg), msg);
-        CONV_ASSERT_OK(conv_device_upload(d_x, h_x, nx, &msg), msg);
-        CONV_ASSERT_OK(conv_device_upload(d_y, h_y, ncol, &msg), msg);
-        CONV_ASSERT_OK(conv_device_poison(d_col, ncol, &msg), msg);
-        CONV_ASSERT_OK(conv_device_poison(d_aty, nx, &msg), msg);
+        float *d_x = conv_test_device_copy(h_x, nx, "x"),
+              *d_y = conv_test_device_copy(h_y, ncol, "y");
+        float *d_col = conv_test_device_output(ncol, "col");
+        float *d_aty = conv_test_device_output(nx, "col2im(y)");
         CONV_ASSERT_OK(im2col(&p, d_x, d_col, NULL, &msg), msg);
         CONV_ASSERT_OK(col2im(&p, d_y, d_aty, NULL, &msg), msg);
         CONV_ASSERT_OK(conv_device_download(h_ax, d_col, ncol, &msg), msg);
         CONV_ASSERT_OK(conv_device_download(h_aty, d_aty, nx, &msg), msg);
-        size_t bad = 0;
-        CONV_ASSERT_OK(conv_device_canary_check(d_aty, nx, &bad, &msg), msg);
-        cr_assert_eq(bad, 0, "col2im on %s wrote past x", conv_shape_name(&p));
+        conv_test_assert_canary(d_aty, nx, "col2im on %s, x", conv_shape_name(&p));
         /* col2im(|y|) for the bound */
         CONV_ASSERT_OK(conv_device_upload(d_y, h_absy, ncol, &msg), msg);
         CONV_ASSERT_OK(col2im(&p, d_y, d_aty, NULL, &msg), msg);

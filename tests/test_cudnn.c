@@ -77,13 +77,8 @@ static void check_cudnn(conv_params p)
     float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
     conv_fill_uniform(x, nx, 11, -1, 1);
     conv_fill_uniform(w, nw, 12, -1, 1);
-    float *d_x, *d_w, *d_y;
-    CONV_ASSERT_OK(conv_device_alloc(&d_x, nx, "x", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&d_w, nw, "w", &msg), msg);
-    CONV_ASSERT_OK(conv_device_alloc(&d_y, ny, "y", &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(d_x, x, nx, &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(d_w, w, nw, &msg), msg);
-    CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
+    float *d_x = conv_test_device_copy(x, nx, "x"), *d_w = conv_test_device_copy(w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
     conv_cudnn_plan *plan = NULL;
     CONV_ASSERT_OK(conv_cudnn_plan_create(&plan, &p, &msg), msg);
     CONV_ASSERT_OK(conv_cudnn_set_filter(plan, d_w, &msg), msg);
@@ -96,9 +91,7 @@ static void check_cudnn(conv_params p)
     char what[128];
     snprintf(what, sizeof what, "cuDNN (%s)", algo);
     CONV_ASSERT_REPORT(rep, what, &p);
-    size_t bad = 1;
-    CONV_ASSERT_OK(conv_device_canary_check(d_y, ny, &bad, &msg), msg);
-    cr_assert_eq(bad, 0);
+    conv_test_assert_canary(d_y, ny, "%s on %s", what, conv_shape_name(&p));
     conv_cudnn_plan_destroy(plan);
     conv_device_free(d_x);
     conv_device_free(d_w);

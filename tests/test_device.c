@@ -238,15 +238,7 @@ Test(device, the_code_line_says_whether_the_driver_compiles_ptx)
 Test(device, the_device_lines_name_the_gpu_and_the_build)
 {
     conv_test_hide_gpus(); /* conv_smem_limit() answers 0 */
-    conv_device_info info;
-    memset(&info, 0, sizeof info);
-    snprintf(info.name, sizeof info.name, "Test GPU");
-    info.cc_major = 9;
-    info.sm_count = 132;
-    info.sm_clock_khz = 1980000;
-    info.peak_fp32_gflops = 66900.0;
-    info.peak_dram_gbps = 3350.0;
-    info.binary_version = 90;
+    conv_device_info info = conv_test_gpu_info();
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

@@ -151,17 +151,15 @@ static conv_status failing_host(const conv_params *p, const float *h_x, const fl
 
 Test(harness, host_convolutions_are_timed_and_verified_like_device_ones)
 {
-    conv_params p = conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1);
+    conv_gpu_problem pb = conv_test_host_problem(conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, 7, &msg), msg);
     conv_gpu_result res;
     CONV_ASSERT_OK(conv_gpu_problem_measure_host(&pb, conv_test_host_reference, 1, 3, &res, &msg),
                    msg);
     cr_assert(res.passed, "a correct result: %s", res.verdict);
     cr_assert(strncmp(res.verdict, "OK (", 4) == 0, "%s", res.verdict);
     cr_assert_eq(res.timing.repeats, 3);
-    cr_assert_eq(res.report.checked, conv_output_elems(&p), "every output");
+    cr_assert_eq(res.report.checked, conv_output_elems(&pb.p), "every output");
 
     CONV_ASSERT_OK(conv_gpu_problem_measure_host(&pb, zero_host, 0, 1, &res, &msg), msg);
     cr_assert_not(res.passed, "zeros passed verification: %s", res.verdict);
@@ -189,10 +187,8 @@ Test(harness, host_convolutions_are_timed_and_verified_like_device_ones)
 
 Test(harness, device_measurements_on_a_host_problem_say_there_is_no_device)
 {
-    conv_params p = conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1);
+    conv_gpu_problem pb = conv_test_host_problem(conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, 7, &msg), msg);
     conv_gpu_result res;
     cr_assert_eq(conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, 0, 1, &res, &msg),
                  CONV_ERR_NO_DEVICE);
@@ -235,10 +231,8 @@ static conv_status one_too_many_device(void *ctx, const conv_params *p, const fl
 Test(gpu_harness, measures_a_correct_convolution_as_passed_and_a_wrong_one_as_failed)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1);
+    conv_gpu_problem pb = conv_test_device_problem(conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
     cr_assert(pb.full_verify);
     conv_gpu_result res;
     CONV_ASSERT_OK(
@@ -267,9 +261,8 @@ Test(gpu_harness, large_problems_are_verified_by_sampling)
     /* 34 GFLOP on only 96 MB of tensors: above the full-verification limit */
     conv_params p = conv_shape(1, 4096, 32, 32, 4096, 1, 1, 0, 1, 1);
     cr_assert_gt(conv_flops(&p), CONV_FULL_VERIFY_MAX_FLOPS);
+    conv_gpu_problem pb = conv_test_device_problem(p, 7);
     conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
     cr_assert_not(pb.full_verify);
     cr_assert_null(pb.ref);
     conv_gpu_result res;
@@ -295,10 +288,8 @@ Test(gpu_reference, cudnn_through_the_harness_is_verified_and_timed)
 {
     CONV_TEST_REQUIRE_GPU();
     cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
-    conv_params p = conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1);
+    conv_gpu_problem pb = conv_test_device_problem(conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 7, &msg), msg);
     conv_gpu_result res;
     char algo[64];
     CONV_ASSERT_OK(conv_gpu_problem_measure_cudnn(&pb, 1, 3, &res, algo, sizeof algo, &msg), msg);

@@ -53,15 +53,6 @@ static conv_status host_wrong(const conv_params *p, const float *x, const float 
     return CONV_OK;
 }
 
-static conv_status needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)
-{
-    (void)ctx;
-    if (p->stride_h != 1 || p->stride_w != 1)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "the test rows need stride 1, got %dx%d",
-                         p->stride_h, p->stride_w);
-    return CONV_OK;
-}
-
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
                 int max)
 {
@@ -71,7 +62,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[0].ref = 0;
     r[1] = conv_row_host("direct", "right", host_right);
     r[2] = conv_row_host("direct, last column dropped", "wrong", host_wrong);
-    r[1].check = r[2].check = needs_stride_1;
+    r[1].check = r[2].check = conv_test_needs_stride_1;
     return 3;
 }
 
@@ -99,7 +90,6 @@ static const conv_program cpu_prog = {
             .n_flags = 1},
     .title = "host rows",
     .select_flag = "variant",
-    .n_refs = 1,
     .ref_names = {"double"},
     .cpu_only = 1,
     .rows = rows,

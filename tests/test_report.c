@@ -168,12 +168,7 @@ Test(report, csv_names_the_gpu_and_the_copy_bandwidth_when_there_are_some)
 {
     char path[256];
     conv_test_temp_path(path, sizeof path, ".csv");
-    conv_device_info info;
-    memset(&info, 0, sizeof info);
-    snprintf(info.name, sizeof info.name, "Test GPU");
-    info.sm_count = 132;
-    info.sm_clock_khz = 1980000;
-    info.peak_fp32_gflops = 66900.0;
+    conv_device_info info = conv_test_gpu_info();
     conv_report r = two_refs();
     char *argv[] = {"prog"};
     write_report(&r, path, NULL, &info, 2500.0, 1, argv);

@@ -58,15 +58,6 @@ static conv_status host_out_of_memory(const conv_params *p, const float *h_x, co
     return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the workspace");
 }
 
-static conv_status needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)
-{
-    (void)ctx;
-    if (p->stride_h != 1 || p->stride_w != 1)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "unsupported stride: %dx%d (needs 1)",
-                         p->stride_h, p->stride_w);
-    return CONV_OK;
-}
-
 /* Counts the calls of a row's setup, teardown and annotate. */
 typedef struct {
     int setups, teardowns, annotates;
@@ -188,14 +179,20 @@ Test(rows, select_keeps_the_chosen_rows_the_keyless_ones_and_the_references)
     cr_assert_str_eq(names(r, n), "cuDNN ref c");
 }
 
+/* A host row that takes stride 1 only. */
+static conv_row stride_1_row(const char *name, conv_host_conv host)
+{
+    conv_row r = conv_row_host(name, NULL, host);
+    r.check = conv_test_needs_stride_1;
+    return r;
+}
+
 Test(rows, check_skips_what_does_not_support_the_problem_and_counts_the_rest)
 {
     conv_row r[5];
     r[0] = conv_row_host("any", NULL, host_right);
-    r[1] = conv_row_host("stride 1", NULL, host_right);
-    r[1].check = needs_stride_1;
-    r[2] = conv_row_host("ref stride 1", NULL, host_ref);
-    r[2].check = needs_stride_1;
+    r[1] = stride_1_row("stride 1", host_right);
+    r[2] = stride_1_row("ref stride 1", host_ref);
     r[2].ref = 0;
     r[3] = conv_row_host("not asked", NULL, host_right);
     conv_row_skip(&r[3], "by request");
@@ -207,27 +204,24 @@ Test(rows, check_skips_what_does_not_support_the_problem_and_counts_the_rest)
     cr_assert_eq(runnable, 1, "only 'any' can run; references do not count");
     cr_assert_eq(r[0].state, CONV_ROW_PENDING);
     cr_assert_eq(r[1].state, CONV_ROW_SKIPPED);
-    cr_assert_str_eq(r[1].why, "skipped: unsupported stride: 2x2 (needs 1)");
+    cr_assert_str_eq(r[1].why, "skipped: the test rows need stride 1, got 2x2");
     cr_assert_eq(r[2].state, CONV_ROW_SKIPPED, "a reference is checked too");
     cr_assert_str_eq(r[3].why, "skipped: by request", "a skipped row stays skipped");
-    cr_assert_str_eq(why, "unsupported stride: 2x2 (needs 1)", "the first row's reason");
+    cr_assert_str_eq(why, "the test rows need stride 1, got 2x2", "the first row's reason");
     cr_assert_str_eq(r[0].label, "any", "labels are set");
     cr_assert_str_eq(r[4].label, "ref");
 
     /* the first reason is the first row's, a reference's never */
-    r[0] = conv_row_host("ref first", NULL, host_ref);
-    r[0].check = needs_stride_1;
+    r[0] = stride_1_row("ref first", host_ref);
     r[0].ref = 0;
     r[1] = conv_row_host("skipped first", NULL, host_right);
     conv_row_skip(&r[1], "by request");
-    r[2] = conv_row_host("stride 1", NULL, host_right);
-    r[2].check = needs_stride_1;
+    r[2] = stride_1_row("stride 1", host_right);
     cr_assert_eq(conv_rows_check(r, 3, &p, why, sizeof why), 0);
     cr_assert_str_eq(why, "by request");
 
     p.stride_h = p.stride_w = 1;
-    r[0] = conv_row_host("stride 1", NULL, host_right);
-    r[0].check = needs_stride_1;
+    r[0] = stride_1_row("stride 1", host_right);
     cr_assert_eq(conv_rows_check(r, 1, &p, NULL, 0), 1, "no reason wanted");
     cr_assert_eq(conv_rows_check(r, 1, &p, why, sizeof why), 1);
     cr_assert_str_empty(why, "nothing was skipped");
@@ -266,10 +260,7 @@ Test(rows, fastest_is_the_quickest_verified_row_that_is_not_a_reference)
 
 Test(rows, run_measures_references_first_and_applies_one_policy)
 {
-    conv_params p = conv_shape(2, 3, 13, 11, 4, 3, 3, 1, 1, 1);
-    conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, 5, &msg), msg);
+    conv_gpu_problem pb = conv_test_host_problem(conv_shape(2, 3, 13, 11, 4, 3, 3, 1, 1, 1), 5);
     hooks h = {0};
     conv_row r[8] = {
         conv_row_host("wrong", NULL, host_wrong),
@@ -296,7 +287,7 @@ Test(rows, run_measures_references_first_and_applies_one_policy)
     cr_assert_eq(r[5].state, CONV_ROW_OK, "%s", r[5].res.verdict);
     cr_assert_gt(ref_ms[0], 0.0, "the reference filled its column");
     cr_assert_eq(ref_ms[1], 0.0, "no reference: 0");
-    cr_assert_float_eq(ref_ms[2], conv_min_bytes(&p) / (1000.0 * 1e6), 1e-15,
+    cr_assert_float_eq(ref_ms[2], conv_min_bytes(&pb.p) / (1000.0 * 1e6), 1e-15,
                        "the copy: minimum bytes at the copy bandwidth");
     cr_assert_eq(r[6].state, CONV_ROW_OK);
     cr_assert_eq(ref_ms[3], 0.0);
@@ -326,10 +317,7 @@ Test(rows, run_measures_references_first_and_applies_one_policy)
 
 Test(rows, a_setup_that_refuses_skips_or_fails_the_row_and_annotate_needs_a_pass)
 {
-    conv_params p = conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1);
-    conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, 5, &msg), msg);
+    conv_gpu_problem pb = conv_test_host_problem(conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1), 5);
     hooks unsupported = {.setup_status = CONV_ERR_UNAVAILABLE};
     hooks broken = {.setup_status = CONV_ERR_CUDA};
     hooks wrong = {0};
@@ -385,10 +373,7 @@ static conv_status dev_refuses(void *ctx, const conv_params *p, const float *d_x
 Test(gpu_rows, rows_run_references_first_skip_unsupported_and_count_failures)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(1, 2, 17, 19, 3, 3, 3, 0, 2, 1);
-    conv_msg msg = {{0}};
-    conv_gpu_problem pb;
-    CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, 3, &msg), msg);
+    conv_gpu_problem pb = conv_test_device_problem(conv_shape(1, 2, 17, 19, 3, 3, 3, 0, 2, 1), 3);
     static const conv_status unsupported = CONV_ERR_UNSUPPORTED, invalid = CONV_ERR_INVALID,
                              unavailable = CONV_ERR_UNAVAILABLE, cuda = CONV_ERR_CUDA;
     hooks h = {0};
@@ -429,7 +414,7 @@ Test(gpu_rows, rows_run_references_first_skip_unsupported_and_count_failures)
     size_t out_len = 0;
     FILE *out = open_memstream(&out_text, &out_len);
     conv_report report = {.n_refs = 1, .ref_names = {"host"}};
-    conv_report_problem(&report, out, "", &p, rows, n, ref_ms, 0.0);
+    conv_report_problem(&report, out, "", &pb.p, rows, n, ref_ms, 0.0);
     fclose(out);
     cr_assert(strstr(out_text, "skipped: refused: unsupported") != NULL, "%s", out_text);
     cr_assert(strstr(out_text, "skipped: by request") != NULL, "%s", out_text);
@@ -442,7 +427,7 @@ Test(gpu_rows, the_standard_row_check_runs_a_supported_row_only)
 {
     CONV_TEST_REQUIRE_GPU();
     conv_row row = conv_row_device("reference through the device", NULL, dev_right, NULL);
-    row.check = needs_stride_1;
+    row.check = conv_test_needs_stride_1;
     conv_params strided = conv_shape(1, 2, 17, 19, 3, 3, 3, 0, 2, 1);
     call_log[0] = '\0';
     cr_assert_eq(conv_test_check_row(&strided, &row, conv_test_host_reference), 0);

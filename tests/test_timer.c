@@ -113,9 +113,7 @@ Test(gpu_timer, times_work_on_a_stream_with_events)
     cr_assert_lt(t.median_ms, 1000.0, "a 16 MB memset took %g ms", t.median_ms);
     cr_assert_eq(conv_time_gpu(clear_buffer, &w, stream, 0, 0, &t, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "--repeat");
-    size_t bad = 1;
-    CONV_ASSERT_OK(conv_device_canary_check(w.d_buf, w.count, &bad, &msg), msg);
-    cr_assert_eq(bad, 0);
+    conv_test_assert_canary(w.d_buf, w.count, "the timed work");
     cudaStreamDestroy(stream);
     conv_device_free(w.d_buf);
 }
