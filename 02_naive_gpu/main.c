@@ -38,8 +38,7 @@ int main(int argc, char **argv)
                 .summary = "Step 02: one thread per output element; a grid-stride loop over all "
                            "outputs and 16x16 blocks over the output plane, against step 01 and "
                            "cuDNN.",
-                .flags = flags,
-                .n_flags = 2},
+                CONV_FLAGS(flags)},
         .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "serial", "OpenMP"},

@@ -64,8 +64,7 @@ int main(int argc, char **argv)
                 .summary = "Step 03: 1D \"same\" convolution, mask in constant memory; naive and "
                            "the three tiling strategies, against the device-to-device copy "
                            "bandwidth and cuDNN.",
-                .flags = flags,
-                .n_flags = 3,
+                CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE,
                 .default_warmup = 2,
                 .default_repeat = 20},

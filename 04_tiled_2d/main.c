@@ -42,8 +42,7 @@ int main(int argc, char **argv)
                 .summary = "Step 04: tiled 2D convolution with halos (strategies 1, 2, 3 of ECE408 "
                            "lecture 8, mask in constant memory) and its multi-channel extension, "
                            "against step 02 and cuDNN.",
-                .flags = flags,
-                .n_flags = 1},
+                CONV_FLAGS(flags)},
         .title = "tiled 2D convolution with halos (strategies 1, 2, 3; multi-channel)",
         .select_flag = "strategy",
         .ref_names = {"cuDNN", "step 02"},

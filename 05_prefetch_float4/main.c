@@ -70,8 +70,7 @@ int main(int argc, char **argv)
                            "equal split of float4 loads, filter in shared memory, register "
                            "accumulators, prefetch of the next channel) and its tuned version, "
                            "against cuDNN and steps 02 and 04.",
-                .flags = flags,
-                .n_flags = 1},
+                CONV_FLAGS(flags)},
         .title = "direct convolution with float4 loads, shared tiles, register accumulators and "
                  "prefetching",
         .select_flag = "variant",

@@ -55,8 +55,7 @@ int main(int argc, char **argv)
         .cli = {.program = "06_gemm",
                 .summary = "Step 06's GEMMs alone: C = A * B with 6a naive .. 6e double-buffered "
                            "register tiles, against cuBLAS SGEMM (FP32, no TF32).",
-                .flags = flags,
-                .n_flags = 4,
+                CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N], FP32, row-major",
         .select_flag = "gemm",

@@ -70,8 +70,7 @@ int main(int argc, char **argv)
                 .summary = "Step 06: convolution as a matrix product: im2col + GEMM (6a naive .. "
                            "6e double-buffered register tiles, cuBLAS) and implicit GEMM (6f), "
                            "NCHW and NHWC. The GEMMs alone: 06_gemm.",
-                .flags = flags,
-                .n_flags = 1},
+                CONV_FLAGS(flags)},
         .title = "convolution as im2col + GEMM (6a..6e, cuBLAS) and implicit GEMM (6f)",
         .select_flag = "gemm",
         .ref_names = {"cuDNN", "cuBLAS"},

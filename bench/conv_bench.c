@@ -70,8 +70,7 @@ int main(int argc, char **argv)
         .cli = {.program = "conv_bench",
                 .summary = "Every step's kernels on named problems, beside step 01 on the CPU and "
                            "cuDNN, each verified before it is timed.",
-                .flags = flags,
-                .n_flags = 2},
+                CONV_FLAGS(flags)},
         .title = "every step beside step 01 and cuDNN",
         .ref_names = BENCH_REF_NAMES,
         .bandwidth_column = 1,

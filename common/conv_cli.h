@@ -54,6 +54,10 @@ typedef enum {
     CONV_CLI_SHAPE_NONE /* none: the program's own flags describe its problem */
 } conv_cli_shape;
 
+/* The flags and their count from an array of conv_flag, in a conv_cli_spec
+ * initializer: {.program = "p", CONV_FLAGS(flags)}. */
+#define CONV_FLAGS(array) .flags = (array), .n_flags = (int)(sizeof(array) / sizeof((array)[0]))
+
 /* What a program tells the parser. */
 typedef struct {
     const char *program;

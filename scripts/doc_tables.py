@@ -161,8 +161,7 @@ def render_summary(rows):
            "|---|---|---:|" + "---:|" * len(steps) + "---|"]
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     for problem in problems:
-        timed = [r for r in rows if r["problem"] == problem and r["median_ms"]
-                 and r["verdict"].startswith("OK")]
+        timed = [r for r in rows if r["problem"] == problem and r["median_ms"] and verified(r)]
         cudnn = next((r for r in timed if r["version"].startswith("cuDNN")), None)
         if cudnn is None:
             continue
@@ -181,6 +180,17 @@ def render_summary(rows):
     return "\n".join(out) + "\n"
 
 
+def verified(row):
+    """A row that ran and passed (the status column, or an older CSV's verdict)."""
+    return row.get("status", "ok") == "ok" and row["verdict"].startswith(("OK", "reference"))
+
+
+def gemm_name(version):
+    """"06 im2col + 6e double buffered", "06 GEMM 6e double buffered" and an older
+    CSV's "im2col + 6e double buffered" all name the GEMM "6e double buffered"."""
+    return re.sub(r"^(?:06 )?(?:im2col \+ |GEMM )?", "", version)
+
+
 def gemm_stage_ms(row):
     m = re.search(r"GEMM ([0-9.]+) ms", row["verdict"])
     return float(m.group(1)) if m else None
@@ -189,11 +199,12 @@ def gemm_stage_ms(row):
 def progression_column(rows):
     """% of cuBLAS per GEMM version: from the GEMM stage times in the verdicts
     (a convolution CSV), else from the vs_cuBLAS column (a GEMM CSV)."""
-    stages = {r["version"].replace("im2col + ", ""): gemm_stage_ms(r) for r in rows}
+    stages = {gemm_name(r["version"]): gemm_stage_ms(r) for r in rows}
     ref = stages.get("cuBLAS SGEMM")
     if ref:
         return {v: 100 * ref / t for v, t in stages.items() if t}
-    return {r["version"]: 100 * float(r["vs_cuBLAS"]) for r in rows if r.get("vs_cuBLAS")}
+    return {gemm_name(r["version"]): 100 * float(r["vs_cuBLAS"]) for r in rows
+            if r.get("vs_cuBLAS")}
 
 
 def render_progression(first_rel, first_rows, others):
