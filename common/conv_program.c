@@ -63,6 +63,17 @@ static int make_rows(run_state *s, const conv_params *p, int *runnable, char *wh
     return n;
 }
 
+/* 1 when the first problem has rows that run on the CPU (their timing differs). */
+static int has_host_rows(run_state *s)
+{
+    char why[CONV_MSG_LEN + 16];
+    int runnable = 0, host = 0;
+    int n = make_rows(s, &s->problems[0].params, &runnable, why, sizeof why);
+    for (int i = 0; i < n; ++i)
+        host |= rows[i].kind == CONV_ROW_HOST;
+    return host;
+}
+
 /* Step 2: what can run, decided before any device or memory is touched.
  * Returns 0, or the exit status. */
 static int check_before_work(run_state *s)
@@ -257,7 +268,7 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     if (s.have_device && prog->measure_copy)
         s.o.d2d_gbps = measure_copy(&s);
     printf("timing:  median of %d runs after %d warm-up", s.o.repeat, s.o.warmup);
-    if (!prog->cpu_only)
+    if (!prog->cpu_only && has_host_rows(&s))
         printf("; CPU rows: median of %d runs", s.o.host_repeat);
     printf("\n");
     conv_report_begin(&s.report, s.have_device ? &s.info : NULL, s.o.d2d_gbps, argc, argv);

@@ -100,7 +100,7 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
         fprintf(r->csv, "\n");
         if (d2d_gbps > 0.0)
             fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
-        fprintf(r->csv, "%sversion,median_ms,gflops,pct_peak%s",
+        fprintf(r->csv, "%sversion,median_ms,min_ms,max_ms,gflops,pct_peak%s",
                 r->problem_column ? "problem," : "", r->bandwidth_column ? ",gbps" : "");
         for (int i = 0; i < r->n_refs; ++i) {
             char key[64];
@@ -140,7 +140,7 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
 
 /* The numbers of one row, from its measurement (0 where it did not run). */
 typedef struct {
-    double ms, gflops, gbps, pct_peak;
+    double ms, min_ms, max_ms, gflops, gbps, pct_peak;
     double vs[CONV_MAX_REFS];
     const char *verdict;
 } row_numbers;
@@ -153,6 +153,8 @@ static row_numbers numbers(const conv_report *r, const conv_params *p, const con
     int ran = row->state == CONV_ROW_OK || row->state == CONV_ROW_FAILED;
     n.ms = ran ? row->res.timing.median_ms : 0.0;
     if (n.ms > 0.0) {
+        n.min_ms = row->res.timing.min_ms;
+        n.max_ms = row->res.timing.max_ms;
         n.gflops = conv_flops(p) / (n.ms * 1e6);
         n.gbps = conv_min_bytes(p) / (n.ms * 1e6);
         n.pct_peak = peak_gflops > 0.0 ? 100.0 * n.gflops / peak_gflops : 0.0;
@@ -208,11 +210,11 @@ static void csv_row(const conv_report *r, const char *name, const conv_row *row,
         fprintf(f, "\"%s\",", name);
     fprintf(f, "\"%s\",", row->label[0] ? row->label : row->name);
     if (n->ms > 0.0) {
-        fprintf(f, "%.6f,%.3f,", n->ms, n->gflops);
+        fprintf(f, "%.6f,%.6f,%.6f,%.3f,", n->ms, n->min_ms, n->max_ms, n->gflops);
         if (n->pct_peak > 0.0)
             fprintf(f, "%.1f", n->pct_peak);
     } else {
-        fprintf(f, ",,");
+        fprintf(f, ",,,,");
     }
     if (r->bandwidth_column) {
         if (n->ms > 0.0)
@@ -250,6 +252,10 @@ static void json_problem(conv_report *r, const char *name, const conv_params *p,
         json_string(f, rows[i].label[0] ? rows[i].label : rows[i].name);
         fprintf(f, ", \"median_ms\": ");
         json_number(f, n->ms);
+        fprintf(f, ", \"min_ms\": ");
+        json_number(f, n->min_ms);
+        fprintf(f, ", \"max_ms\": ");
+        json_number(f, n->max_ms);
         fprintf(f, ", \"gflops\": ");
         json_number(f, n->gflops);
         fprintf(f, ", \"gbps\": ");

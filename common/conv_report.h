@@ -9,13 +9,15 @@
  * CSV: comment lines "# gpu: ...", "# host: ...", "# date: ...",
  * "# command: ..." (and "# d2d_gbps: ..." where the copy bandwidth was
  * measured), then
- *   [problem,]version,median_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,status,verdict
+ *   [problem,]version,median_ms,min_ms,max_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,status,verdict
+ * (min_ms and max_ms: the fastest and the slowest of the timed runs)
  * with status one of ok, failed, skipped, error. scripts/doc_tables.py turns
  * such a file into the results table of a lecture note.
  *
  * JSON: {"gpu", "versions", "peak_fp32_gflops", "date", "command",
  * "problems": [{"name", "shape", "gflop", "min_bytes", "rows": [{"version",
- * "median_ms", "gflops", "gbps", "vs_<ref>"..., "status", "verdict"}]}]},
+ * "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., "status",
+ * "verdict"}]}]},
  * with the same key names as the CSV columns.
  *
  * The files are opened by conv_report_open before any work, so that a path
