@@ -34,9 +34,10 @@ column it comes from:
 
     took <!-- value: bench/results/04_hpc101.csv version="04 s1 32x64, 16 outputs/thread" median_ms -->0.085<!-- /value --> ms
 
-(optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage, and
-instead of a column verdict:REGEX, the number the regular expression's group
-finds in the verdict). The number is written with as many decimals as the text
+(optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage,
+prefix="cuDNN" instead of version= to pick the row whose name starts so (cuDNN's
+row carries the algorithm it chose), and instead of a column verdict:REGEX, the
+number the regular expression's group finds in the verdict). The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that
 precision. A number the text derives rather than measures (napkin math) is
 followed by <!-- derived -->; --check fails on a time, rate or ratio in the
@@ -239,7 +240,9 @@ def value_of(path_rel, selector):
             opts[key] = val.strip('"')
         else:
             column = bare
-    keep = [r for r in rows if r.get("version") == opts.get("version")
+    keep = [r for r in rows
+            if (r.get("version") == opts["version"] if "version" in opts
+                else r.get("version", "").startswith(opts.get("prefix", "\0")))
             and ("problem" not in opts or r.get("problem") == opts["problem"])]
     if len(keep) != 1:
         raise ValueError(f"{len(keep)} rows of {path_rel} match {selector}")
