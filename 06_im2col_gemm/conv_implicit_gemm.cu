@@ -46,17 +46,20 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
         return st;
     long long P = conv_out_h(p), Q = conv_out_w(p);
     long long m = (long long)p->n * P * Q, k = (long long)p->c * p->r * p->s, n = p->k;
+    /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
+    int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
+              ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;
     /* 6e's checks: the same kernel body, tile and grid */
-    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_x, d_w, d_y, msg);
+    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_x, d_w, d_y,
+                                       vec ? (const void *)conv2d_implicit_gemm_kernel<true>
+                                           : (const void *)conv2d_implicit_gemm_kernel<false>,
+                                       "conv2d_implicit_gemm_kernel", DBUF_THREADS, msg);
     if (l.status != CONV_OK)
         return l.status;
     implicit_geom g;
     g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.p = (int)P, g.q = (int)Q;
     g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
     g.dil_h = p->dil_h, g.dil_w = p->dil_w;
-    /* Vector path: 4 consecutive channels are contiguous and 16-byte aligned. */
-    int vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x % 16) == 0 &&
-              ((uintptr_t)d_w % 16) == 0 && ((uintptr_t)d_y % 16) == 0;
     if (vec)
         conv2d_implicit_gemm_kernel<true><<<l.blocks, DBUF_THREADS, 0, stream>>>(
             (int)m, (int)n, (int)k, d_x, d_w, d_y, l.tiles_n, g);

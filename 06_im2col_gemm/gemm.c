@@ -4,6 +4,8 @@
  * their launchers are in gemm_6a.cu .. gemm_6e.cu, one file per version. */
 #include "gemm.h"
 
+#include "conv_device.h"
+
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,11 +93,14 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
 }
 
 gemm_launch gemm_prepare(gemm_variant v, long long m, long long n, long long k, const float *d_a,
-                         const float *d_b, const float *d_c, conv_msg *msg)
+                         const float *d_b, const float *d_c, const void *kernel, const char *name,
+                         int threads, conv_msg *msg)
 {
     gemm_launch l = {gemm_validate(v, m, n, k, d_a, d_b, d_c, NULL, msg), 0, 0};
     if (l.status == CONV_OK)
         l.blocks = (unsigned)gemm_grid_blocks(*variant_tiles[v], m, n, &l.tiles_n);
+    if (l.status == CONV_OK)
+        l.status = conv_kernel_fits(kernel, name, threads, 0, msg);
     return l;
 }
 

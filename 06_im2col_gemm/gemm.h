@@ -101,9 +101,11 @@ extern const gemm_block_tile gemm_6a_tile, gemm_6b_tile, gemm_6c_tile, gemm_6d_t
  * an int; gemm_validate checks the total against the grid limit). */
 long long gemm_grid_blocks(gemm_block_tile tile, long long m, long long n, int *tiles_n);
 
-/* What every launcher does before its launch: gemm_validate, then the grid
- * over the variant's block tile (gemm_grid_blocks). The launcher launches
- * only when status is CONV_OK (otherwise the message is in msg). */
+/* What every launcher does before its launch: gemm_validate, the grid over
+ * the variant's block tile (gemm_grid_blocks), then whether `kernel` (the
+ * instance it is about to launch, `threads` per block, named `name`) fits
+ * this device (conv_kernel_fits: registers, shared memory). The launcher
+ * launches only when status is CONV_OK (otherwise the message is in msg). */
 typedef struct {
     conv_status status;
     unsigned blocks; /* thread blocks */
@@ -111,7 +113,8 @@ typedef struct {
 } gemm_launch;
 
 gemm_launch gemm_prepare(gemm_variant v, long long m, long long n, long long k, const float *d_a,
-                         const float *d_b, const float *d_c, conv_msg *msg);
+                         const float *d_b, const float *d_c, const void *kernel, const char *name,
+                         int threads, conv_msg *msg);
 
 /* 1 when the float4 paths may run: K and N multiples of 4 and all three
  * operands 16-byte aligned. */

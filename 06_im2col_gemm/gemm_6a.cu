@@ -39,7 +39,9 @@ __global__ void gemm_6a_naive_kernel(int m, int n, int k, const float *__restric
 extern "C" conv_status gemm_6a_naive(int m, int n, int k, const float *d_a, const float *d_b,
                                      float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l = gemm_prepare(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, msg);
+    const gemm_launch l =
+        gemm_prepare(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, (const void *)gemm_6a_naive_kernel,
+                     "gemm_6a_naive_kernel", NAIVE_BX * NAIVE_BY, msg);
     if (l.status != CONV_OK)
         return l.status;
     gemm_6a_naive_kernel<<<l.blocks, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(m, n, k, d_a, d_b, d_c,

@@ -98,7 +98,9 @@ __global__ void __launch_bounds__(RT_THREADS)
 extern "C" conv_status gemm_6c_regtile(int m, int n, int k, const float *d_a, const float *d_b,
                                        float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l = gemm_prepare(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, msg);
+    const gemm_launch l =
+        gemm_prepare(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, (const void *)gemm_6c_regtile_kernel,
+                     "gemm_6c_regtile_kernel", RT_THREADS, msg);
     if (l.status != CONV_OK)
         return l.status;
     gemm_6c_regtile_kernel<<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);

@@ -211,10 +211,14 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
 extern "C" conv_status gemm_6d_float4(int m, int n, int k, const float *d_a, const float *d_b,
                                       float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l = gemm_prepare(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c, msg);
+    const int vec = gemm_vec_ok(n, k, d_a, d_b, d_c);
+    const gemm_launch l = gemm_prepare(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c,
+                                       vec ? (const void *)gemm_6d_float4_kernel<true>
+                                           : (const void *)gemm_6d_float4_kernel<false>,
+                                       "gemm_6d_float4_kernel", RT_THREADS, msg);
     if (l.status != CONV_OK)
         return l.status;
-    if (gemm_vec_ok(n, k, d_a, d_b, d_c))
+    if (vec)
         gemm_6d_float4_kernel<true>
             <<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     else

@@ -31,10 +31,14 @@ __global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
 extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const float *d_b,
                                     float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c, msg);
+    const int vec = gemm_vec_ok(n, k, d_a, d_b, d_c);
+    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c,
+                                       vec ? (const void *)gemm_6e_dbuf_kernel<true>
+                                           : (const void *)gemm_6e_dbuf_kernel<false>,
+                                       "gemm_6e_dbuf_kernel", DBUF_THREADS, msg);
     if (l.status != CONV_OK)
         return l.status;
-    if (gemm_vec_ok(n, k, d_a, d_b, d_c))
+    if (vec)
         gemm_6e_dbuf_kernel<true>
             <<<l.blocks, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
     else
