@@ -4,7 +4,8 @@
     python3 scripts/figures.py            draws every figure into docs/figures/,
                                           writes docs/figures/figures.json and
                                           docs/figures/README.md
-    python3 scripts/figures.py NAME ...   draws only those (e.g. 04_halo_tile)
+    python3 scripts/figures.py NAME ...   draws only those (e.g. 04_halo_tile);
+                                          every caption is written again
     python3 scripts/figures.py --check    says which figures are stale (exit 1)
     python3 scripts/figures.py --list-inputs
                                           the files the check reads, one a line
@@ -21,14 +22,19 @@ table of the benchmark. Constants are found by name anywhere in the tree, not
 in a fixed file, so moving code between files changes nothing.
 
 Each figure is one function `fig_<step>_<name>()` in its step's module,
-registered with the constants it uses. figures.json records, for each figure,
-those constants with their values, a hash of the figure's drawing code (its
-function and every helper it calls, in any module of the package) and a hash
-of the PNG. `--check` reads the sources again and reports, one line per
+registered with the constants it uses and with its caption, a function
+`caption_<step>_<name>()` beside it. The image holds labels and a short
+title; the caption, one paragraph of plain text from the same constants, says
+the rest, for the notes to quote. figures.json records, for each figure, those
+constants with their values, a hash of the figure's drawing code (its
+function and every helper it calls, in any module of the package), a hash of
+the PNG and the caption; docs/figures/README.md prints each caption under its
+figure's row. `--check` reads the sources again and reports, one line per
 figure, what changed since: a constant (named, with its old and new value),
-the drawing code, a missing or edited PNG. It imports no matplotlib, so it
-runs wherever Python does; drawing needs matplotlib (`scripts/setup.sh
---plots` installs it).
+the drawing code, a missing or edited PNG; and, in the line of README.md, the
+figures whose caption changed. It imports no matplotlib, so it runs wherever
+Python does; drawing needs matplotlib (`scripts/setup.sh --plots` installs
+it).
 """
 import argparse
 import os

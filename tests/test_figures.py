@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The concept figures of docs/figures/ are not stale, and the staleness check
-can fail: `scripts/figures.py --check` passes on the repository, then, on a
-copy of exactly the files it reads (the command line, the modules of
-scripts/figures/, the sources, the manifest and the PNGs), reports a changed
-constant (a #define, a launcher's template argument, a benchmark problem),
-changed drawing code (a figure's function, a helper of its step's module, a
-helper shared through scripts/figures/draw.py), a missing PNG, a constant
-that no longer exists and an edited docs/figures/README.md, each time naming
-what changed and only the figures that depend on it.
+can fail: `scripts/figures.py --check` passes on the repository, figures.json
+holds every figure's caption and docs/figures/README.md prints it under that
+figure's row; then, on a copy of exactly the files the check reads (the
+command line, the modules of scripts/figures/, the sources, the manifest and
+the PNGs), it reports a changed constant (a #define, a launcher's template
+argument, a benchmark problem), changed drawing code (a figure's function, a
+helper of its step's module, a helper shared through scripts/figures/draw.py),
+a missing PNG, a constant that no longer exists, a changed caption and an
+edited docs/figures/README.md, each time naming what changed and only the
+figures that depend on it.
 
     python3 tests/test_figures.py [repository root]
 
@@ -59,6 +61,33 @@ def stale_figures(output):
     return set(re.findall(r"docs/figures/(\w+)\.png: ", output))
 
 
+def changed_captions(output):
+    """The figures that the README.md line names as having a changed caption."""
+    m = re.search(r"README\.md: stale: the captions? of ([\w, ]+) changed", output)
+    return set(m.group(1).split(", ")) if m else set()
+
+
+def check_captions(root):
+    """Every figure of the manifest has a caption, printed (with Markdown's
+    escapes) in the README's section of that figure."""
+    with open(os.path.join(root, MANIFEST)) as fh:
+        entries = json.load(fh)["figures"]
+    with open(os.path.join(root, README)) as fh:
+        sections = fh.read().split("\n### ")
+    shown = {}
+    for section in sections[1:]:
+        name = re.match(r"\[(\w+)\.png\]", section)
+        if name:
+            shown[name.group(1)] = re.sub(r"\\(.)", r"\1", section)
+    bad = [name for name, entry in entries.items()
+           if not entry.get("caption") or entry["caption"] not in shown.get(name, "")]
+    if bad or not entries:
+        fail(f"figures.json has no caption, or {README} does not print it under the figure's "
+             f"row, for: {', '.join(bad) or 'any figure'}")
+    else:
+        print(f"ok: {len(entries)} captions in {MANIFEST}, each printed under its row in {README}")
+
+
 def edit(root, pattern, replacement, what):
     """Applies a regex edit to the one input file it matches; returns that file."""
     hits = []
@@ -94,6 +123,8 @@ def expect_stale(copy, what, expected, must_mention):
     got = stale_figures(output)
     if got != expected:
         fail(f"{what}: --check reported {sorted(got)}, expected {sorted(expected)}:\n{output}")
+    if not changed_captions(output) <= expected:
+        fail(f"{what}: --check names captions of figures that do not depend on it:\n{output}")
     for line in output.splitlines():
         if ".png: stale" in line and must_mention not in line:
             fail(f"{what}: a stale line does not name {must_mention!r}: {line}")
@@ -107,6 +138,7 @@ def main():
         fail(f"scripts/figures.py --check on the repository:\n{output}")
     else:
         print("ok: " + output.strip().splitlines()[-1])
+    check_captions(ROOT)
     status, listing = run_script(ROOT, "--list-inputs")
     inputs = listing.split()
     modules = sorted(os.path.join(PACKAGE, f) for f in os.listdir(os.path.join(ROOT, PACKAGE))
@@ -158,6 +190,20 @@ def main():
         copy_inputs(inputs, copy)
         os.remove(os.path.join(copy, "docs", "figures", "04_halo_tile.png"))
         expect_stale(copy, "a PNG removed", {"04_halo_tile"}, "missing")
+    # a caption is no drawing: editing one makes README.md stale, naming the
+    # figure, and no PNG
+    with tempfile.TemporaryDirectory() as copy:
+        copy_inputs(inputs, copy)
+        what = "a caption changed"
+        if edit(copy, r"^(def caption_04_halo_tile\(k\):\n)",
+                r'\g<1>    return "An edited caption."\n', what):
+            status, output = run_script(copy, "--check")
+            if (status != 1 or changed_captions(output) != {"04_halo_tile"}
+                    or stale_figures(output)):
+                fail(f"{what}: --check exited with {status}, expected 1 naming the caption of "
+                     f"04_halo_tile in the {README} line and no PNG:\n{output}")
+            else:
+                print(f"ok: {what}: {README} reported stale, naming 04_halo_tile")
     with tempfile.TemporaryDirectory() as copy:
         copy_inputs(inputs, copy)
         with open(os.path.join(copy, README), "a") as fh:

@@ -2,10 +2,12 @@
 command line.
 
     manifest.py         the constants read out of the sources, the registry of
-                        figures, figures.json, README.md and the check
+                        figures, their captions, figures.json, README.md and
+                        the check
     draw.py             the drawing helpers and colours every figure shares
     step01.py ... step05.py, step06a.py (6a to 6d), step06e.py (6e and 6f)
                         each step's figures, one function fig_<name>() each
+                        and beside it caption_<name>(), its caption
 
 Importing the package imports the step modules in this order; each registers
 its figures as it is read, so FIGURES lists them step by step, which is the

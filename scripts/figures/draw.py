@@ -148,13 +148,16 @@ def note(fig, x, y, text, fs=8.5, **kw):
     """Text in figure coordinates (0..1), top-left aligned unless told."""
     kw.setdefault("ha", "left")
     kw.setdefault("va", "top")
-    fig.text(x, y, text, fontsize=fs, color=COLORS["text"], **kw)
+    kw.setdefault("color", COLORS["text"])
+    fig.text(x, y, text, fontsize=fs, **kw)
 
 
-def swatch(fig, x, y, color):
-    """A small legend square with its top-left corner at (x, y), figure coordinates."""
+def swatch(fig, x, y, color, size=0.022):
+    """A small square legend patch with its top-left corner at (x, y), figure
+    coordinates; size is its height as a fraction of the figure's height."""
     from matplotlib.patches import Rectangle
-    fig.patches.append(Rectangle((x, y - 0.022), 0.018, 0.022, transform=fig.transFigure,
+    fw, fh = fig.get_size_inches()
+    fig.patches.append(Rectangle((x, y - size), size * fh / fw, size, transform=fig.transFigure,
                                  facecolor=color, edgecolor="#444444", lw=0.6))
 
 

@@ -3,9 +3,12 @@
 - Sources: the constants, read out of the C/CUDA sources of the tree;
 - figure() and FIGURES: the registry, each figure with the constants it uses
   (the step modules register theirs when imported);
+- captions(): each figure's caption, the explanation that stays out of the
+  image, written from the same constants without drawing anything;
 - the manifest docs/figures/figures.json and the page docs/figures/README.md,
   written by generate() when drawing, and check(), which compares them with
-  the sources, the drawing code and the PNGs without importing matplotlib;
+  the sources, the drawing code, the captions and the PNGs without importing
+  matplotlib;
 - inputs(): the files that check() reads.
 """
 import ast
@@ -141,17 +144,26 @@ class Sources:
 FIGURES = []
 
 
-def figure(name, note, section, uses):
+def figure(name, note, section, uses, caption):
     """Registers fig_<name>(): it draws docs/figures/<name>.png from the
     constants `uses` (keys for Sources.value) and returns the matplotlib figure.
     note and section say where the figure belongs (docs/<note>, that section);
-    the first line of the function's docstring says what it shows. All three go
-    into docs/figures/README.md."""
+    the first line of the function's docstring says what it shows. caption is
+    a function of the same constants that returns the caption, one paragraph
+    of plain text: what the image shows only as labels, said in words. All of
+    them go into docs/figures/README.md, the caption into figures.json too."""
     def register(function):
         FIGURES.append({"name": name, "function": function, "uses": list(uses), "note": note,
-                        "section": section})
+                        "section": section, "caption": caption})
         return function
     return register
+
+
+def paragraph(template, **values):
+    """A caption from its template: the lines of the template joined into one
+    paragraph, so that the source can wrap it, then its {fields} filled from
+    values as str.format() does ({n:,} writes 1,234; {{ and }} are braces)."""
+    return " ".join(template.split()).format(**values)
 
 
 class Constants(dict):
@@ -160,6 +172,21 @@ class Constants(dict):
 
     def __missing__(self, key):
         raise KeyError(f"constant {key!r} is not in this figure's `uses` list")
+
+
+def captions(sources):
+    """name -> the caption of every figure whose constants can all be read."""
+    found = {}
+    for fig in FIGURES:
+        try:
+            consts = Constants({key: sources.value(key) for key in fig["uses"]})
+        except LookupError:
+            continue
+        text = fig["caption"](consts)
+        if not text or "\n" in text:
+            raise ValueError(f"{fig['name']}: a caption is one paragraph, without line breaks")
+        found[fig["name"]] = text
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -248,9 +275,18 @@ def read_manifest(root):
         return json.load(fh)
 
 
-def readme_text():
-    """docs/figures/README.md: generated from the registry, so that its list of
-    figures and constants cannot drift from the script."""
+def markdown_escape(text):
+    """Plain text as Markdown shows it: a backslash before each \\, ` and *, before
+    a _ that is not inside a word, a < that could open a tag and a ] that could
+    close a link; x[n][c] and stride_h stay as they are."""
+    return re.sub(r"[\\`*]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|<(?=[A-Za-z/!?])|\](?=\()",
+                  lambda m: "\\" + m.group(0), text)
+
+
+def readme_text(texts):
+    """docs/figures/README.md: generated from the registry and the captions
+    `texts` (name -> caption), so that its list of figures, constants and
+    captions cannot drift from the script."""
     lines = [
         "# Figures of the lecture notes",
         "",
@@ -265,23 +301,32 @@ def readme_text():
         "`scripts/figures.py` is the command line. Each concept figure is a function "
         "`fig_<name>()` in the module of its step in [scripts/figures/](../../scripts/figures) "
         "(`step01.py` to `step05.py`, then `step06a.py` and `step06e.py`), drawn with the "
-        "helpers and colours of `scripts/figures/draw.py`; `scripts/figures/manifest.py` reads "
-        "the constants, writes the manifest and this page, and runs the check.",
+        "helpers and colours of `scripts/figures/draw.py`, and its caption a function "
+        "`caption_<name>()` beside it; `scripts/figures/manifest.py` reads the constants, "
+        "writes the manifest and this page, and runs the check.",
         "",
-        "Each row names the note and the section the figure belongs in, beside or instead of "
-        "the ASCII sketch there, and the constants it is drawn from: `NAME` is a "
-        "`#define NAME value` found anywhere in the sources, `launch_s1<>` the template "
-        "arguments of step 04's `launch_s1<TILE_W, TILE_H, ROWS>` calls, `problem NAME` a "
-        "problem of the benchmark's table in `bench/bench_problems.c`.",
+        "Each figure's row below says what it shows, names the note and the section it belongs "
+        "in, beside or instead of the ASCII sketch there, and the constants it is drawn from: "
+        "`NAME` is a `#define NAME value` found anywhere in the sources, `launch_s1<>` the "
+        "template arguments of step 04's `launch_s1<TILE_W, TILE_H, ROWS>` calls, `problem "
+        "NAME` a problem of the benchmark's table in `bench/bench_problems.c`. Under the row, "
+        "quoted, is the figure's caption: the image holds only labels and a title, and the "
+        "caption says the rest in words, with the values of the same constants, for the note "
+        "to quote or paraphrase. [figures.json](figures.json) holds each caption as plain "
+        "text, without the escapes that Markdown needs here.",
         "",
-        "| figure | what it shows | note: section | constants |",
-        "| --- | --- | --- | --- |",
+        "## The concept figures",
     ]
     for fig in FIGURES:
         what = fig["function"].__doc__.strip().split("\n")[0]
         consts = ", ".join(f"`{u}`" for u in fig["uses"])
-        lines.append(f"| [{fig['name']}.png]({fig['name']}.png) | {what} | "
-                     f"[{fig['note']}](../{fig['note']}): {fig['section']} | {consts} |")
+        lines += ["", f"### [{fig['name']}.png]({fig['name']}.png)", "",
+                  f"{markdown_escape(what)} In [{fig['note']}](../{fig['note']}): "
+                  f"{markdown_escape(fig['section'])}. "
+                  f"Constants: {consts}.", ""]
+        text = texts.get(fig["name"])
+        lines.append(f"> {markdown_escape(text)}" if text else
+                     "> (no caption: a constant it uses cannot be read)")
     lines += [
         "",
         "## Regenerating",
@@ -289,29 +334,34 @@ def readme_text():
         "```sh",
         "scripts/setup.sh --plots                  # matplotlib, where it is missing",
         "python3 scripts/figures.py                # every figure, figures.json and this page",
-        "python3 scripts/figures.py 04_halo_tile   # one figure",
+        "python3 scripts/figures.py 04_halo_tile   # one figure (and every caption)",
         "python3 scripts/figures.py --check        # what is stale; needs no matplotlib",
         "```",
         "",
         "Drawing a figure records in [figures.json](figures.json) the constants it used with "
         "their values, a hash of its drawing code (its function and every helper it calls, "
-        "in any module of the package) and a hash of the PNG. `--check` reads the constants "
-        "from the sources again and prints one line per stale figure, naming what changed: a "
-        "constant (old and new value), the drawing code, a PNG that is missing or not the "
-        "recorded one; it exits with status 1 if any is stale, and also when this page no "
+        "in any module of the package), a hash of the PNG and its caption. `--check` reads "
+        "the constants from the sources again and prints one line per stale figure, naming "
+        "what changed: a constant (old and new value), the drawing code, a PNG that is missing "
+        "or not the recorded one. It writes the captions again too, and names the figures "
+        "whose caption is no longer the one that figures.json and this page hold; it exits "
+        "with status 1 if any figure is stale, if a caption changed, and when this page no "
         "longer matches the script. The test `docs.figures` (`tests/test_figures.py`, labels "
         "`cpu` and `docs`) runs the check and proves it can fail. After changing a constant "
-        "that a figure uses, regenerate and look at the figure: the script draws from the new "
-        "value, but only a reader can tell whether the picture still makes its point.",
+        "that a figure uses, regenerate and look at the figure and read its caption: the "
+        "script draws and writes from the new value, but only a reader can tell whether they "
+        "still make their point.",
         "",
     ]
     return "\n".join(lines)
 
 
 def generate(root, names):
-    """Draws the figures `names` (all when empty) and updates the manifest."""
+    """Draws the figures `names` (all when empty), updates the manifest and
+    writes every caption into it and into the page."""
     sources = Sources(root)
     hashes = code_hashes()
+    texts = captions(sources)
     manifest = read_manifest(root) or {}
     entries = manifest.get("figures", {})
     os.makedirs(os.path.join(root, FIG_DIR), exist_ok=True)
@@ -331,9 +381,12 @@ def generate(root, names):
         print(f"{os.path.relpath(path, root)}: {os.path.getsize(path) // 1024} KB")
     known = {fig["name"] for fig in FIGURES}
     entries = {n: e for n, e in sorted(entries.items()) if n in known}
+    for name, entry in entries.items():
+        if name in texts:
+            entry["caption"] = texts[name]
     manifest = {
         "about": "Written by scripts/figures.py: for each figure the constants it was drawn "
-                 "from, a hash of its drawing code and of its PNG. "
+                 "from, a hash of its drawing code and of its PNG, and its caption. "
                  "`python3 scripts/figures.py --check` compares them with the sources.",
         "figures": entries,
     }
@@ -341,7 +394,7 @@ def generate(root, names):
         json.dump(manifest, fh, indent=1, sort_keys=True)
         fh.write("\n")
     with open(os.path.join(root, README), "w") as fh:
-        fh.write(readme_text())
+        fh.write(readme_text(texts))
 
 
 def describe_change(key, old, new):
@@ -390,12 +443,23 @@ def check(root):
     drawn = {fig["name"] for fig in FIGURES}
     for name in sorted(set(entries) - drawn):
         stale.append(f"{entries[name].get('file', name)}: in {MANIFEST} but no longer drawn")
+    # the captions: written again from the sources (the recorded one where a
+    # constant cannot be read: that figure is reported above)
+    texts = captions(sources)
+    changed = [fig["name"] for fig in FIGURES if fig["name"] in texts and
+               entries.get(fig["name"], {}).get("caption") != texts[fig["name"]]]
+    for name, entry in entries.items():
+        if name not in texts and entry.get("caption"):
+            texts[name] = entry["caption"]
     readme = os.path.join(root, README)
     if not os.path.exists(readme):
         stale.append(f"{README}: missing")
+    elif changed:
+        stale.append(f"{README}: stale: the caption{'s' if len(changed) > 1 else ''} of "
+                     f"{', '.join(changed)} changed (it and {MANIFEST} hold the old text)")
     else:
         with open(readme) as fh:
-            if fh.read() != readme_text():
+            if fh.read() != readme_text(texts):
                 stale.append(f"{README}: stale: it no longer matches the figures of the script")
     return stale
 

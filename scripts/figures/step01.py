@@ -5,9 +5,9 @@
     01_layouts          the loop nest of conv2d_cpu_serial(), and where x's
                         elements live in NCHW and in NHWC
 """
-from .draw import (CHANNEL_COLORS, COLORS, arrow, box, canvas, grid_lines, new_figure, note,
-                   out_size, outline)
-from .manifest import figure
+from .draw import (CHANNEL_COLORS, COLORS, arrow, box, canvas, grid_lines, new_figure, out_size,
+                   outline)
+from .manifest import figure, paragraph
 
 
 def stack_of_planes(ax, x, y, rows, cols, count, dx, dy, fc, window=None, wfc=None,
@@ -32,9 +32,30 @@ def stack_of_planes(ax, x, y, rows, cols, count, dx, dy, fc, window=None, wfc=No
                     color="#555555", zorder=z + 0.3)
 
 
+def window_start(pr):
+    """Where the window of output (p, q) starts, in words."""
+    ph, pw = pr["pad_h"], pr["pad_w"]
+    if ph == 0 and pw == 0:
+        return "no padding: the window of (p, q) starts at input (p, q)"
+    return f"padding {ph} x {pw}: the window of (p, q) starts at input (p - {ph}, q - {pw})"
+
+
+def caption_01_sliding_window(k):
+    pr = k["problem lecture"]
+    return paragraph("""
+        The output y[n][k][p][q] is the sum over c < C, r < R, s < S of
+        x[n][c][p*stride_h - pad_h + r*dil_h][q*stride_w - pad_w + s*dil_w] * w[k][c][r][s].
+        The lecture problem has stride 1 and no dilation, {window}, and each output costs
+        C*R*S = {crs} multiply-adds. The window moves by one column for q + 1 and by one row
+        for p + 1: neighbouring outputs share most of their inputs, and every input is read by
+        up to K*R*S = {krs} outputs (R*S windows of each of the K = {K} filters).""",
+                     window=window_start(pr), crs=pr["c"] * pr["r"] * pr["s"],
+                     krs=pr["k"] * pr["r"] * pr["s"], K=pr["k"])
+
+
 @figure("01_sliding_window", note="01_cpu_serial.md",
         section="What is computed",
-        uses=["problem lecture"])
+        uses=["problem lecture"], caption=caption_01_sliding_window)
 def fig_01_sliding_window(k):
     """One output is the sum, over the C channels, of an R x S window times one filter."""
     pr = k["problem lecture"]
@@ -42,10 +63,10 @@ def fig_01_sliding_window(k):
     P, Q = out_size(pr["h"], R, pr["pad_h"]), out_size(pr["w"], S, pr["pad_w"])
     rows, cols = R + 4, S + 6  # the corner of the image that is drawn
     p, q = 2, 3  # the output drawn
-    fig = new_figure(11, 5.0, f"Step 01: one output y[n][k][p][q] is a sum over C = {C} "
+    fig = new_figure(11, 3.9, f"Step 01: one output y[n][k][p][q] is a sum over C = {C} "
                      f"channels of an R x S = {R} x {S} window (the lecture problem)")
     dx, dy = 0.9, 0.75
-    ax = canvas(fig, (0.01, 0.24, 0.98, 0.68), (-0.5, 57), (0.5, 19.3))
+    ax = canvas(fig, (0.01, 0.02, 0.98, 0.87), (-0.5, 57), (0.5, 19.3))
     top = 6  # the front planes' top edge
     # the input: C planes of H x W, a corner drawn
     stack_of_planes(ax, 0, top, rows, cols, C, dx, dy, COLORS["input"], (p, q, R, S),
@@ -72,27 +93,30 @@ def fig_01_sliding_window(k):
             f"(K = {K} filters give K such planes)", ha="center", va="top", fontsize=9)
     ax.text(ox + q + 0.5, top + p - 0.4, f"y[n][k][{p}][{q}]", fontsize=8, ha="center",
             va="bottom", color=COLORS["highlight"], zorder=9)
-    note(fig, 0.02, 0.205,
-         "y[n][k][p][q] = sum over c < C, r < R, s < S of  x[n][c][p*stride_h - pad_h + r*dil_h]"
-         "[q*stride_w - pad_w + s*dil_w] * w[k][c][r][s]", fs=9.5)
-    note(fig, 0.02, 0.14,
-         f"Here stride 1, no padding, no dilation: the window of (p, q) starts at input (p, q). "
-         f"Each output costs C*R*S = {C * R * S} multiply-adds.\nThe window moves by one column "
-         f"for q + 1 and by one row for p + 1: neighbouring outputs share most of their inputs, "
-         f"and every input\nis read by up to K*R*S = {K * R * S} outputs (R*S windows of each of "
-         f"the K filters).", fs=9)
     return fig
+
+
+def caption_01_layouts(k):
+    return paragraph("""
+        The toy image has the lecture problem's C = {C} channels and 2 x 3 pixels; each cell
+        shows h,w and its colour is the channel c. Red marks the taps kw = 0 and 1 of filter
+        row kh = 0 for output (0, 0), blue the same tap one input channel later. NCHW (steps
+        01 to 05) keeps a channel's plane contiguous, so the innermost loop (kw) walks along a
+        row, one float per step, and the next input channel is H*W floats on. NHWC (step 06,
+        the HPC101 lab's layout) keeps the C channels of a pixel contiguous: kw steps by C
+        floats, and the order (r, s, c) is the order in which step 06's GEMM reads a
+        window.""", C=k["problem lecture"]["c"])
 
 
 @figure("01_layouts", note="01_cpu_serial.md",
         section="Layouts: where an element lives; The five loops, and why this order",
-        uses=["problem lecture"])
+        uses=["problem lecture"], caption=caption_01_layouts)
 def fig_01_layouts(k):
     """The loop nest of conv2d_cpu_serial(), and where x's elements live in NCHW and NHWC."""
     pr = k["problem lecture"]
     C = pr["c"]
     H, W = 2, 3  # a toy image with the lecture's channel count
-    fig = new_figure(11.5, 5.6, "Step 01: the loop nest, and one image in NCHW and NHWC "
+    fig = new_figure(11.5, 4.6, "Step 01: the loop nest, and one image in NCHW and NHWC "
                      "memory order")
     loops = ("for n < N                 batch\n"
              "  for oc < K               output channel: one filter\n"
@@ -105,12 +129,11 @@ def fig_01_layouts(k):
              "              acc += x[n][ic][oh*sh - ph + kh*dh][ow*sw - pw + kw*dw]\n"
              "                     * w[oc][ic][kh][kw]\n"
              "        y[n][oc][oh][ow] = acc")
-    fig.text(0.015, 0.91, loops, family="DejaVu Sans Mono", fontsize=8, va="top", ha="left",
+    fig.text(0.015, 0.89, loops, family="DejaVu Sans Mono", fontsize=8, va="top", ha="left",
              bbox=dict(boxstyle="round,pad=0.5", fc="#f7f7f7", ec="#bbbbbb"))
     # the toy image, one plane per channel
-    ax = canvas(fig, (0.55, 0.60, 0.44, 0.31), (-0.5, C * (W + 1)), (-2.6, H + 0.2))
-    ax.text(-0.4, -2.5, f"x[0][c][h][w], C = {C} channels as in the lecture problem, a toy "
-            f"{H} x {W} image;\neach cell shows h,w, its colour is the channel c",
+    ax = canvas(fig, (0.55, 0.52, 0.44, 0.37), (-0.5, C * (W + 1)), (-1.6, H + 0.2))
+    ax.text(-0.4, -1.5, f"x[0][c][h][w]: C = {C} channels, a toy {H} x {W} image",
             fontsize=8.5, va="top")
     for c in range(C):
         for h in range(H):
@@ -120,7 +143,7 @@ def fig_01_layouts(k):
         ax.text(c * (W + 1) + W / 2, -0.15, f"c = {c}", ha="center", va="bottom", fontsize=8)
     # the two memory orders
     n = C * H * W
-    ax2 = canvas(fig, (0.015, 0.13, 0.97, 0.44), (-4.5, n + 14.5), (-2.4, 11.4))
+    ax2 = canvas(fig, (0.015, 0.01, 0.97, 0.5), (-4.5, n + 14.5), (-1.6, 10.2))
     orders = [("NCHW", 0, "offset = ((n*C + c)*H + h)*W + w",
                [(c, h, w) for c in range(C) for h in range(H) for w in range(W)]),
               ("NHWC", 6.3, "offset = ((n*H + h)*W + w)*C + c",
@@ -150,10 +173,6 @@ def fig_01_layouts(k):
                  f"{'  (= C)' if name == 'NHWC' else ''}\n"
                  f"ic -> ic + 1:  +{step_ic} float{'s' if step_ic > 1 else ''}"
                  f"{'  (= H*W)' if name == 'NCHW' else ''}", fontsize=8.5, va="center")
-    note(fig, 0.015, 0.11,
-         "Red: taps kw = 0 and 1 of filter row kh = 0 for output (0, 0); blue: the same tap one "
-         "input channel later. NCHW (steps 01 to 05) keeps a channel's plane contiguous,\nso the "
-         "innermost loop (kw) walks along a row; NHWC (step 06, the HPC101 lab's layout) keeps "
-         "the C channels of a pixel contiguous, the order (r, s, c) that step 06's GEMM reads.",
-         fs=8.5)
+    ax2.text(-4.3, 9.4, "red: taps kw = 0 and 1 of filter row kh = 0 for output (0, 0);  "
+             "blue: the same tap one input channel later", fontsize=8.5, va="center")
     return fig

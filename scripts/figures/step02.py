@@ -4,9 +4,9 @@
     02_warp_addresses   the addresses 32 consecutive threads read for one
                         filter tap, and the sectors they touch
 """
-from .draw import (COLORS, SECTOR, WARP, box, canvas, fmt, lane_color, new_figure, note, out_size,
+from .draw import (COLORS, SECTOR, WARP, box, canvas, fmt, lane_color, new_figure, out_size,
                    outline)
-from .manifest import figure
+from .manifest import figure, paragraph
 
 
 def decompose_nchw(i, K, P, Q):
@@ -16,22 +16,60 @@ def decompose_nchw(i, K, P, Q):
     return t // K, t % K, p, q
 
 
+GRID_BLOCKS = 3  # the small grid that 02_thread_mapping draws, as the tests launch
+
+
+def naive_launch(k):
+    """Step 02's launch on the lecture problem: the output sizes, the grid-stride
+    kernel's blocks (capped) and the 2D kernel's grid over one output plane."""
+    pr = k["problem lecture"]
+    T, cap, B = k["CONV2D_NAIVE_THREADS"], k["CONV2D_NAIVE_MAX_BLOCKS"], k["CONV2D_NAIVE_2D_BLOCK"]
+    P, Q = out_size(pr["h"], pr["r"], pr["pad_h"]), out_size(pr["w"], pr["s"], pr["pad_w"])
+    total = pr["n"] * pr["k"] * P * Q
+    return {"N": pr["n"], "K": pr["k"], "P": P, "Q": Q, "T": T, "cap": cap, "B": B,
+            "total": total, "wanted": (total + T - 1) // T,
+            "blocks": min((total + T - 1) // T, cap), "gx": (Q + B - 1) // B,
+            "gy": (P + B - 1) // B}
+
+
+def caption_02_thread_mapping(k):
+    g = naive_launch(k)
+    i = 1000000 % g["total"]
+    n, kk, p, q = decompose_nchw(i, g["K"], g["P"], g["Q"])
+    return paragraph("""
+        (a) The grid-stride kernel launches ceil({g[total]:,} / {g[T]}) = {g[wanted]:,} blocks
+        of {g[T]} threads, capped at CONV2D_NAIVE_MAX_BLOCKS = {g[cap]:,}: here
+        {g[blocks]:,} blocks, so every thread computes {outputs}. The figure draws a grid of
+        {grid} blocks instead, as the tests launch (they use 1 and 3), so that every thread
+        loops until i >= N*K*P*Q. Each thread turns i back into (n, k, p, q) with divisions:
+        q = i % Q, t = i / Q, p = t % P, t = t / P, k = t % K, n = t / K; for i = {i:,}:
+        q = {q}, t = {t:,}, p = {p}, t = {t2}, k = {kk}, n = {n}. Consecutive threads own
+        consecutive i: the same (n, k) and consecutive q, except where a row of Q outputs
+        ends, so a warp's stores are contiguous. (b) The 2D kernel's blockIdx = (x, y, z) has
+        x < {g[gx]}, y < {g[gy]} and z = n*K + k < {nk}. The pale blocks lie on the edge: the
+        last column of blocks has {cols} of its {g[B]} columns inside Q, the last row {rows}
+        of its {g[B]} rows inside P; threads past the edge exit (q >= Q) or skip the p loop.
+        A warp is {warp_rows} of {g[B]} threads.""",
+                     g=g, i=i, n=n, kk=kk, p=p, q=q, t=i // g["Q"], t2=i // g["Q"] // g["P"],
+                     grid=GRID_BLOCKS, nk=g["N"] * g["K"],
+                     outputs="one output" if g["blocks"] * g["T"] >= g["total"] else
+                     "several outputs",
+                     cols=g["Q"] - (g["gx"] - 1) * g["B"], rows=g["P"] - (g["gy"] - 1) * g["B"],
+                     warp_rows=f"{WARP // g['B']} row{'s' if WARP // g['B'] > 1 else ''}")
+
+
 @figure("02_thread_mapping", note="02_naive_gpu.md",
         section="The thread-to-output mapping",
         uses=["CONV2D_NAIVE_THREADS", "CONV2D_NAIVE_MAX_BLOCKS", "CONV2D_NAIVE_2D_BLOCK",
-              "problem lecture"])
+              "problem lecture"], caption=caption_02_thread_mapping)
 def fig_02_thread_mapping(k):
     """Which thread computes which output, in both kernels of step 02."""
-    pr = k["problem lecture"]
-    T, cap, B = k["CONV2D_NAIVE_THREADS"], k["CONV2D_NAIVE_MAX_BLOCKS"], k["CONV2D_NAIVE_2D_BLOCK"]
-    N, K = pr["n"], pr["k"]
-    P, Q = out_size(pr["h"], pr["r"], pr["pad_h"]), out_size(pr["w"], pr["s"], pr["pad_w"])
-    total = N * K * P * Q
-    blocks = min((total + T - 1) // T, cap)
-    fig = new_figure(11.5, 6.2, "Step 02: which thread computes which output (the lecture "
-                     f"problem, N*K*P*Q = {fmt(total)} outputs)")
+    g = naive_launch(k)
+    K, P, Q, T, B, gx, gy = g["K"], g["P"], g["Q"], g["T"], g["B"], g["gx"], g["gy"]
+    fig = new_figure(11.5, 3.7, "Step 02: which thread computes which output (the lecture "
+                     f"problem, N*K*P*Q = {fmt(g['total'])} outputs)")
     # (a) the grid-stride loop
-    ax = canvas(fig, (0.01, 0.05, 0.52, 0.85), (-0.5, 24.5), (-0.8, 24),
+    ax = canvas(fig, (0.01, 0.02, 0.54, 0.84), (-0.5, 24.5), (-0.8, 9.3),
                 title="(a) conv2d_naive_kernel: one flat index i, a grid-stride loop")
     ax.text(0, 0.2, "all outputs in memory order, i = ((n*K + k)*P + p)*Q + q, "
             "0 <= i < N*K*P*Q:", fontsize=8.5, va="top")
@@ -41,13 +79,12 @@ def fig_02_thread_mapping(k):
     ax.text(12, 2.6, f"K = {K} planes of P*Q = {P} x {Q} = {fmt(P * Q)} outputs", ha="center",
             va="top", fontsize=8)
     # a small grid, as in the tests: every thread loops
-    g_blocks, passes = 3, 4
+    g_blocks, passes = GRID_BLOCKS, 4
     G = g_blocks * T
     seg = 24.0 / (g_blocks * passes)
-    y = 6.8
-    ax.text(0, y - 2.6, f"With a grid of {g_blocks} blocks (the tests use 1 and 3), "
-            f"G = {g_blocks} x {T} = {G} threads:\nthread g computes i = g, g + G, g + 2G, ... "
-            f"until i >= N*K*P*Q", fontsize=8.5, va="top")
+    y = 5.6
+    ax.text(0, y - 1.7, f"a grid of {g_blocks} blocks, G = {g_blocks} x {T} = {G} threads: "
+            f"thread g computes i = g, g + G, g + 2G, ...", fontsize=8.5, va="top")
     ax.plot([0, 0], [2.4, y], color="#999999", lw=0.6, ls=":")
     ax.plot([24.0 / K * 0.02, 24], [2.4, y], color="#999999", lw=0.6, ls=":")
     for j in range(passes):
@@ -62,26 +99,13 @@ def fig_02_thread_mapping(k):
                 ha="left", va="bottom", color=COLORS["highlight"])
     ax.text(24, y + 3.0, "red: the outputs of thread g = 5", ha="right", va="top", fontsize=8,
             color=COLORS["highlight"])
-    n0, k0, p0, q0 = decompose_nchw(1000000, K, P, Q)
-    lines = (f"The launch: ceil({fmt(total)} / {T}) = {fmt((total + T - 1) // T)} blocks of "
-             f"{T} threads, capped at {fmt(cap)}\n(CONV2D_NAIVE_MAX_BLOCKS): here {fmt(blocks)} "
-             f"blocks, so every thread computes "
-             f"{'one output' if blocks * T >= total else 'several outputs'}.\n\n"
-             f"Each thread turns i back into (n, k, p, q) with divisions:\n"
-             f"    q = i % Q;  t = i / Q;  p = t % P;  t = t / P;  k = t % K;  n = t / K\n"
-             f"e.g. i = 1,000,000:  q = 1,000,000 % {Q} = {q0},  t = {1000000 // Q},\n"
-             f"    p = {1000000 // Q} % {P} = {p0},  k = {1000000 // Q} / {P} = {k0},  n = {n0}\n\n"
-             f"Consecutive threads own consecutive i: the same (n, k), consecutive q\n"
-             f"(except where a row of Q outputs ends), so a warp's stores are contiguous.")
-    ax.text(0, 11.0, lines, fontsize=8.5, va="top", linespacing=1.35)
     # (b) the 2D block over the output plane
-    gx, gy = (Q + B - 1) // B, (P + B - 1) // B
     s = min(1.45, (gy - 3) / B)  # size of a thread cell in the enlarged block
     x0, y0 = gx + 3, 3
-    ax2 = canvas(fig, (0.545, 0.05, 0.45, 0.85), (-0.5, x0 + B * s + 0.5), (-3.2, gy + 8.5),
+    ax2 = canvas(fig, (0.575, 0.02, 0.42, 0.84), (-0.5, x0 + B * s + 0.5), (-3.2, gy + 4.2),
                  title=f"(b) conv2d_naive_2d_kernel: {B} x {B} threads per block")
-    ax2.text(0, -0.4, f"one output plane (n, k): P x Q = {P} x {Q},\n"
-             f"{gx} x {gy} blocks (one cell each)", fontsize=8, va="bottom")
+    ax2.text(0, -0.4, f"plane (n, k): {P} x {Q} outputs, {gx} x {gy} blocks", fontsize=8,
+             va="bottom")
     for by in range(gy):
         for bx in range(gx):
             full_x, full_y = bx < gx - 1 or Q % B == 0, by < gy - 1 or P % B == 0
@@ -90,10 +114,8 @@ def fig_02_thread_mapping(k):
     outline(ax2, 0, 0, gx, gy, "#555555", lw=0.8, z=3)
     zx, zy = 2, 1  # the block shown enlarged
     outline(ax2, zx, zy, 1, 1, COLORS["highlight"], lw=1.5)
-    ax2.text(0, gy + 0.6, f"blockIdx = (x, y, z) with x < {gx}, y < {gy}, z = n*K + k < {N * K}."
-             f"\nPale: the last column of blocks has {Q - (gx - 1) * B} of its {B} columns "
-             f"inside Q, the last row\n{P - (gy - 1) * B} of {B} rows inside P; threads past "
-             f"the edge exit (q >= Q) or skip the p loop.", fontsize=8, va="top")
+    ax2.text(0, gy + 0.6, "pale: blocks that cross the edge of the plane", fontsize=8,
+             va="top")
     # the enlarged block: its threads coloured by warp
     for ty in range(B):
         for tx in range(B):
@@ -112,9 +134,8 @@ def fig_02_thread_mapping(k):
     box(ax2, x0 + tx * s, y0 + ty * s, s, s, COLORS["output_dark"], ec="black", lw=0.8, z=5)
     ax2.text(x0, y0 - 0.4, f"block (x, y) = ({zx}, {zy}), enlarged", va="bottom", fontsize=8)
     ax2.text(x0, y0 + B * s + 0.6,
-             f"thread (tx, ty) computes\n  q = {B}*blockIdx.x + tx\n  p = {B}*blockIdx.y + ty\n"
-             f"dark: (tx, ty) = ({tx}, {ty}) -> q = {B * zx + tx}, p = {B * zy + ty}\n"
-             f"a warp is {WARP // B} row{'s' if WARP // B > 1 else ''} of {B} threads",
+             f"q = {B}*blockIdx.x + tx\np = {B}*blockIdx.y + ty\n"
+             f"dark: (tx, ty) = ({tx}, {ty}):\nq = {B * zx + tx}, p = {B * zy + ty}",
              fontsize=8, va="top")
     return fig
 
@@ -122,7 +143,7 @@ def fig_02_thread_mapping(k):
 def memory_row(ax, y, first, count, reads, label, sector_floats=SECTOR // 4):
     """One input row drawn as floats first .. first+count-1 (columns of x), the
     32-byte sectors marked; reads = {column: lane}. Sectors that a read touches
-    are shaded; returns (sectors touched, floats read)."""
+    are shaded."""
     touched = {c // sector_floats for c in reads}
     for sec in range(first // sector_floats, (first + count - 1) // sector_floats + 1):
         x0 = max(sec * sector_floats, first) - first
@@ -138,22 +159,14 @@ def memory_row(ax, y, first, count, reads, label, sector_floats=SECTOR // 4):
                     zorder=4)
             ax.text(c - first + 0.1, y + 1.3, str(c), fontsize=6, va="top", color="#555555")
     ax.text(-1.0, y + 0.5, label, ha="right", va="center", fontsize=8.5)
-    return len(touched), len(reads)
 
 
-@figure("02_warp_addresses", note="02_naive_gpu.md",
-        section="Coalescing",
-        uses=["CONV2D_NAIVE_2D_BLOCK", "problem lecture"])
-def fig_02_warp_addresses(k):
-    """The x elements 32 consecutive threads read for one filter tap, in NCHW."""
-    pr = k["problem lecture"]
-    B = k["CONV2D_NAIVE_2D_BLOCK"]
-    Q = out_size(pr["w"], pr["s"], pr["pad_w"])
-    W = pr["w"]
-    span = 66  # input columns drawn
-    fig = new_figure(11.5, 4.3, "Step 02: the x elements one warp reads for one filter tap "
-                     "(c, r, s), NCHW (lecture problem, W = %d)" % W)
-    ax = canvas(fig, (0.15, 0.2, 0.84, 0.69), (-0.5, span + 0.5), (-0.6, 18.4))
+def warp_reads(k):
+    """The reads of warp 0 of block 0 for one filter tap: a list of (label, rows,
+    what), rows a list of {column: lane} (one per input row the warp reads),
+    with the bytes it reads, the sectors it touches and the share of the moved
+    bytes it uses."""
+    B, W = k["CONV2D_NAIVE_2D_BLOCK"], k["problem lecture"]["w"]
     cases = []
     # grid-stride kernel, warp 0 of block 0: i = 0..31 -> p = 0, q = 0..31
     for tap in (0, 3):
@@ -168,23 +181,56 @@ def fig_02_warp_addresses(k):
     # stride 2
     cases.append(("(c) grid-stride, stride 2,\ntap s = 0", [{2 * q: q for q in range(WARP)}],
                   "lane l reads column 2*q + s = 2*l of row 2*p + r = r"))
+    found = []
+    for label, rows, what in cases:
+        sectors = sum(len({c * 4 // SECTOR for c in reads}) for reads in rows)
+        floats = sum(len(reads) for reads in rows)
+        found.append({"label": label, "rows": rows, "what": what, "bytes": floats * 4,
+                      "sectors": sectors, "used": floats * 4 / (sectors * SECTOR)})
+    return found
+
+
+def caption_02_warp_addresses(k):
+    B, pr = k["CONV2D_NAIVE_2D_BLOCK"], k["problem lecture"]
+    Q = out_size(pr["w"], pr["s"], pr["pad_w"])
+    uses = "; ".join(f"{c['label'].replace(chr(10), ' ')}: {c['sectors']} sectors, "
+                     f"{c['used']:.0%} used" for c in warp_reads(k))
+    i0 = Q // WARP * WARP
+    cross = (f"A grid-stride warp whose outputs cross the end of an output row (i = {i0}.."
+             f"{i0 + WARP - 1}: q = {i0}..{Q - 1} of row p, then q = 0..{i0 + WARP - 1 - Q} of "
+             f"row p + 1) reads two pieces of two rows." if Q % WARP else
+             f"Q = {Q} is a multiple of {WARP}: no warp's outputs cross the end of an output row.")
+    return paragraph("""
+        Warp 0 of block 0 in both kernels: outputs p = 0, q = 0..{last} (in the {B} x {B}
+        block: p = 0..{rows}, q = 0..{B1}). Each row is a stretch of one input row of x; the
+        numbers are lanes, the thick lines every {sector} floats are 32-byte sector boundaries
+        and the shading marks the sectors the warp touches. Each warp reads {bytes} bytes; the
+        sectors it touches, and the share of the bytes moved that it uses, are {uses}. Every
+        lane reads the same weight w[k][c][r][s]: one address, broadcast. {cross}""",
+                     last=WARP - 1, B=B, rows=WARP // B - 1, B1=B - 1, sector=SECTOR // 4,
+                     bytes=WARP * 4, uses=uses, cross=cross)
+
+
+@figure("02_warp_addresses", note="02_naive_gpu.md",
+        section="Coalescing",
+        uses=["CONV2D_NAIVE_2D_BLOCK", "problem lecture"], caption=caption_02_warp_addresses)
+def fig_02_warp_addresses(k):
+    """The x elements 32 consecutive threads read for one filter tap, in NCHW."""
+    W = k["problem lecture"]["w"]
+    span = 66  # input columns drawn
+    fig = new_figure(11.5, 3.5, "Step 02: the x elements one warp reads for one filter tap "
+                     "(c, r, s), NCHW (lecture problem, W = %d)" % W)
+    ax = canvas(fig, (0.15, 0.02, 0.84, 0.85), (-0.5, span + 0.5), (-0.6, 19.4))
     y = 0
-    for label, rows, text in cases:
-        sectors, floats = 0, 0
-        for j, reads in enumerate(rows):
-            t, f = memory_row(ax, y, 0, span, reads, label if j == 0 else "")
-            sectors, floats = sectors + t, floats + f
+    for case in warp_reads(k):
+        for j, reads in enumerate(case["rows"]):
+            memory_row(ax, y, 0, span, reads, case["label"] if j == 0 else "")
             y += 2.1
-        used = floats * 4 / (sectors * SECTOR)
-        ax.text(0, y - 0.1, f"{text}:  {floats * 4} bytes in {sectors} sectors, "
-                f"{sectors * SECTOR} bytes moved, {used:.0%} used", fontsize=8, va="top")
+        ax.text(0, y - 0.1, f"{case['what']}:  {case['bytes']} bytes in {case['sectors']} "
+                f"sectors, {case['sectors'] * SECTOR} bytes moved, {case['used']:.0%} used",
+                fontsize=8, va="top")
         y += 2.1
-    note(fig, 0.01, 0.165,
-         "Warp 0 of block 0 in both kernels: outputs p = 0, q = 0..31 (the 2D block: p = 0, 1, "
-         "q = 0..15). Numbers are lanes; thick lines every 8 floats are 32-byte sector "
-         "boundaries,\nshaded: the sectors the warp touches. "
-         f"Every lane reads the same weight w[k][c][r][s]: one address, broadcast. A "
-         f"grid-stride warp whose outputs\ncross the end of an output row (i = 480..511: "
-         f"q = 480..{Q - 1} of row p, then q = 0..{511 - Q} of row p + 1) reads two pieces of "
-         f"two rows.", fs=8.5)
+    ax.text(-0.5, y - 0.5, f"numbers: lanes;  thick lines: 32-byte sector boundaries (every "
+            f"{SECTOR // 4} floats);  shaded: the sectors the warp touches", fontsize=8.5,
+            va="top")
     return fig

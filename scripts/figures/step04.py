@@ -4,9 +4,9 @@
     04_rows_window      strategy 1's register window of ROWS rows sliding
                         down a tile column
 """
-from .draw import (COLORS, box, brace, canvas, grid_lines, lane_color, new_figure, note, outline,
-                   swatch, vbrace)
-from .manifest import figure
+from .draw import (COLORS, box, brace, canvas, canvas_below, grid_lines, lane_color, new_figure,
+                   note, outline, swatch, vbrace)
+from .manifest import figure, paragraph
 
 
 def s1_config(k, pick):
@@ -19,24 +19,60 @@ def s1_config(k, pick):
     return min((c for c in configs if c[2] > 1), key=lambda c: c[2])
 
 
-@figure("04_halo_tile", note="04_tiled_2d.md",
-        section="2D halos; The index math, worked through",
-        uses=["launch_s1<>", "problem hpc101-image"])
-def fig_04_halo_tile(k):
-    """Strategy 1's input tile: the output tile plus a halo of R - 1 rows and S - 1 columns."""
+def halo_tile_example(k):
+    """Strategy 1's fastest configuration on the HPC101 image problem, and the
+    thread and the block that 04_halo_tile follows."""
     TW, TH, ROWS = s1_config(k, "fastest")
     pr = k["problem hpc101-image"]
     R, S, ph, pw = pr["r"], pr["s"], pr["pad_h"], pr["pad_w"]
-    IH, IW = TH + R - 1, TW + S - 1
     BY = TH // ROWS  # threads per block column: the block is TW x BY
     bx, by = 2, 1  # the block of the note's worked example
-    p0, q0 = by * TH, bx * TW
-    tx, ty = 5, 3
-    base = ty * ROWS
-    fig = new_figure(10.5, 8.0, f"Step 04: strategy 1's input tile for {TW} x {TH} outputs, "
-                     f"a {S} x {R} filter with \"same\" padding (pad = {ph}),\n{TW} x {BY} "
-                     f"threads, ROWS = {ROWS} (HPC101 image problem)")
-    ax = canvas(fig, (0.01, 0.02, 0.55, 0.85), (-9, IW + 1), (-4, IH + 1))
+    tx, ty = 5, 3  # the thread followed
+    return {"TW": TW, "TH": TH, "ROWS": ROWS, "R": R, "S": S, "ph": ph, "pw": pw,
+            "IH": TH + R - 1, "IW": TW + S - 1, "BY": BY, "bx": bx, "by": by,
+            "p0": by * TH, "q0": bx * TW, "tx": tx, "ty": ty, "base": ty * ROWS}
+
+
+def caption_04_halo_tile(k):
+    e = halo_tile_example(k)
+    IH, IW, BY, ROWS, R, base, ph, pw = (e[n] for n in ("IH", "IW", "BY", "ROWS", "R", "base",
+                                                       "ph", "pw"))
+    return paragraph("""
+        The input tile of launch_s1<{e[TW]}, {e[TH]}, {e[ROWS]}> is (TILE_H + R - 1) x
+        (TILE_W + S - 1) = {e[IH]} x {e[IW]} floats ({kb:.1f} KB) for TILE_H x TILE_W =
+        {e[TH]} x {e[TW]} outputs: the inputs at the output tile's own positions, and a halo
+        of R - 1 = {R1} rows ({e[ph]} = pad_h above, R - 1 - pad_h = {below} below) and
+        S - 1 = {S1} columns, shared with the neighbouring tiles, or zeros outside the image.
+        The block of {e[TW]} x {e[BY]} threads loads the tile in block-sized steps (the dashed
+        lines): thread (tx, ty) loads tile rows ty, ty + {e[BY]}, ... and columns tx,
+        tx + {e[TW]}, ..., ceil({e[IH]}/{e[BY]}) x ceil({e[IW]}/{e[TW]}) = {steps_h} x
+        {steps_w} steps; the red dots are the loads of thread ({e[tx]}, {e[ty]}). Consecutive
+        tx load consecutive columns: the loads are coalesced. For its {e[ROWS]} outputs (column
+        q0 + {e[tx]}, rows p0 + {e[base]}..p0 + {out_last}) that thread reads the
+        {e[S]} x {window} inputs of tile rows {e[base]}..{in_last} and columns
+        {e[tx]}..{col_last}. Block (blockIdx.x, blockIdx.y) = ({e[bx]}, {e[by]}) of the HPC101
+        image problem has p0 = {e[p0]} and q0 = {e[q0]}; its tile holds input rows
+        {row0}..{row1} and columns {col0}..{col1}. Tiles at the image border store zeros for
+        the rows and columns outside it.""",
+                     e=e, kb=IH * IW * 4 / 1024, R1=R - 1, below=R - 1 - ph, S1=e["S"] - 1,
+                     steps_h=-(-IH // BY), steps_w=-(-IW // e["TW"]), out_last=base + ROWS - 1,
+                     window=ROWS + R - 1, in_last=base + ROWS + R - 2,
+                     col_last=e["tx"] + e["S"] - 1, row0=e["p0"] - ph,
+                     row1=e["p0"] - ph + IH - 1, col0=e["q0"] - pw, col1=e["q0"] - pw + IW - 1)
+
+
+@figure("04_halo_tile", note="04_tiled_2d.md",
+        section="2D halos; The index math, worked through",
+        uses=["launch_s1<>", "problem hpc101-image"], caption=caption_04_halo_tile)
+def fig_04_halo_tile(k):
+    """Strategy 1's input tile: the output tile plus a halo of R - 1 rows and S - 1 columns."""
+    e = halo_tile_example(k)
+    TW, TH, ROWS, R, S, IH, IW, BY = (e[n] for n in ("TW", "TH", "ROWS", "R", "S", "IH", "IW",
+                                                     "BY"))
+    tx, ty, base, ph, pw = (e[n] for n in ("tx", "ty", "base", "ph", "pw"))
+    fig = new_figure(6.2, 8.0, f"Step 04: strategy 1's input tile, launch_s1<{TW}, {TH}, "
+                     f"{ROWS}>,\nand a {S} x {R} filter with pad {ph} (HPC101 image problem)")
+    ax, bottom = canvas_below(fig, 0.93, 0.16, 0.64, (-9, IW + 1), (-4, IH + 1))
     for r in range(IH):
         for c in range(IW):
             inside = ph <= r < ph + TH and pw <= c < pw + TW
@@ -66,58 +102,60 @@ def fig_04_halo_tile(k):
         ax.text(c + 0.5, -0.4, text, ha="center", va="bottom", fontsize=7, rotation=90)
     vbrace(ax, IW + 0.6, 0, ph, f"{ph} = pad_h", left=False, fs=7)
     vbrace(ax, IW + 0.6, ph + TH, IH, f"{R - 1 - ph} = R-1-pad_h", left=False, fs=7)
-    x0 = 0.56
-    note(fig, x0, 0.86,
-         f"Input tile: (TILE_H + R - 1) x (TILE_W + S - 1) = {IH} x {IW} floats "
-         f"({IH * IW * 4 / 1024:.1f} KB)\nfor TILE_H x TILE_W = {TH} x {TW} outputs "
-         f"(launch_s1<{TW}, {TH}, {ROWS}>).", fs=9)
-    legend = [(COLORS["input"], "the inputs at the output tile's own positions"),
-              (COLORS["halo"], f"the halo: {R - 1} rows and {S - 1} columns, shared with "
-                               f"the\nneighbouring tiles, or zeros outside the image"),
+    legend = [(COLORS["input"], f"the inputs at the {TH} x {TW} outputs' own positions"),
+              (COLORS["halo"], f"the halo: {R - 1} rows and {S - 1} columns"),
               (COLORS["weight_dark"] + "40",
-               f"the {S} x {ROWS + R - 1} inputs that thread (tx, ty) = ({tx}, {ty})\nreads for "
-               f"its {ROWS} outputs (tile rows {base}..{base + ROWS + R - 2},\ncolumns "
-               f"{tx}..{tx + S - 1})"),
-              (COLORS["output_dark"], f"its {ROWS} outputs: column q0 + {tx}, rows p0 + "
-                                      f"{base}..p0 + {base + ROWS - 1}")]
-    y = 0.76
+               f"the {S} x {ROWS + R - 1} inputs that thread (tx, ty) = ({tx}, {ty}) reads"),
+              (COLORS["output_dark"], f"its {ROWS} outputs")]
+    y = bottom - 0.012
+    note(fig, 0.02, y, f"input tile: {IH} x {IW} floats ({IH * IW * 4 / 1024:.1f} KB)", fs=8.5)
     for color, text in legend:
-        swatch(fig, x0, y, color)
-        note(fig, x0 + 0.028, y, text, fs=8.5)
-        y -= 0.025 + 0.028 * text.count("\n") + 0.02
-    note(fig, x0, y - 0.01,
-         f"The multi-step load (dashed: block-sized steps of {TW} x {BY}):\n"
-         f"thread (tx, ty) loads tile rows ty, ty + {BY}, ... and columns\n"
-         f"tx, tx + {TW}, ...: ceil({IH}/{BY}) x ceil({IW}/{TW}) = "
-         f"{-(-IH // BY)} x {-(-IW // TW)} steps (red dots: thread ({tx}, {ty})).\n"
-         f"Consecutive tx load consecutive columns: coalesced.\n\n"
-         f"Block (blockIdx.x, blockIdx.y) = ({bx}, {by}) of the HPC101 image\n"
-         f"problem: p0 = {p0}, q0 = {q0}; its tile holds input rows "
-         f"{p0 - ph}..{p0 - ph + IH - 1}\nand columns {q0 - pw}..{q0 - pw + IW - 1}. "
-         f"Tiles at the image border store zeros\nfor the rows and columns outside it.", fs=8.5)
+        y -= 0.03
+        swatch(fig, 0.02, y + 0.003, color)
+        note(fig, 0.06, y, text, fs=8.5)
+    note(fig, 0.02, y - 0.03, f"red dots: the loads of thread ({tx}, {ty});  dashed: the "
+         f"block's load steps of {TW} x {BY}", fs=8.5, color=COLORS["highlight"])
     return fig
+
+
+def caption_04_rows_window(k):
+    TW, TH, ROWS = s1_config(k, "small")
+    R = k["problem hpc101-image"]["r"]
+    return paragraph("""
+        With launch_s1<{TW}, {TH}, {ROWS}> a thread computes ROWS = {ROWS} outputs of one tile
+        column, and output v reads tile rows v..v + {R1}, one per filter row, for each filter
+        column s. Before the r loop, rows 0..{ROWS2} are loaded into buf[0..{ROWS2}]. Step r
+        (r = r0 + j, s1_window_step) loads ONE new tile row, row r + {ROWS1}, into
+        buf[(j + {ROWS1}) % {ROWS}] (red edge), the slot that held row r - 1; then output v
+        adds buf[(j + v) % {ROWS}] (= row r + v) times M[r][s]. Tile row base + i always lives
+        in buf[i % {ROWS}], and j is a compile-time constant of the unrolled chunk of {ROWS}
+        steps: no register is copied, the ring turns by itself. Per filter column that is
+        {ROWS1} + {R} = {loads} shared loads for {R} x {ROWS} = {fmas} multiply-adds,
+        {ratio:.2f} loads per multiply-add (1 with ROWS = 1).""",
+                     TW=TW, TH=TH, ROWS=ROWS, ROWS1=ROWS - 1, ROWS2=ROWS - 2, R=R, R1=R - 1,
+                     loads=R + ROWS - 1, fmas=R * ROWS, ratio=(R + ROWS - 1) / (R * ROWS))
 
 
 @figure("04_rows_window", note="04_tiled_2d.md",
         section=("Shared memory bandwidth, and why strategy 1 computes several outputs "
                  "per thread"),
-        uses=["launch_s1<>", "problem hpc101-image"])
+        uses=["launch_s1<>", "problem hpc101-image"], caption=caption_04_rows_window)
 def fig_04_rows_window(k):
     """Strategy 1's register window: a ring of ROWS registers sliding down a tile column."""
     TW, TH, ROWS = s1_config(k, "small")
     R = k["problem hpc101-image"]["r"]
     n_rows = ROWS + R - 1
-    fig = new_figure(10.5, 5.2, f"Step 04: strategy 1's register window, launch_s1<{TW}, "
+    fig = new_figure(10.5, 3.9, f"Step 04: strategy 1's register window, launch_s1<{TW}, "
                      f"{TH}, {ROWS}>: ROWS = {ROWS} outputs per thread,\na {R}-row filter "
                      f"(HPC101 image problem), one filter column s")
     # left: the tile column and the outputs' windows
-    ax = canvas(fig, (0.01, 0.04, 0.17, 0.8), (-1.5, 6.5), (-1.5, n_rows + 0.5))
+    ax = canvas(fig, (0.01, 0.02, 0.15, 0.8), (-1.5, 7.0), (-3.2, n_rows + 1.2))
     for i in range(n_rows):
         box(ax, 0, i, 1.6, 1, COLORS["input"], text=f"{i}", fs=7)
     ax.text(0.8, -0.3, "tile rows\nbase + i,\ncolumn tx + s", ha="center", va="bottom",
             fontsize=7.5)
     for v in range(ROWS):
-        x = 2.0 + v * 1.0
+        x = 2.4 + v * 1.1
         ax.plot([x, x], [v + 0.1, v + R - 0.1], color=lane_color(v, ROWS, 0.45), lw=3,
                 solid_capstyle="butt")
         ax.text(x, v + R + 0.2, f"y{v}", ha="center", va="top", fontsize=7.5,
@@ -127,7 +165,7 @@ def fig_04_rows_window(k):
     # right: the ring, step by step
     cw, ch = 2.05, 1.5
     steps = R + 1
-    ax2 = canvas(fig, (0.19, 0.04, 0.8, 0.8), (-2.4, steps * cw + 0.2), (-1.6, ROWS * ch + 5.6))
+    ax2 = canvas(fig, (0.17, 0.02, 0.82, 0.8), (-2.4, steps * cw + 0.2), (-1.6, ROWS * ch + 2.4))
     for slot in range(ROWS):
         ax2.text(-0.2, slot * ch + ch / 2, f"buf[{slot}]", ha="right", va="center", fontsize=8)
     # before the r loop: rows 0 .. ROWS - 2 preloaded into buf[0 .. ROWS - 2]
@@ -157,14 +195,6 @@ def fig_04_rows_window(k):
     if r0 < R:
         brace(ax2, (r0 + 1) * cw + 0.1, (R + 1) * cw - 0.1, y, f"last {R - r0}", above=False,
               fs=7)
-    loads = R + ROWS - 1
-    ax2.text(0, y + 1.6,
-             f"Step r (r = r0 + j, s1_window_step) loads ONE new tile row, row r + {ROWS - 1}, "
-             f"into buf[(j + {ROWS - 1}) % {ROWS}] (red edge),\nthe slot that held row r - 1; "
-             f"then output v adds buf[(j + v) % {ROWS}] (= row r + v) times M[r][s]. Tile row\n"
-             f"base + i always lives in buf[i % {ROWS}] and j is a compile-time constant: no "
-             f"register is copied, the ring turns by itself.\n"
-             f"Per filter column: {ROWS - 1} + {R} = {loads} shared loads for {R} x {ROWS} = "
-             f"{R * ROWS} multiply-adds, {loads / (R * ROWS):.2f} loads per multiply-add "
-             f"(1 with ROWS = 1).", fontsize=8.5, va="top")
+    ax2.text(0, y + 1.3, f"red edge: the slot that step r loads, tile row r + {ROWS - 1};  "
+             f"row i -> yv: output v adds row i times M[r][s]", fontsize=8.5, va="top")
     return fig

@@ -8,7 +8,7 @@
 """
 from .draw import (COLORS, box, canvas_below, gantt_axes, gantt_bar, lane_color, new_figure, note,
                    out_size, outline)
-from .manifest import figure
+from .manifest import figure, paragraph
 
 
 def round4(v):
@@ -62,19 +62,53 @@ def piece_box(ax, x, p):
                                 ec="none") if wasted else None)
 
 
+SPLIT_BLOCK = (1, 1)  # the block (bx, by) that 05_equal_split draws
+
+
+def caption_05_equal_split(k):
+    BW, BH = k["CONV_PREFETCH_5A_BW"], k["CONV_PREFETCH_5A_BH"]
+    pr = k["problem ece408-l1"]
+    pieces, g = equal_split(pr, BW, BH, *SPLIT_BLOCK, BW * BH)
+    second = sorted({p["thread"] for p in pieces if p["item"] == 1})
+    scalar = [p for p in pieces if not p["vector"]]
+    return paragraph("""
+        Block {block} of ECE408 layer 1 needs an input tile of {g[rows]} x {g[cols]} floats
+        (outlined in blue), cut into {n} float4 pieces that the block's {nt} threads
+        (tid = ty*{BW} + tx) share: thread t loads pieces t, t + {nt}, ..., so {loads}
+        (dashed: a second piece); up to PREFETCH_5A_ITEMS = {items} per thread are staged in
+        registers. (a) Each row's pieces start at its own 16-byte boundary (the thick lines):
+        shift = (gx0 + m) mod 4 floats before the tile's first column gx0 = {g[gx0]}, m being
+        the misalignment of the row start (row gy starts at float gy*{W}, so m is {m} here). A
+        row takes ceil((cols + 3) / 4) = {g[ppr]} pieces, enough for any shift; with shift 0 or
+        2 the last holds no needed float (hatched: {wasted} of {n} pieces). {vector} (b) In
+        shared memory a row has 4 floats of margin on each side (grey; a row stride of
+        {g[stride]} floats) and a piece goes whole to offset 4 - shift + 4*piece: no store
+        needs a test.""",
+                     block=SPLIT_BLOCK, g=g, n=len(pieces), nt=BW * BH, BW=BW,
+                     items=k["PREFETCH_5A_ITEMS"], W=pr["w"],
+                     loads=(f"threads {second[0]}..{second[-1]} load 2, the others 1" if second
+                            else "every thread loads one"),
+                     m=" or ".join(str(m) for m in sorted({p["gy"] * pr["w"] % 4
+                                                           for p in pieces})),
+                     wasted=sum(not p["needed"] for p in pieces),
+                     vector=("Every piece lies inside the image: one 16-byte load each."
+                             if not scalar else f"{len(scalar)} pieces cross the image's edge "
+                             f"and are read float by float."))
+
+
 @figure("05_equal_split", note="05_prefetch_float4.md",
         section="The equal split, on 16-byte boundaries",
         uses=["CONV_PREFETCH_5A_BW", "CONV_PREFETCH_5A_BH", "PREFETCH_5A_ITEMS",
-              "problem ece408-l1"])
+              "problem ece408-l1"], caption=caption_05_equal_split)
 def fig_05_equal_split(k):
     """5a's loader: tile rows cut into float4 pieces on 16-byte boundaries, dealt to 32 threads."""
-    BW, BH, ITEMS = k["CONV_PREFETCH_5A_BW"], k["CONV_PREFETCH_5A_BH"], k["PREFETCH_5A_ITEMS"]
+    BW, BH = k["CONV_PREFETCH_5A_BW"], k["CONV_PREFETCH_5A_BH"]
     pr = k["problem ece408-l1"]
     nt = BW * BH
-    bx, by = 1, 1
+    bx, by = SPLIT_BLOCK
     pieces, g = equal_split(pr, BW, BH, bx, by, nt)
     rows, cols, ppr, stride, gx0 = g["rows"], g["cols"], g["ppr"], g["stride"], g["gx0"]
-    fig = new_figure(11, 6.0, f"Step 05: the equal split of 5a's loader, block ({bx}, {by}) "
+    fig = new_figure(11, 5.2, f"Step 05: the equal split of 5a's loader, block ({bx}, {by}) "
                      f"of ECE408 layer 1 (W = {pr['w']}, {pr['r']} x {pr['s']} filter):\n"
                      f"a {rows} x {cols} input tile, {len(pieces)} float4 pieces, {nt} threads")
     c_lo, c_hi = gx0 - 4, gx0 + 4 * ppr + 2  # image columns drawn
@@ -122,35 +156,41 @@ def fig_05_equal_split(k):
         piece_box(ax2, x, p)
     outline(ax2, 4, 0, cols, rows, COLORS["input_dark"], lw=1.5)
     # the block's threads
-    ax3, _ = canvas_below(fig, bottom - 0.04, 0.01, 0.2, (-0.2, BW + 0.2), (-1.2, BH + 0.2))
+    ax3, _ = canvas_below(fig, bottom - 0.02, 0.01, 0.17, (-0.2, BW + 0.2), (-1.2, BH + 0.2))
     ax3.text(0, -0.3, f"the {BW} x {BH} block: tid = ty*{BW} + tx", fontsize=8, va="bottom")
     for ty in range(BH):
         for tx in range(BW):
             t = ty * BW + tx
             box(ax3, tx, ty, 1, 1, lane_color(t), text=f"t{t}", fs=7)
-    second = sorted({p["thread"] for p in pieces if p["item"] == 1})
-    wasted = [p for p in pieces if not p["needed"]]
-    scalar = [p for p in pieces if not p["vector"]]
-    vector_text = ("Every piece lies inside the image: one 16-byte load each." if not scalar else
-                   f"{len(scalar)} pieces cross the image's edge and are read float by float.")
-    note(fig, 0.24, bottom - 0.04,
-         f"Thread t loads pieces t, t + {nt}, ... (dashed: its second piece): threads "
-         f"{second[0]}..{second[-1]} load 2, the others 1;\nup to PREFETCH_5A_ITEMS = {ITEMS} "
-         f"per thread are staged in registers. Each row's pieces start at its own 16-byte "
-         f"boundary\n(thick lines): shift = (gx0 + m) mod 4 floats before the tile's first "
-         f"column gx0 = {gx0}, m being the misalignment of\nthe row start (row gy starts at "
-         f"float gy*{pr['w']}: m alternates between 0 and 2 here). A row takes "
-         f"ceil((cols + 3) / 4) = {ppr}\npieces, enough for any shift; with shift 0 or 2 the "
-         f"last holds no needed float (hatched: {len(wasted)} of {len(pieces)} pieces).\n"
-         f"{vector_text} In shared memory a row has 4 floats of margin\non each side (grey; "
-         f"stride {stride} floats) and a piece goes whole to offset 4 - shift + 4*piece: no "
-         f"store needs a test.", fs=8.5)
+    note(fig, 0.21, bottom - 0.1, "tN: the thread that loads a piece;  dashed: its second "
+         "piece;  hatched: a piece with no needed float\nthick lines: 16-byte boundaries;  "
+         "blue outline: the floats the tile needs;  grey: the margins of a shared row", fs=8.5,
+         linespacing=1.6)
     return fig
+
+
+def caption_05_prefetch_timeline(k):
+    KC, C, K = k["CONV_PREFETCH_5A_KC"], k["problem lecture"]["c"], k["problem lecture"]["k"]
+    chunks = (K + KC - 1) // KC
+    return paragraph("""
+        On the lecture problem (C = {C}, K = {K}, KC = {KC}: {chunks}) kernel 5a runs {steps}
+        steps after a prologue that loads channel 0. Step t requests the x tile of channel
+        c + 1 with global loads (LDG) into registers, at most {items} float4 per thread, and
+        starts cp.async copies of its weights into the other buffer, then computes channel c
+        from in[buf] and ws[buf]; only then does it store the staged registers into
+        in[buf ^ 1] (STS) and wait for its copies. One barrier (__syncthreads(), the red lines)
+        per step suffices: the buffer written in step t was last read in step t - 1, before
+        that step's barrier. The cp.async copies need no registers. With K > KC the steps run
+        over (chunk, channel) pairs, channel fastest, and the last channel of a chunk writes y.
+        The durations are schematic, not measured.""",
+                     C=C, K=K, KC=KC, steps=chunks * C, items=k["PREFETCH_5A_ITEMS"],
+                     chunks=f"{chunks} chunk{'s' if chunks > 1 else ''} of output channels")
 
 
 @figure("05_prefetch_timeline", note="05_prefetch_float4.md",
         section="Prefetching: two buffers, one barrier per channel",
-        uses=["CONV_PREFETCH_5A_KC", "PREFETCH_5A_ITEMS", "problem lecture"])
+        uses=["CONV_PREFETCH_5A_KC", "PREFETCH_5A_ITEMS", "problem lecture"],
+        caption=caption_05_prefetch_timeline)
 def fig_05_prefetch_timeline(k):
     """5a's channel loop: load channel c + 1 while computing c, two buffers, one barrier."""
     KC, ITEMS = k["CONV_PREFETCH_5A_KC"], k["PREFETCH_5A_ITEMS"]
@@ -158,7 +198,7 @@ def fig_05_prefetch_timeline(k):
     C, K = pr["c"], pr["k"]
     chunks = (K + KC - 1) // KC
     steps = chunks * C
-    fig = new_figure(11, 4.9, f"Step 05: kernel 5a's channel loop on the lecture problem "
+    fig = new_figure(11, 4.2, f"Step 05: kernel 5a's channel loop on the lecture problem "
                      f"(C = {C}, K = {K}, KC = {KC}: {chunks} chunk{'s' if chunks > 1 else ''} "
                      f"of output channels,\n{steps} steps): channel c + 1 is loaded into the "
                      f"other buffer while channel c is computed")
@@ -170,7 +210,7 @@ def fig_05_prefetch_timeline(k):
     pro, fma, sts, gap = 1.6, 4.0, 0.55, 0.25
     it = 0.35 + fma + sts + 0.35 + gap  # one iteration
     xmax = pro + steps * it + 0.6
-    ax = gantt_axes(fig, (0.17, 0.17, 0.82, 0.68), lanes, xmax, None)
+    ax = gantt_axes(fig, (0.17, 0.06, 0.82, 0.76), lanes, xmax, None)
     # the prologue: channel 0 loaded, stored, waited for
     gantt_bar(ax, 0, 0.6, 0, COLORS["input"], "0", fs=7)
     gantt_bar(ax, 0.05, 0.6, 1, COLORS["weight"], "0", fs=7)
@@ -216,14 +256,6 @@ def fig_05_prefetch_timeline(k):
     for xb in barriers:
         ax.plot([xb, xb], [-0.45, 5.45], color=COLORS["highlight"], lw=1.6, zorder=6)
     ax.set_ylim(6.0, -0.6)
-    ax.text(barriers[1], 5.55, "__syncthreads(): one per channel", color=COLORS["highlight"],
-            fontsize=8, va="top", ha="center")
-    note(fig, 0.01, 0.1,
-         "Step t issues the global loads of channel c + 1 into registers and starts cp.async "
-         "copies of its weights into the other buffer, then computes channel c from shared "
-         "memory;\nonly then does it store the staged registers into in[buf ^ 1] (STS) and wait "
-         "for its copies. One barrier per step suffices: the buffer written in step t was last "
-         "read in\nstep t - 1, before that step's barrier. The cp.async copies need no "
-         "registers; with K > KC the steps run over (chunk, channel) pairs, channel fastest.",
-         fs=8.5)
+    ax.text(barriers[0], 5.55, "red lines: __syncthreads(), one per channel;  durations are "
+            "schematic", color=COLORS["highlight"], fontsize=8, va="top", ha="left")
     return fig

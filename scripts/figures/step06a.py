@@ -7,26 +7,45 @@
 
 dbuf_shape() derives 6e/6f's tile shape from the constants; step06e.py uses it too.
 """
-from .draw import (CHANNEL_COLORS, COLORS, WARP, box, canvas, canvas_below, fmt, grid_lines,
-                   lane_color, new_figure, note, out_size, outline)
-from .manifest import figure
+from .draw import (CHANNEL_COLORS, COLORS, WARP, box, canvas, canvas_below, grid_lines,
+                   lane_color, new_figure, out_size, outline)
+from .manifest import figure, paragraph
+
+
+def caption_06_im2col(k):
+    lab = k["problem hpc101-nhwc"]
+    rows = lab["n"] * out_size(lab["h"], lab["r"], lab["pad_h"]) * out_size(lab["w"], lab["s"],
+                                                                            lab["pad_w"])
+    cols = lab["c"] * lab["r"] * lab["s"]
+    return paragraph("""
+        A toy image of C = 2 channels of 4 x 4 pixels (named a..p and A..P) and a 2 x 2
+        filter, stride 1, no padding, has P x Q = 3 x 3 windows; red marks the window of
+        (p, q) = (0, 1), m = 1. Row m = (n*P + p)*Q + q of the NHWC column buffer holds the
+        window of output pixel (n, p, q), its columns in (r, s, c) order:
+        y[N*P*Q][K] = col[N*P*Q][R*S*C] x w[R*S*C][K], the filter is the B matrix as stored
+        and the product is y. NCHW (MXNet, Caffe) builds the transpose, with the rows in
+        (c, r, s) order: y'[K][N*P*Q] = w[K][C*R*S] x col[C*R*S][N*P*Q]. Each input is copied
+        into up to R*S windows. The HPC101 lab problem (N = {p[n]}, C = {p[c]},
+        {p[h]} x {p[w]}, {p[r]} x {p[s]} "same") needs {rows:,} rows of C*R*S = {cols:,}
+        floats: a column buffer of {gb:.1f} GB for an image of {mb:.0f} MB.""",
+                     p=lab, rows=rows, cols=cols, gb=rows * cols * 4 / 1e9,
+                     mb=lab["n"] * lab["c"] * lab["h"] * lab["w"] * 4 / 1e6)
 
 
 @figure("06_im2col", note="06_im2col_gemm.md",
         section="im2col: lowering windows into rows",
-        uses=["problem hpc101-nhwc"])
+        uses=["problem hpc101-nhwc"], caption=caption_06_im2col)
 def fig_06_im2col(k):
     """im2col: every window becomes a row (NHWC) or a column (NCHW) of the column buffer."""
-    lab = k["problem hpc101-nhwc"]
     C, H, W, R, S = 2, 4, 4, 2, 2  # a toy problem, small enough to print every entry
     P, Q = H - R + 1, W - S + 1
     names = ["abcdefghijklmnop", "ABCDEFGHIJKLMNOP"]
     m_hl = 1  # the window highlighted: (p, q) = (0, 1)
     ph, qh = m_hl // Q, m_hl % Q
-    fig = new_figure(11.5, 6.0, f"Step 06: im2col on a toy image (C = {C}, {H} x {W}, "
+    fig = new_figure(11.5, 4.75, f"Step 06: im2col on a toy image (C = {C}, {H} x {W}, "
                      f"{R} x {S} filter, stride 1, no padding: P x Q = {P} x {Q} windows)")
     # the image
-    ax = canvas(fig, (0.01, 0.2, 0.17, 0.68), (-0.3, W + 0.3), (-1.0, C * (H + 1.5) + 1.0))
+    ax = canvas(fig, (0.01, 0.02, 0.17, 0.86), (-0.3, W + 0.3), (-1.0, C * (H + 1.5) + 1.0))
     for c in range(C):
         y0 = c * (H + 1.5)
         ax.text(0, y0 - 0.15, f"x channel c = {c}", fontsize=8, va="bottom")
@@ -43,7 +62,7 @@ def fig_06_im2col(k):
 
     # NHWC: col[m][(r*S + s)*C + c]
     KC = C * R * S
-    ax2 = canvas(fig, (0.22, 0.2, 0.35, 0.68), (-2.2, KC + 0.3), (-3.2, P * Q + 0.3),
+    ax2 = canvas(fig, (0.22, 0.02, 0.35, 0.86), (-2.2, KC + 0.3), (-3.2, P * Q + 0.3),
                  title="NHWC: col[m][(r*S + s)*C + c]")
     for j in range(KC):
         c, rs = j % C, j // C
@@ -58,7 +77,7 @@ def fig_06_im2col(k):
                  fontsize=6.5)
     outline(ax2, 0, m_hl, KC, 1, COLORS["highlight"], lw=2)
     # NCHW: col[(c*R + r)*S + s][m]
-    ax3 = canvas(fig, (0.62, 0.2, 0.37, 0.68), (-2.6, P * Q + 0.3), (-3.2, KC + 0.3),
+    ax3 = canvas(fig, (0.62, 0.02, 0.37, 0.86), (-2.6, P * Q + 0.3), (-3.2, KC + 0.3),
                  title="NCHW: col[(c*R + r)*S + s][m]")
     for m in range(P * Q):
         ax3.text(m + 0.5, -0.15, f"m={m}", ha="center", va="bottom", fontsize=6.5, rotation=90)
@@ -71,18 +90,6 @@ def fig_06_im2col(k):
     ax3.text(P * Q / 2, -2.0, "columns: output pixels m", ha="center", va="bottom", fontsize=7.5)
     ax3.text(-2.5, -2.0, "rows: (c, r, s)", ha="left", va="bottom", fontsize=7.5)
     outline(ax3, m_hl, 0, 1, KC, COLORS["highlight"], lw=2)
-    LP, LQ = out_size(lab["h"], lab["r"], lab["pad_h"]), out_size(lab["w"], lab["s"], lab["pad_w"])
-    M_lab, K_lab = lab["n"] * LP * LQ, lab["c"] * lab["r"] * lab["s"]
-    note(fig, 0.01, 0.15,
-         f"Row m = (n*P + p)*Q + q of the NHWC buffer holds the window of output pixel (n, p, q): "
-         f"y[N*P*Q][K] = col[N*P*Q][R*S*C] x w[R*S*C][K], the filter is the B matrix as stored "
-         f"and\nthe product is y. NCHW (MXNet, Caffe) builds the transpose, with the rows in "
-         f"(c, r, s) order: y'[K][N*P*Q] = w[K][C*R*S] x col[C*R*S][N*P*Q]. Each input is copied "
-         f"into up to\nR*S windows. The HPC101 lab problem (N = {lab['n']}, C = {lab['c']}, "
-         f"{lab['h']} x {lab['w']}, {lab['r']} x {lab['s']} \"same\"): {fmt(M_lab)} rows of "
-         f"C*R*S = {fmt(K_lab)} floats, a column buffer of {M_lab * K_lab * 4 / 1e9:.1f} GB "
-         f"for an image of {lab['n'] * lab['c'] * lab['h'] * lab['w'] * 4 / 1e6:.0f} MB.",
-         fs=8.5)
     return fig
 
 
@@ -104,21 +111,53 @@ def dbuf_thread_of(lane, warp, sh):
     return ty, tx
 
 
+SHOWN_THREAD = (1, 2)  # (ty, tx) of the thread that 06_gemm_tiles follows
+SHOWN_KK = 3  # and the k step it draws
+
+
+def caption_06_gemm_tiles(k):
+    sh = dbuf_shape(k)
+    GS, CS, TM = sh["GS"], sh["CS"], sh["TM"]
+    (ty, tx), kk = SHOWN_THREAD, SHOWN_KK
+    return paragraph("""
+        6e and 6f, drawn here, compute C = A x B in block tiles of {s[BM]} x {s[BN]} outputs,
+        {s[threads]} threads of {s[TM]} x 8 outputs each. (a) Block b computes tile
+        (b / tiles_n, b % tiles_n) in slices of BK = {s[BK]} along K: A's {s[BM]} x {s[BK]}
+        and B's {s[BK]} x {s[BN]} (dark). (b) Thread (ty, tx) owns four 4 x 4 sub-tiles: rows
+        ty*4.. and GS + ty*4.. (GS = BM / (TM/4) = {s[GS]}), columns tx*4.. and
+        {s[CS]} + tx*4..; the dark squares are thread ({ty}, {tx})'s, rows {r0}..{r1} and
+        {r2}..{r3}, columns {c0}..{c1} and {c2}..{c3}. The colours are the {warps} warps
+        (WR = {s[WR]}: a warp is {s[WR]} x {s[WC]} threads, whose outputs form a {wr} x {wc}
+        piece of the tile in {parts} parts). (c) At k step kk = {kk} the thread reads its
+        fragments fa = as[{kk}][{r0}..{r1}], as[{kk}][{r2}..{r3}] of A^T (stored with the
+        column m ^ (kk & 8), see the swizzle figure) and fb = bs[{kk}][{c0}..{c1}],
+        bs[{kk}][{c2}..{c3}] of B, {lds} float4 loads (LDS.128) in all, then adds their outer
+        product, {s[TM]} x 8 = {fmas} FMAs, {per_tile} per tile. 6c and 6d use RT_BM x RT_BN =
+        {rt_bm} x {s[BN]} tiles of 256 threads and RT_BK = {rt_bk}, with the row groups
+        {rt_gs} apart.""",
+                     s=sh, ty=ty, tx=tx, kk=kk, r0=ty * 4, r1=ty * 4 + 3, r2=GS + ty * 4,
+                     r3=GS + ty * 4 + 3, c0=tx * 4, c1=tx * 4 + 3, c2=CS + tx * 4,
+                     c3=CS + tx * 4 + 3, warps=sh["threads"] // WARP, wr=sh["WR"] * TM,
+                     wc=sh["WC"] * 8, parts=TM // 4 * 2, lds=TM // 4 + 2, fmas=TM * 8,
+                     per_tile=TM * 8 * sh["BK"], rt_bm=k["RT_BM"], rt_bk=k["RT_BK"],
+                     rt_gs=k["RT_BM"] // (k["RT_TM"] // 4))
+
+
 @figure("06_gemm_tiles", note="06_im2col_gemm.md",
         section=("6c: register tiles - the tiling hierarchy; 6d: float4 and A transposed in "
                  "shared memory"),
         uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "DBUF_THREADS", "RT_BN", "RT_APAD",
-              "RT_BM", "RT_BK", "RT_TM", "RT_TN"])
+              "RT_BM", "RT_BK", "RT_TM", "RT_TN"], caption=caption_06_gemm_tiles)
 def fig_06_gemm_tiles(k):
     """The GEMM's tiles: block tile, BK slice, a thread's 8 x 8 outputs and its fragments."""
     sh = dbuf_shape(k)
     BM, BN, BK, TM, GS, CS = sh["BM"], sh["BN"], sh["BK"], sh["TM"], sh["GS"], sh["CS"]
     assert k["DBUF_THREADS"] == sh["threads"] and k["RT_TN"] == 8
-    ty0, tx0 = 1, 2  # the thread shown
-    fig = new_figure(11.5, 7.6, f"Step 06: the tiles of 6e/6f's GEMM: a {BM} x {BN} block "
+    ty0, tx0 = SHOWN_THREAD
+    fig = new_figure(11.5, 6.6, f"Step 06: the tiles of 6e/6f's GEMM: a {BM} x {BN} block "
                      f"tile, BK = {BK}, {sh['threads']} threads of {TM} x 8 outputs")
     # (a) the whole product
-    ax = canvas(fig, (0.01, 0.5, 0.33, 0.41), (-3.5, 17), (-2.5, 17.5),
+    ax = canvas(fig, (0.01, 0.46, 0.33, 0.44), (-3.5, 17), (-2.5, 16.4),
                 title="(a) C = A x B, one block per tile")
     kx, ky = 6.0, 5.0  # where C starts (A to its left, B above)
     box(ax, 0, ky, kx - 0.5, 11, "#eeeeee", ec="#888888", text=None)
@@ -136,11 +175,8 @@ def fig_06_gemm_tiles(k):
     box(ax, tc, 1.6, bn, bk, COLORS["weight_dark"], ec="black", lw=0.8)
     ax.text(2.0, tr - 0.2, f"BK = {BK}", ha="center", va="bottom", fontsize=7)
     ax.text(tc - 0.2, 2.0, "BK", ha="right", va="center", fontsize=7)
-    ax.text(-3.3, 17.3, f"Block b computes tile (b / tiles_n, b % tiles_n),\n"
-            f"{BM} x {BN} outputs, in slices of BK = {BK} along K\n(dark: A's {BM} x {BK} and "
-            f"B's {BK} x {BN}).", fontsize=8, va="top")
     # (b) the block tile, to scale
-    ax2 = canvas(fig, (0.37, 0.5, 0.62, 0.41), (-9, BN + 2), (-6, BM + 2),
+    ax2 = canvas(fig, (0.37, 0.46, 0.62, 0.44), (-9, BN + 2), (-6, BM + 3.2),
                  title="(b) the block tile: thread (ty, tx) owns four 4 x 4 sub-tiles")
     warp_rows = {}
     for warp in range(sh["threads"] // WARP):
@@ -174,18 +210,13 @@ def fig_06_gemm_tiles(k):
              f"{CS} + tx*4 ..", ha="center", va="bottom", fontsize=7.5)
     ax2.text(-6.5, BM / 2, f"{BM} rows (DBUF_BM): ty = 0..{BM // TM - 1}", rotation=90,
              ha="center", va="center", fontsize=7.5)
-    ax2.text(0, BM + 1.0, f"Dark: thread (ty, tx) = ({ty0}, {tx0}): rows {ty0 * 4}..{ty0 * 4 + 3}"
-             f" and {GS + ty0 * 4}..{GS + ty0 * 4 + 3} (GS = BM / (TM/4) = {GS} apart), columns "
-             f"{tx0 * 4}..{tx0 * 4 + 3} and {CS + tx0 * 4}..{CS + tx0 * 4 + 3}.\nColours: the "
-             f"{sh['threads'] // WARP} warps (WR = {sh['WR']}: a warp is {sh['WR']} x "
-             f"{sh['WC']} threads, whose outputs form a {sh['WR'] * 4 * TM // 4} x "
-             f"{sh['WC'] * 8} piece of the tile in {TM // 4 * 2} parts).", fontsize=7.5,
-             va="top")
+    ax2.text(0, BM + 1.0, f"dark: thread (ty, tx) = ({ty0}, {tx0});  colours: the "
+             f"{sh['threads'] // WARP} warps", fontsize=7.5, va="top")
     # (c) shared memory and the fragments of step kk
-    kk = 3
+    kk = SHOWN_KK
     ap = BM + sh["APAD"]
     bx0 = ap + 6
-    ax3, bottom = canvas_below(fig, 0.385, 0.01, 0.77, (-6, bx0 + BN + 1), (-2.5, BK + 4.5),
+    ax3, bottom = canvas_below(fig, 0.4, 0.01, 0.77, (-6, bx0 + BN + 1), (-2.5, BK + 2.6),
                                title=f"(c) one k step (kk = {kk}) of a tile: the thread's "
                                      f"fragments, then {TM} x 8 FMAs")
     for r in range(BK):
@@ -209,29 +240,24 @@ def fig_06_gemm_tiles(k):
             z=4)
     ax3.text(-0.5, kk + 0.5, f"k = {kk}", ha="right", va="center", fontsize=7)
     ax3.text(0, BK + 0.6, f"fa = as[{kk}][{ty0 * 4}..{ty0 * 4 + 3}], "
-             f"as[{kk}][{GS + ty0 * 4}..{GS + ty0 * 4 + 3}]: two LDS.128\n(columns "
-             f"m ^ (kk & 8): see the swizzle figure)", fontsize=7.5, va="top")
+             f"as[{kk}][{GS + ty0 * 4}..{GS + ty0 * 4 + 3}]: two LDS.128", fontsize=7.5, va="top")
     ax3.text(bx0, BK + 0.6, f"fb = bs[{kk}][{tx0 * 4}..{tx0 * 4 + 3}], "
              f"bs[{kk}][{CS + tx0 * 4}..{CS + tx0 * 4 + 3}]: two LDS.128", fontsize=7.5,
              va="top")
     # the outer product
-    ax4, _ = canvas_below(fig, 0.385, 0.82, 0.15, (-3.6, 8.4), (-3.4, TM + 3.2),
-                          title="  acc += fa x fb")
+    ax4, _ = canvas_below(fig, 0.4, 0.86, 0.1, (-2.2, 8.2), (-2.3, TM + 1.4),
+                          title="acc += fa x fb")
     for i in range(TM):
-        box(ax4, -2.6, i, 1, 1, COLORS["register_dark"], text=f"a{i}", fs=6.5, tc="white")
+        box(ax4, -1.8, i, 1, 1, COLORS["register_dark"], ec="#ffffff", lw=0.6)
     for j in range(8):
-        box(ax4, j, -2.4, 1, 1, COLORS["register_dark"], text=f"b{j}", fs=6.5, tc="white")
+        box(ax4, j, -1.8, 1, 1, COLORS["register_dark"], ec="#ffffff", lw=0.6)
+    ax4.text(-2.0, -1.3, "fb", ha="right", va="center", fontsize=7.5)
+    ax4.text(-2.0, TM / 2, "fa", ha="right", va="center", fontsize=7.5)
     for i in range(TM):
         for j in range(8):
             box(ax4, j, i, 1, 1, COLORS["output"], ec="#ffffff", lw=0.6)
     for i in range(1, TM // 4):
         ax4.plot([0, 8], [4 * i] * 2, color="#333333", lw=1.2)
     ax4.plot([4, 4], [0, TM], color="#333333", lw=1.2)
-    ax4.text(4, TM + 0.3, f"{TM} x 8 = {TM * 8} FMAs per k step,\n{TM * 8 * BK} per tile: "
-             f"the 4 sub-tiles", ha="center", va="top", fontsize=7.5)
-    note(fig, 0.01, bottom - 0.02,
-         f"6c and 6d use RT_BM x RT_BN = {k['RT_BM']} x {BN} tiles of 256 threads and "
-         f"RT_BK = {k['RT_BK']}, with the row groups {k['RT_BM'] // (k['RT_TM'] // 4)} apart; "
-         f"6e and 6f, drawn here, the {BM} x {BN} tile with BK = {BK}.\nPer k step a thread "
-         f"reads {TM // 4 + 2} float4 (LDS.128) for {TM * 8} FMAs.", fs=8)
+    ax4.text(4, TM + 0.3, f"{TM} x 8 = {TM * 8} FMAs", ha="center", va="top", fontsize=7.5)
     return fig

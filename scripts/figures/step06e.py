@@ -8,8 +8,8 @@ implicit GEMM (docs/06_im2col_gemm.md). The earlier ones are in step06a.py.
                         become an address in x
 """
 from .draw import (BANKS, CHANNEL_COLORS, COLORS, WARP, box, canvas_below, fmt, gantt_axes,
-                   gantt_bar, lane_color, new_figure, note, out_size, outline)
-from .manifest import figure
+                   gantt_bar, lane_color, new_figure, out_size, outline)
+from .manifest import figure, paragraph
 from .step06a import dbuf_shape
 
 
@@ -31,17 +31,57 @@ def a_store_lanes(sh, swizzle, warp=0, l=0, j=0):
     return out
 
 
+def fragment_read(sh):
+    """The fa fragment that 06_swizzle outlines: (k, ty, the first column of
+    each of its 4-float pieces in the swizzled as), k = 9 where BK > 8."""
+    kr, ty = (9 if sh["BK"] > 8 else 1), 1
+    return kr, ty, [(sh["GS"] * i + ty * 4) ^ (kr & 8) for i in range(sh["TM"] // 4)]
+
+
+def caption_06_swizzle(k):
+    sh = dbuf_shape(k)
+    pitch = sh["BM"] + sh["APAD"]
+    plain = [bank for _, _, bank in a_store_lanes(sh, False).values()]
+    kr, ty, columns = fragment_read(sh)
+    if len(set(plain)) < WARP:
+        why = paragraph("""
+            a multiple of 32: without the swizzle the lanes with kq = 0 and 8 (and 4 and 12)
+            hit the same banks, {banks} banks for {lanes} stores, a {ways}-way conflict.
+            XOR-ing the column with k & 8 moves the k >= 8 stores by 8 columns, and the 32
+            stores hit {swizzled} banks. The fragment reads apply the same XOR, which keeps
+            each 4-row group whole and 16-byte aligned (GS = {GS}, a multiple of 16).""",
+                        banks=len(set(plain)), lanes=WARP, GS=sh["GS"],
+                        ways=max(plain.count(b) for b in plain),
+                        swizzled=len({b for _, _, b in a_store_lanes(sh, True).values()}))
+    else:
+        why = (f"so with BK = {sh['BK']} the 32 lanes already hit 32 banks (k & 8 is 0 for "
+               f"every k < 8, and the swizzle changes nothing).")
+    return paragraph("""
+        One STS instruction of warp 0 in dbuf_gemm_body(), which stores the A tile transposed
+        into as[k][m], rows of {s[BM]} + {s[APAD]} = {pitch} floats. Lane t holds
+        A[row t / {kq}][kq .. kq + 3] with kq = 4*(t % {kq}) and stores value j into
+        as[kq + j][m] (drawn: j = 0); below each layout, the banks its 32 stores hit. A row of
+        as is {pitch} floats, {shift} banks on, so k and k + 8 start {apart} floats apart,
+        {why} The red outline in (b) is a read of that layout: thread ty = {ty} reads its fa
+        at k = {kr} from {reads}, its rows {r0}..{r1} and {r2}..{r3}.""",
+                     s=sh, pitch=pitch, kq=sh["BK"] // 4, shift=pitch % BANKS, apart=8 * pitch,
+                     why=why, ty=ty, kr=kr,
+                     reads=" and ".join(f"as[{kr}][{c}..{c + 3}]" for c in columns),
+                     r0=ty * 4, r1=ty * 4 + 3, r2=sh["GS"] + ty * 4, r3=sh["GS"] + ty * 4 + 3)
+
+
 @figure("06_swizzle", note="06_im2col_gemm.md",
         section=("6e: double buffering and register prefetch (the stores of the transposed A "
                  "tile)"),
-        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "RT_BN", "RT_APAD"])
+        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "RT_BN", "RT_APAD"],
+        caption=caption_06_swizzle)
 def fig_06_swizzle(k):
     """The stores of A^T into shared memory, without and with the (k & 8) swizzle."""
     sh = dbuf_shape(k)
-    BM, BK, GS = sh["BM"], sh["BK"], sh["GS"]
+    BM, BK = sh["BM"], sh["BK"]
     pitch = BM + sh["APAD"]
     ncols = 24  # columns drawn (warp 0 stores into the first 16)
-    fig = new_figure(11.5, 6.4, f"Step 06: warp 0 storing A transposed, as[k][m] (rows of "
+    fig = new_figure(11.5, 5.6, f"Step 06: warp 0 storing A transposed, as[k][m] (rows of "
                      f"{BM} + {sh['APAD']} = {pitch} floats, BK = {BK}): one STS instruction, "
                      f"32 lanes")
     plain = a_store_lanes(sh, False)
@@ -52,8 +92,8 @@ def fig_06_swizzle(k):
     for idx, (swizzle, title) in enumerate(panels):
         left = 0.01 + idx * 0.5
         lanes = a_store_lanes(sh, swizzle)
-        ax, bottom = canvas_below(fig, 0.86, left + 0.06, 0.42, (-0.2, ncols + 0.2),
-                                  (-2.0, BK + 0.2), title=title)
+        ax, bottom = canvas_below(fig, 0.895, left + 0.06, 0.42, (-0.2, ncols + 0.2),
+                                  (-1.1, BK + 0.2), title=title)
         for c in range(0, ncols, 4):
             ax.text(c + 0.1, -0.15, f"m={c}", fontsize=6.5, va="bottom", color="#555555")
         for kk in range(BK):
@@ -65,16 +105,13 @@ def fig_06_swizzle(k):
             box(ax, c, kk, 1, 1, lane_color(lane), ec="#333333", lw=0.5, text=str(lane), fs=6,
                 z=3)
         if swizzle:  # a fragment read of the same layout
-            kr, ty = (9 if BK > 8 else 1), 1
-            for s_ in range(sh["TM"] // 4):
-                c0 = (GS * s_ + ty * 4) ^ (kr & 8)
+            kr, _, columns = fragment_read(sh)
+            for c0 in columns:
                 if c0 < ncols:
                     outline(ax, c0, kr, 4, 1, COLORS["highlight"], lw=1.8)
-            ax.text(ncols, kr + 4.3, f"red: at k = {kr} thread ty = {ty} reads its fa "
-                    f"from as[{kr}][{(ty * 4) ^ (kr & 8)}..{((ty * 4) ^ (kr & 8)) + 3}]\nand "
-                    f"as[{kr}][{(GS + ty * 4) ^ (kr & 8)}..{((GS + ty * 4) ^ (kr & 8)) + 3}] "
-                    f"(not drawn), rows {ty * 4}..{ty * 4 + 3} and {GS + ty * 4}..", ha="right",
-                    va="top", fontsize=6.5, color=COLORS["highlight"])
+            ax.text(ncols, kr + 4.3, f"red: a fragment read, as[{kr}][{columns[0]}.."
+                    f"{columns[0] + 3}]", ha="right", va="top", fontsize=7,
+                    color=COLORS["highlight"])
         # the banks those 32 stores hit
         axb, bottom2 = canvas_below(fig, bottom - 0.03, left + 0.06, 0.42,
                                     (-0.2, BANKS + 0.2), (-1.0, 3.0))
@@ -93,23 +130,27 @@ def fig_06_swizzle(k):
                  f"{ways}-way conflict" if ways > 1 else
                  f"banks 0..31: all {len(per_bank)} hit once, no conflict", fontsize=8,
                  va="bottom", fontweight="bold")
-    note(fig, 0.01, bottom2 - 0.02,
-         f"Lane t of warp 0 holds A[row t / {BK // 4}][kq .. kq + 3] with kq = 4*(t % "
-         f"{BK // 4}) and stores value j into as[kq + j][m] (drawn: j = 0). A row of as is "
-         f"{pitch} floats, {pitch % BANKS} banks on,\nso k and k + 8 start "
-         f"{8 * pitch} floats apart" + (
-             f", a multiple of 32: without the swizzle lanes with kq = 0 and 8 (and 4 and 12) "
-             f"hit the same banks. XOR-ing the column with k & 8\nmoves the k >= 8 stores by 8 "
-             f"columns; the fragment reads apply the same XOR, which keeps each 4-row group "
-             f"whole and 16-byte aligned (GS = {GS}, a multiple of 16)." if collide else
-             f"; with BK = {BK} the 32 lanes already hit 32 banks (k & 8 is 0 for every k < 8, "
-             f"so the swizzle changes nothing)."), fs=8.5)
     return fig
+
+
+def caption_06_dbuf_timeline(k):
+    return paragraph("""
+        One block, tile by tile along K. 6d (RT_BK = {bk6d}, {tm6d} x 8 outputs per thread)
+        loads a tile from global memory into registers, stores it to shared memory, waits at a
+        barrier, computes and waits at a second barrier: the global latency is exposed once
+        per tile. 6e (DBUF_BK = {bk}, {tm} x 8 outputs per thread) requests tile t + 1 at the
+        top of step t and stores it after the FMAs of tile t, into the shared buffer that step
+        t does not read; its one barrier per tile (__syncthreads(), the red lines) separates
+        the last read of a buffer from its next write. Inside one 6e tile a second level of
+        prefetch runs: the fragments of k step kk + 1 load from shared memory (LDS.128) while
+        the {tm} x 8 = {ffmas} FFMAs of kk run. The durations are schematic, not measured.""",
+                     bk6d=k["RT_BK"], tm6d=k["RT_TM"], bk=k["DBUF_BK"], tm=k["DBUF_TM"],
+                     ffmas=k["DBUF_TM"] * 8)
 
 
 @figure("06_dbuf_timeline", note="06_im2col_gemm.md",
         section="6e: double buffering and register prefetch (the two-level prefetch)",
-        uses=["DBUF_BK", "DBUF_TM", "RT_BK", "RT_TM"])
+        uses=["DBUF_BK", "DBUF_TM", "RT_BK", "RT_TM"], caption=caption_06_dbuf_timeline)
 def fig_06_dbuf_timeline(k):
     """6d's load-wait-compute against 6e's two-level prefetch, one block, tile by tile."""
     BK, TM, BK6d, TM6d = k["DBUF_BK"], k["DBUF_TM"], k["RT_BK"], k["RT_TM"]
@@ -162,10 +203,10 @@ def fig_06_dbuf_timeline(k):
         x += bar
         t += 1
     ax.axhline(2.5, color="#999999", lw=0.6)
-    ax.text(xmax, -0.75, "red: __syncthreads()", ha="right", va="bottom", fontsize=8,
-            color=COLORS["highlight"])
+    ax.text(xmax, -0.75, "red: __syncthreads();  durations are schematic", ha="right",
+            va="bottom", fontsize=8, color=COLORS["highlight"])
     # the shared -> register level inside one tile
-    ax2 = gantt_axes(fig, (0.16, 0.09, 0.5, 0.16), ["LDS.128 fragments", "FFMA"], BK + 0.6,
+    ax2 = gantt_axes(fig, (0.16, 0.09, 0.83, 0.16), ["LDS.128 fragments", "FFMA"], BK + 0.6,
                      None)
     ax2.set_xlim(-0.2, BK + 0.6)
     ax2.set_title(f"inside one 6e tile: the fragments of k step kk + 1 load while kk's "
@@ -174,82 +215,119 @@ def fig_06_dbuf_timeline(k):
         x0 = 0.0 if kk == 0 else kk - 1 + 0.75  # kk's fragments load during kk - 1's FFMAs
         gantt_bar(ax2, x0 + 0.05, x0 + 0.4, 0, COLORS["register"], str(kk), fs=6)
         gantt_bar(ax2, kk + 0.45, kk + 1.4, 1, COLORS["output"], str(kk), fs=6.5)
-    note(fig, 0.69, 0.25,
-         f"6d (RT_BK = {BK6d}, {TM6d} x 8 outputs per thread): load a\ntile, barrier, "
-         f"compute, barrier: the global latency\nis exposed once per tile. 6e (DBUF_BK = {BK}): "
-         f"tile t + 1\nis requested at the top of step t and stored\nafter the FMAs, into the "
-         f"buffer step t does not\nread; its one barrier per tile separates the\nlast read of "
-         f"a buffer from its next write.\nDurations are schematic, not measured.", fs=8.5)
     return fig
 
 
-@figure("06_implicit_gather", note="06_im2col_gemm.md",
-        section="6f: implicit GEMM - convolution without the column buffer",
-        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "RT_BN", "problem hpc101-nhwc"])
-def fig_06_implicit_gather(k):
-    """6f's gather: row m = (n, p, q) and k = (r*S + s)*C + c of the virtual A -> an x address."""
+def gather_example(k):
+    """The row m and the float4 of k that 06_implicit_gather follows through
+    6f's gather, with every value the figure and its caption show."""
     BM, TM, BK, BN = k["DBUF_BM"], k["DBUF_TM"], k["DBUF_BK"], k["RT_BN"]
     pr = k["problem hpc101-nhwc"]
     N, C, H, W, R, S = pr["n"], pr["c"], pr["h"], pr["w"], pr["r"], pr["s"]
     ph, pw = pr["pad_h"], pr["pad_w"]
     P, Q = out_size(H, R, ph), out_size(W, S, pw)
-    KG = C * R * S
-    threads = 16 * (BM // TM)
-    KQ = BK // 4
     n, p, q = 1, 0, 37  # the output pixel (row of A) drawn: on the top edge, so r = 0 is padding
     m = (n * P + p) * Q + q
-    kk = 700 if KG > 700 else KG // 2  # the k drawn
+    kk = 700 if C * R * S > 700 else C * R * S // 2  # the k drawn
     c, rs = kk % C, kk // C
     r, s_ = rs // S, rs % S
     h, w = p - ph + r, q - pw + s_
-    addr = ((n * H + h) * W + w) * C + (c - c % 4)
-    tile_m, row_in_tile = m // BM, m % BM
-    tiles_n = (pr["k"] + BN - 1) // BN  # block b computes tile (b / tiles_n, b % tiles_n)
-    arows = threads // KQ
+    KQ = BK // 4
+    arows = 16 * (BM // TM) // KQ  # rows of A that the block's threads load at once
+    row_in_tile = m % BM
     l = row_in_tile // arows
     tid0 = (row_in_tile - l * arows) * KQ
-    tid = tid0 + (kk % BK) // 4
-    fig = new_figure(11.5, 6.6, f"Step 06: 6f gathers the rows of A straight from the NHWC "
+    return {"N": N, "C": C, "H": H, "W": W, "R": R, "S": S, "ph": ph, "pw": pw, "P": P, "Q": Q,
+            "KG": C * R * S, "BM": BM, "BK": BK, "BN": BN, "KQ": KQ, "n": n, "p": p, "q": q,
+            "m": m, "k0": kk - kk % 4, "c0": c - c % 4, "r": r, "s": s_, "h": h, "w": w,
+            "addr": ((n * H + h) * W + w) * C + (c - c % 4), "tile_m": m // BM,
+            "row_in_tile": row_in_tile, "tiles_n": (pr["k"] + BN - 1) // BN, "l": l,
+            "tid0": tid0, "tid": tid0 + (kk % BK) // 4}
+
+
+def caption_06_implicit_gather(k):
+    g = gather_example(k)
+    first = g["tile_m"] * g["tiles_n"]
+    return paragraph("""
+        6f builds no column buffer: the GEMM's A is virtual, N*P*Q x C*R*S = {rows:,} x
+        {g[KG]:,} on the HPC101 lab problem, and its loader reads each row straight from the
+        NHWC image x. (a) Row m = (n*P + p)*Q + q = {g[m]:,} is output pixel (n, p, q) =
+        ({g[n]}, {g[p]}, {g[q]}). Its k = (r*S + s)*C + c runs over R*S = {groups} groups of
+        C = {g[C]} channels, drawn as R rows of S groups like the window itself; a group whose
+        pixel falls outside the image (hatched) is zero padding. A tile of BK = {g[BK]} columns
+        lies inside one group (C % {g[BK]} == 0), and 4 neighbouring k are 4 contiguous
+        channels of one pixel: one float4. Each thread turns its row m into (n, p, q) once
+        (a_source_init): n = m / (P*Q) = {g[n]}, p = (m % (P*Q)) / Q = {g[p]}, q = m % Q =
+        {g[q]}, and the window's top-left corner is h0 = p*stride_h - pad_h = {h0},
+        w0 = q*stride_w - pad_w = {w0}. It turns k into (c, s, r) once too, then steps it by
+        BK = {g[BK]} with additions: kc += {g[BK]}; while (kc >= C) {{ kc -= C;
+        if (++ks == S) {{ ks = 0; ++kr; }} }}. The float4 at k = {g[k0]}..{k3} has
+        c = k % C = {g[c0]}..{c3}, s = (k / C) % S = {g[s]} and r = k / (C*S) = {g[r]}, so
+        h = h0 + r*dil_h = {g[h]}, w = w0 + s*dil_w = {g[w]}, and its address is
+        x + ((n*H + h)*W + w)*C + c = x + (({g[n]}*{g[H]} + {g[h]})*{g[W]} + {g[w]})*{g[C]} +
+        {g[c0]} = x + {g[addr]:,} (zeros instead when h or w falls outside the image). (b) The
+        image around (h, w) = ({g[p]}, {g[q]}): green, the {g[R]} x {g[S]} window of (p, q);
+        red, pixel ({g[h]}, {g[w]}), whose channels {g[c0]}..{c3} are that float4. Who loads
+        it: row m is row {g[row_in_tile]} of block-tile row {g[tile_m]:,} (BM = {g[BM]}); with
+        tiles_n = ceil(K / {g[BN]}) = {g[tiles_n]} that is {blocks}. {g[KQ]} neighbouring
+        threads load a row's {g[BK]} floats of a tile, a float4 each: threads
+        {g[tid0]}..{tid3}, thread {g[tid]} this float4 (its load l = {g[l]}).""",
+                     g=g, rows=g["N"] * g["P"] * g["Q"], groups=g["R"] * g["S"],
+                     h0=g["p"] - g["ph"], w0=g["q"] - g["pw"], k3=g["k0"] + 3, c3=g["c0"] + 3,
+                     tid3=g["tid0"] + g["KQ"] - 1,
+                     blocks=(f"blocks {fmt(first)}..{fmt(first + g['tiles_n'] - 1)}"
+                             if g["tiles_n"] > 1 else f"block {fmt(first)}"))
+
+
+@figure("06_implicit_gather", note="06_im2col_gemm.md",
+        section="6f: implicit GEMM - convolution without the column buffer",
+        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "RT_BN", "problem hpc101-nhwc"],
+        caption=caption_06_implicit_gather)
+def fig_06_implicit_gather(k):
+    """6f's gather: row m = (n, p, q) and k = (r*S + s)*C + c of the virtual A -> an x address."""
+    g = gather_example(k)
+    N, C, H, W, R, S, P, Q = (g[x] for x in ("N", "C", "H", "W", "R", "S", "P", "Q"))
+    n, p, q, h, w, c0, k0 = (g[x] for x in ("n", "p", "q", "h", "w", "c0", "k0"))
+    ph, pw = g["ph"], g["pw"]
+    fig = new_figure(10.5, 4.3, f"Step 06: 6f gathers the rows of A straight from the NHWC "
                      f"image, no column buffer\n(HPC101 lab problem: N = {N}, C = {C}, "
                      f"{H} x {W}, {R} x {S} filter, pad {ph}, so P x Q = {P} x {Q})")
-    # (a) the row of A
-    seg = 6.0  # drawing width of one (r, s) group of C channels
-    ax, bottom = canvas_below(fig, 0.85, 0.01, 0.98, (-0.5, R * S * seg + 0.5), (-1.2, 5.2),
-                              title=f"(a) row m = (n*P + p)*Q + q = {fmt(m)} of the virtual "
-                                    f"A ({fmt(N * P * Q)} x {fmt(KG)}): output pixel (n, p, q) "
-                                    f"= ({n}, {p}, {q})")
+    # (a) the row of A, drawn as R rows of S groups of C channels, like the window
+    seg, rowh, bh = 10.0, 3.5, 2.6  # a group's width, a row's pitch, a group's height
+    ax, _ = canvas_below(fig, 0.765, 0.01, 0.58, (-0.5, S * seg + 0.5), (-1.3, R * rowh + 1.2),
+                         title=f"(a) row m = {fmt(g['m'])} of the virtual A ({fmt(N * P * Q)} x "
+                               f"{fmt(g['KG'])}):\noutput pixel (n, p, q) = ({n}, {p}, {q})")
+    ax.text(0, -0.3, f"k = (r*S + s)*C + c: {R * S} groups of C = {C} channels", fontsize=8,
+            va="bottom")
     for j in range(R * S):
         rr, ss = j // S, j % S
         hh, ww = p - ph + rr, q - pw + ss
         pad = not (0 <= hh < H and 0 <= ww < W)
-        box(ax, j * seg, 0, seg, 2.0, "white" if pad else CHANNEL_COLORS[j % len(CHANNEL_COLORS)],
+        box(ax, ss * seg, rr * rowh, seg, bh,
+            "white" if pad else CHANNEL_COLORS[j % len(CHANNEL_COLORS)],
             hatch="///" if pad else None, ec="#888888" if pad else "#444444")
-        ax.text(j * seg + seg / 2, 1.0, f"(r, s) = ({rr}, {ss})\n" +
+        ax.text(ss * seg + seg / 2, rr * rowh + bh / 2,
+                f"(r, s) = ({rr}, {ss}),  k = {fmt(j * C)}..{fmt(j * C + C - 1)}\n" +
                 ("padding: zeros" if pad else f"x[{n}][{hh}][{ww}][0..{C - 1}]"), ha="center",
                 va="center", fontsize=7, zorder=5,
                 bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none") if pad else None)
-        ax.text(j * seg, 2.15, fmt(j * C), ha="center", va="top", fontsize=6.5, color="#555555")
-    ax.text(R * S * seg, 2.15, fmt(KG), ha="center", va="top", fontsize=6.5, color="#555555")
-    ax.text(0, -0.2, f"k = (r*S + s)*C + c: {R * S} groups of C = {C} channels. A tile of "
-            f"BK = {BK} columns lies inside one group (C % {BK} == 0); 4 neighbouring k are 4 "
-            f"contiguous channels of one pixel: one float4", fontsize=8, va="bottom")
-    xk = (rs + (c - c % 4) / C) * seg
-    ax.plot([xk + seg * 2 / C], [2.9], marker="^", color=COLORS["highlight"], ms=8)
-    ax.text(xk, 3.3, f"k = {kk - kk % 4}..{kk - kk % 4 + 3}: c = k % C = {c - c % 4}.."
-            f"{c - c % 4 + 3},  s = (k / C) % S = {s_},  r = k / (C*S) = {r}", ha="center",
-            va="top", fontsize=8, color=COLORS["highlight"])
+    xk = (g["s"] + c0 / C) * seg
+    ax.plot([xk + seg * 2 / C], [g["r"] * rowh + bh + 0.4], marker="^",
+            color=COLORS["highlight"], ms=7, zorder=6)
+    ax.text(0, R * rowh - 0.4, f"red: the float4 of k = {k0}..{k0 + 3}: c = {c0}..{c0 + 3}, "
+            f"s = {g['s']}, r = {g['r']}", fontsize=8, va="top", color=COLORS["highlight"])
     # (b) the image around (p, q)
     hs, ws = list(range(p - ph, p - ph + R + 1)), list(range(q - pw - 1, q - pw + S + 1))
-    ax2, _ = canvas_below(fig, bottom - 0.06, 0.05, 0.34, (-2.5, len(ws) * 3 + 0.5),
+    ax2, _ = canvas_below(fig, 0.765, 0.68, 0.27, (-2.5, len(ws) * 3 + 0.2),
                           (-1.5, len(hs) * 3 + 2.2),
-                          title=f"(b) image n = {n} of x[N][H][W][C] near (h, w) = ({p}, {q})")
+                          title=f"(b) image n = {n} of x[N][H][W][C]\nnear (h, w) = ({p}, {q})")
     for i, hh in enumerate(hs):
         ax2.text(-0.2, i * 3 + 1.2, f"h={hh}", ha="right", va="center", fontsize=7)
         for j, ww in enumerate(ws):
             inside = 0 <= hh < H and 0 <= ww < W
             box(ax2, j * 3, i * 3, 2.4, 2.4, "#f2f2f2" if not inside else COLORS["input"],
                 ec="#888888", hatch="///" if not inside else None, lw=0.5,
-                text=None if not inside else f"{C} floats", fs=6.5)
+                text=None if not inside else f"{C}\nfloats", fs=6.5)
             if i == 0:
                 ax2.text(j * 3 + 1.2, -0.2, f"w={ww}", ha="center", va="bottom", fontsize=7)
     i0, j0 = hs.index(p - ph), ws.index(q - pw)
@@ -257,27 +335,7 @@ def fig_06_implicit_gather(k):
             lw=2)
     ih, jw = hs.index(h), ws.index(w)
     outline(ax2, jw * 3, ih * 3, 2.4, 2.4, COLORS["highlight"], lw=2.2)
-    ax2.text(-2.4, len(hs) * 3 + 0.1, f"green: the {R} x {S} window of (p, q) = ({p}, {q}); "
-             f"hatched: zero padding\nred: pixel (h, w) = ({h}, {w}), whose channels "
-             f"{c - c % 4}..{c - c % 4 + 3} are the float4", ha="left", va="top", fontsize=7.5)
-    # (c) the arithmetic
-    note(fig, 0.43, bottom - 0.075,
-         f"Row m -> (n, p, q), once per thread (a_source_init):\n"
-         f"    n = m / (P*Q) = {n},  p = (m % (P*Q)) / Q = {p},  q = m % Q = {q}\n"
-         f"    top-left of the window: h0 = p*stride_h - pad_h = {p - ph},  "
-         f"w0 = q*stride_w - pad_w = {q - pw}\n\n"
-         f"k -> (c, s, r), once, then stepped by BK = {BK} with additions:\n"
-         f"    kc += {BK}; while (kc >= C) {{ kc -= C; if (++ks == S) {{ ks = 0; ++kr; }} }}\n\n"
-         f"The float4 at k = {kk - kk % 4}..{kk - kk % 4 + 3}:\n"
-         f"    h = h0 + r*dil_h = {h},  w = w0 + s*dil_w = {w}\n"
-         f"    x + ((n*H + h)*W + w)*C + c = x + (({n}*{H} + {h})*{W} + {w})*{C} + {c - c % 4}"
-         f" = x + {fmt(addr)}\n"
-         f"    (zeros instead when h or w falls outside the image)\n\n"
-         f"Who loads it: row m is row {row_in_tile} of block-tile row {fmt(tile_m)} "
-         f"(BM = {BM});\nwith tiles_n = ceil(K / {BN}) = {tiles_n} that is block"
-         f"{'s' if tiles_n > 1 else ''} {fmt(tile_m * tiles_n)}"
-         f"{'..' + fmt(tile_m * tiles_n + tiles_n - 1) if tiles_n > 1 else ''}. "
-         f"{KQ} neighbouring threads\nload a row's {BK} floats of a tile, a float4 each: "
-         f"threads {tid0}..{tid0 + KQ - 1},\nthread {tid} this float4 (its load l = {l}).",
-         fs=8.5)
+    ax2.text(-2.4, len(hs) * 3 + 0.1, f"green: the window of (p, q);  hatched: padding\n"
+             f"red: pixel ({h}, {w}), channels {c0}..{c0 + 3}", ha="left", va="top",
+             fontsize=7.5)
     return fig
