@@ -3,7 +3,7 @@
  * gemm_check.cu): the launch size, a division that stays 32-bit whenever it
  * can, and the convolution geometry passed to the kernels by value.
  *
- * All these kernels are grid-stride loops (seed 003's CUDA_KERNEL_LOOP) over a
+ * All these kernels are grid-stride loops (MXNet's CUDA_KERNEL_LOOP) over a
  * 64-bit index: the lab problem's column buffer has 1.47e9 floats (5.9 GB), and
  * a larger batch passes 2^31. Index decomposition uses 32-bit division whenever
  * both operands fit, which is almost always (a 64-bit division is a ~70
