@@ -127,7 +127,9 @@ def check_step_note(note, text, index, steps, fail):
         fail(f"{note}: shows fewer than two drawn figures (docs/figures/)")
     if "(sources.md" not in text:
         fail(f"{note}: does not cite docs/sources.md")
-    for block in re.findall(r"```(?:sh|bash)?\n(.*?)```", text, flags=re.DOTALL):
+    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.DOTALL):
+        if lang not in ("", "sh", "bash"):
+            continue
         for m in re.finditer(r"--(?:csv|json)\s+(\S+)", block):
             if not m.group(1).startswith(("/tmp/", "$TMPDIR", "${TMPDIR", "\"$TMPDIR", "scratch/")):
                 fail(f"{note}: a command writes {m.group(1)}; run-it commands write to /tmp")
