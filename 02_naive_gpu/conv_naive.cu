@@ -38,6 +38,7 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
                                             const float *__restrict__ w, const naive_shape *sh,
                                             int n, int k, int p, int q)
 {
+    /* excerpt: conv_point loops */
     const float *xn = x + n * sh->xs_n;
     const float *wk = w + k * sh->ws_k;
     const int h0 = p * sh->stride_h - sh->pad_h; /* top-left corner of the window */
@@ -60,6 +61,7 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
         }
     }
     return acc;
+    /* excerpt end: conv_point loops */
 }
 
 /* Version 1: the grid-stride loop. Thread i computes outputs i, i + G, i + 2G,
@@ -72,6 +74,7 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
 __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                     float *__restrict__ y, naive_shape sh)
 {
+    /* excerpt: grid-stride loop */
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < sh.total; i += step) {
         int n, k, p, q;
@@ -87,6 +90,7 @@ __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__
         }
         y[i] = conv_point(x, w, &sh, n, k, p, q);
     }
+    /* excerpt end: grid-stride loop */
 }
 
 /* Version 2: a 2D block of 16x16 threads covers a 16x16 patch of one output
@@ -99,6 +103,7 @@ __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__
 __global__ void conv2d_naive_2d_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                        float *__restrict__ y, naive_shape sh)
 {
+    /* excerpt: 2d mapping */
     const int q = blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= sh.q)
         return; /* no barrier in this kernel, so an early exit is safe */
@@ -109,6 +114,7 @@ __global__ void conv2d_naive_2d_kernel(const float *__restrict__ x, const float 
             y[n * sh.ys_n + k * sh.ys_k + p * sh.ys_p + q * sh.ys_q] =
                 conv_point(x, w, &sh, n, k, p, q);
         }
+    /* excerpt end: 2d mapping */
 }
 
 extern "C" conv_status conv2d_naive_check(const conv_params *p, conv_msg *msg)
