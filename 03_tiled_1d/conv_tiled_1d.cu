@@ -22,9 +22,11 @@
 #include "conv_cuda.h"
 #include "conv_params.h"
 
+/* excerpt: mask-constant */
 /* The mask: every thread of a warp reads the same mask[j] at the same time,
  * and the constant cache broadcasts one value to all 32 lanes in one go. */
 __constant__ float conv1d_mask[CONV1D_CONST_FLOATS];
+/* excerpt end: mask-constant */
 
 /* The mask width last uploaded (host side): a launch with another width
  * would read stale constants, so it is refused. */
@@ -36,6 +38,7 @@ static int uploaded_mask_width = 0;
 __global__ void conv1d_naive_kernel(const float *__restrict__ x, float *__restrict__ y,
                                     long long width, int mask_width)
 {
+    /* excerpt: naive-kernel */
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= width)
         return;
@@ -47,6 +50,7 @@ __global__ void conv1d_naive_kernel(const float *__restrict__ x, float *__restri
             acc += x[k] * conv1d_mask[j];
     }
     y[i] = acc;
+    /* excerpt end: naive-kernel */
 }
 
 /* Naive x4: still every tap from global memory, but with the thread mapping
@@ -63,6 +67,7 @@ __global__ void conv1d_naive_x4_kernel(const float *__restrict__ x, float *__res
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r)
         acc[r] = 0.0f;
+    /* excerpt: naive-x4-loop */
     for (int j = 0; j < mask_width; ++j) {
         const float m = conv1d_mask[j];
 #pragma unroll
@@ -72,6 +77,7 @@ __global__ void conv1d_naive_x4_kernel(const float *__restrict__ x, float *__res
                 acc[r] += x[k] * m;
         }
     }
+    /* excerpt end: naive-x4-loop */
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r) {
         const long long i = (long long)blockIdx.x * CONV1D_TILE + r * CONV1D_THREADS + threadIdx.x;
@@ -93,6 +99,7 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
                                        long long width, int mask_width)
 {
     extern __shared__ float tile_s1[]; /* CONV1D_TILE + mask_width - 1 floats */
+    /* excerpt: s1-load */
     const long long out0 = (long long)blockIdx.x * CONV1D_TILE;
     const long long in0 = out0 - mask_width / 2; /* global index of tile_s1[0] */
     const int n_in = CONV1D_TILE + mask_width - 1;
@@ -111,12 +118,14 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
         tile_s1[j] = (g >= 0 && g < width) ? x[g] : 0.0f;
     }
     __syncthreads();
+    /* excerpt end: s1-load */
     /* The four outputs advance together, in four independent accumulators:
      * each mask value is read once and used four times. On sm_90 the uniform
      * index j makes mask[j] a ULDC (a load on the uniform datapath); with one
      * output at a time, one ULDC per two FMAs, this kernel took 29.9 ms at
      * width 2^26 and mask 255 on an H100, against 2.1 ms now. Outputs past the
      * end read zeros from the tile and are not stored. */
+    /* excerpt: s1-compute */
     float acc[CONV1D_PER_THREAD];
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r)
@@ -127,6 +136,7 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
         for (int r = 0; r < CONV1D_PER_THREAD; ++r) /* consecutive threads: no bank conflict */
             acc[r] += tile_s1[r * CONV1D_THREADS + threadIdx.x + j] * m;
     }
+    /* excerpt end: s1-compute */
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r) {
         const long long i = out0 + r * CONV1D_THREADS + threadIdx.x;
@@ -145,6 +155,7 @@ __global__ void conv1d_tiled_s2_kernel(const float *__restrict__ x, float *__res
                                        long long width, int mask_width)
 {
     extern __shared__ float tile_s2[]; /* blockDim.x floats */
+    /* excerpt: s2-kernel */
     const long long out0 = (long long)blockIdx.x * CONV1D_S2_TILE;
     const long long g = out0 - mask_width / 2 + threadIdx.x;
     tile_s2[threadIdx.x] = (g >= 0 && g < width) ? x[g] : 0.0f;
@@ -156,6 +167,7 @@ __global__ void conv1d_tiled_s2_kernel(const float *__restrict__ x, float *__res
             acc += tile_s2[t + j] * conv1d_mask[j];
         y[out0 + t] = acc;
     }
+    /* excerpt end: s2-kernel */
 }
 
 /* Strategy 3: the block covers the output tile and loads only its core
@@ -180,6 +192,7 @@ __global__ void conv1d_tiled_s3_kernel(const float *__restrict__ x, float *__res
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r)
         acc[r] = 0.0f;
+    /* excerpt: s3-compute */
     for (int j = 0; j < mask_width; ++j) {
         const float m = conv1d_mask[j];
 #pragma unroll
@@ -195,6 +208,7 @@ __global__ void conv1d_tiled_s3_kernel(const float *__restrict__ x, float *__res
             acc[r] += v * m;
         }
     }
+    /* excerpt end: s3-compute */
 #pragma unroll
     for (int r = 0; r < CONV1D_PER_THREAD; ++r) {
         const long long i = out0 + r * CONV1D_THREADS + threadIdx.x;
