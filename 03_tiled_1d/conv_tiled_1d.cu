@@ -121,10 +121,11 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
     /* excerpt end: s1-load */
     /* The four outputs advance together, in four independent accumulators:
      * each mask value is read once and used four times. On sm_90 the uniform
-     * index j makes mask[j] a ULDC (a load on the uniform datapath); with one
-     * output at a time, one ULDC per two FMAs, this kernel took 29.9 ms at
-     * width 2^26 and mask 255 on an H100, against 2.1 ms now. Outputs past the
-     * end read zeros from the tile and are not stored. */
+     * index j makes mask[j] a ULDC (a load on the uniform datapath), one per
+     * four FMAs; with one output at a time there would be one per two FMAs,
+     * and the loads, not the FMAs, would set the pace for wide masks (see
+     * docs/03_tiled_1d.md, "Going further"). Outputs past the end read zeros
+     * from the tile and are not stored. */
     /* excerpt: s1-compute */
     float acc[CONV1D_PER_THREAD];
 #pragma unroll
