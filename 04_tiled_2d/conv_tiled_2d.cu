@@ -46,6 +46,7 @@ __global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__res
                                        int H, int W, int R, int S, int pad_h, int pad_w, int P,
                                        int Q)
 {
+    /* excerpt: s2-body */
     extern __shared__ float tile[]; /* (TILE + R - 1) x (TILE + S - 1), pitch blockDim.x */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int in_w = blockDim.x;
@@ -64,6 +65,7 @@ __global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__res
         }
         __syncthreads(); /* the tile is overwritten by the next image */
     }
+    /* excerpt end: s2-body */
 }
 
 /* Step r of strategy 1's sliding window (j = r mod ROWS, a compile-time
@@ -71,6 +73,7 @@ __global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__res
  * r + ROWS - 1 into the register that held row r - 1, then add row r + v
  * times M[r][s] to output v. The window is a ring of registers whose slots
  * are all fixed at compile time, so sliding it costs no moves. */
+/* excerpt: s1-window-step */
 template <int ROWS>
 __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[ROWS],
                                                const float *col, int in_w, int S, int s, int r,
@@ -82,6 +85,7 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
     for (int v = 0; v < ROWS; ++v)
         acc[v] += buf[(j + v) % ROWS] * m;
 }
+/* excerpt end: s1-window-step */
 
 /* ---------------------------------------------------------------------------
  * Strategy 1: the block covers the OUTPUT tile, TILE_W x TILE_H outputs with
@@ -98,15 +102,15 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
  * multiply-adds with one mask value. Loads per multiply-add drop from 1 to
  * (R + ROWS - 1) / (R * ROWS), e.g. 0.19 for R = 13, ROWS = 8. A warp reads
  * 32 consecutive floats of one tile row: no bank conflicts.
- * Measured on an H100 (2000x2000, 13x13, bench/results/04_hpc101.csv): ROWS =
- * 16 takes 0.085 ms (4.6x cuDNN), ROWS = 4 0.107 ms, the lecture's ROWS = 1
- * 1.50 ms. A first version slid the window by copying registers
- * (win[v] = win[v+1]) in a runtime loop: about as many instructions, but with
- * ROWS = 4 it took 0.51 ms, its schedulers mostly idle (FMA pipe 7 % busy in
- * ncu). The ring of fixed slots (s1_window_step), unrolled by ROWS, lets the
- * compiler issue a chunk's shared loads together ahead of their uses.
- * ROWS = 8 is an unexplained outlier (0.24 ms; 0.18 ms in the copying
- * version): see docs/04_tiled_2d.md. */
+ * Measured on an H100 (2000x2000, 13x13; the numbers and their spread are in
+ * docs/04_tiled_2d.md): ROWS = 4 and ROWS = 16 are the fast configurations,
+ * well ahead of cuDNN; the lecture's ROWS = 1 is several times slower than
+ * cuDNN. A window slid by copying registers (win[v] = win[v+1]) in a runtime
+ * loop executed about as many instructions but ran several times slower with
+ * ROWS = 4, its schedulers mostly idle. The ring of fixed slots
+ * (s1_window_step), unrolled by ROWS, lets the compiler issue a chunk's
+ * shared loads together ahead of their uses. ROWS = 8 is an unexplained
+ * outlier between ROWS = 1 and ROWS = 4: see docs/04_tiled_2d.md. */
 /* On sm_120 ptxas, left without a blocks-per-SM hint, held the ROWS = 16
  * version to 72 registers and spilled 12 bytes; the hint "1 block" lifts that
  * limit there. Elsewhere the kernel compiles without the hint, as measured. */
@@ -121,24 +125,29 @@ __global__ void S1_LAUNCH_BOUNDS(TILE_W *(TILE_H / ROWS))
     conv2d_tiled_s1_kernel(const float *__restrict__ x, float *__restrict__ y, int N, int H, int W,
                            int R, int S, int pad_h, int pad_w, int P, int Q)
 {
+    /* excerpt: s1-indices */
     constexpr int BLOCK_Y = TILE_H / ROWS;
     extern __shared__ float tile[]; /* (TILE_H + R - 1) x (TILE_W + S - 1) */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int in_h = TILE_H + R - 1, in_w = TILE_W + S - 1;
     const int p0 = blockIdx.y * TILE_H, q0 = blockIdx.x * TILE_W;
     const int base = ty * ROWS; /* first tile row of this thread's outputs */
+    /* excerpt end: s1-indices */
     for (int n = blockIdx.z; n < N; n += gridDim.z) {
         const float *img = x + (size_t)n * H * W;
+        /* excerpt: s1-load */
         /* The multi-step load: the block walks over the input tile. */
         for (int ir = ty; ir < in_h; ir += BLOCK_Y)
             for (int ic = tx; ic < in_w; ic += TILE_W)
                 tile[ir * in_w + ic] = load_or_zero(img, H, W, p0 - pad_h + ir, q0 - pad_w + ic);
         __syncthreads();
+        /* excerpt end: s1-load */
 
         float acc[ROWS];
 #pragma unroll
         for (int v = 0; v < ROWS; ++v)
             acc[v] = 0.0f;
+        /* excerpt: s1-ring */
         for (int s = 0; s < S; ++s) {
             const float *col = tile + base * in_w + tx + s; /* tile[base][tx + s] */
             float buf[ROWS]; /* the window: tile row base + i lives in buf[i % ROWS] */
@@ -156,6 +165,7 @@ __global__ void S1_LAUNCH_BOUNDS(TILE_W *(TILE_H / ROWS))
                 if (r0 + j < R)
                     s1_window_step<ROWS>(acc, buf, col, in_w, S, s, r0 + j, j);
         }
+        /* excerpt end: s1-ring */
         const int q = q0 + tx;
 #pragma unroll
         for (int v = 0; v < ROWS; ++v) {
@@ -189,6 +199,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
         core[ty][tx] = load_or_zero(img, H, W, row_o, col_o);
         __syncthreads();
         if (row_o < P && col_o < Q) {
+            /* excerpt: s3-core-or-halo */
             float acc = 0.0f;
             for (int r = 0; r < R; ++r) {
                 const int ir = row_o - pad_h + r;
@@ -205,6 +216,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
                     acc += v * c_weights[r * S + s];
                 }
             }
+            /* excerpt end: s3-core-or-halo */
             y[(size_t)n * P * Q + (size_t)row_o * Q + col_o] = acc;
         }
         __syncthreads(); /* the core is overwritten by the next image */
@@ -243,6 +255,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
 #pragma unroll
         for (int kk = 0; kk < KB; ++kk)
             acc[kk] = 0.0f;
+        /* excerpt: mc-channel-loop */
         for (int c = 0; c < C; ++c) {
             const float *img = x + ((size_t)n * C + c) * H * W;
             for (int ir = ty; ir < in_h; ir += TILE_H)
@@ -268,6 +281,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
             }
             __syncthreads(); /* the tile is overwritten by the next channel */
         }
+        /* excerpt end: mc-channel-loop */
         const int p = p0 + ty, q = q0 + tx;
         if (p < P && q < Q) {
 #pragma unroll

@@ -98,12 +98,14 @@ static const char *strategy_name(conv_tiled_strategy strategy)
     return "?";
 }
 
+/* excerpt: mc-weights-rule */
 int conv2d_tiled_mc_weights_in_constant(const conv_params *p, conv_tiled_weights weights)
 {
     if (weights == CONV_TILED_WEIGHTS_GLOBAL)
         return 0;
     return (double)p->k * p->c * p->r * p->s <= CONV_TILED_CONST_FLOATS;
 }
+/* excerpt end: mc-weights-rule */
 
 conv_status conv2d_tiled_check(const conv_tiled_choice *choice, const conv_params *p, conv_msg *msg)
 {
