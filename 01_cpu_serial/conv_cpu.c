@@ -19,11 +19,13 @@ static conv_strides strides_of(const conv_params *p)
     size_t C = p->c, H = p->h, W = p->w, K = p->k, R = p->r, S = p->s;
     size_t P = conv_out_h(p), Q = conv_out_w(p);
     conv_strides st;
+    /* excerpt: strides_of */
     if (p->layout == CONV_LAYOUT_NHWC) { /* x[N][H][W][C], w[R][S][C][K], y[N][P][Q][K] */
         st = (conv_strides){H * W * C, 1, W * C, C, 1, K, S * C * K, C * K, P * Q * K, 1, Q * K, K};
     } else { /* x[N][C][H][W], w[K][C][R][S], y[N][K][P][Q] */
         st = (conv_strides){C * H * W, H * W, W, 1, C * R * S, R * S, S, 1, K * P * Q, P * Q, Q, 1};
     }
+    /* excerpt end: strides_of */
     return st;
 }
 
@@ -43,6 +45,7 @@ static void conv_row(const conv_params *p, const float *x, const float *w, float
 {
     const conv_strides st = strides_of(p);
     int Q = conv_out_w(p);
+    /* excerpt: conv_row */
     for (int ow = 0; ow < Q; ++ow) {
         float acc = 0.0f;
         for (int ic = 0; ic < p->c; ++ic)
@@ -61,6 +64,7 @@ static void conv_row(const conv_params *p, const float *x, const float *w, float
             }
         y[n * st.y_n + oc * st.y_k + oh * st.y_p + ow * st.y_q] = acc;
     }
+    /* excerpt end: conv_row */
 }
 
 conv_status conv2d_cpu_serial(const conv_params *p, const float *h_x, const float *h_w, float *h_y,
@@ -70,10 +74,12 @@ conv_status conv2d_cpu_serial(const conv_params *p, const float *h_x, const floa
     if (status != CONV_OK)
         return status;
     int P = conv_out_h(p);
+    /* excerpt: serial loops */
     for (int n = 0; n < p->n; ++n)
         for (int oc = 0; oc < p->k; ++oc)
             for (int oh = 0; oh < P; ++oh)
                 conv_row(p, h_x, h_w, h_y, n, oc, oh);
+    /* excerpt end: serial loops */
     return CONV_OK;
 }
 
@@ -83,6 +89,7 @@ conv_status conv2d_cpu_openmp(const conv_params *p, const float *h_x, const floa
     conv_status status = check_args(p, h_x, h_w, h_y, msg);
     if (status != CONV_OK)
         return status;
+    /* excerpt: openmp rows */
     long long P = conv_out_h(p), rows = (long long)p->n * p->k * P;
 #pragma omp parallel for schedule(static)
     for (long long row = 0; row < rows; ++row) {
@@ -91,6 +98,7 @@ conv_status conv2d_cpu_openmp(const conv_params *p, const float *h_x, const floa
         int n = (int)(row / P / p->k);
         conv_row(p, h_x, h_w, h_y, n, oc, oh);
     }
+    /* excerpt end: openmp rows */
     return CONV_OK;
 }
 

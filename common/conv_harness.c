@@ -193,6 +193,7 @@ conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv c
     memset(res, 0, sizeof *res);
     size_t ny = conv_output_elems(&pb->p);
     host_run run = {pb, conv};
+    /* excerpt: poison, run, check the canary */
     conv_canary_fill(pb->h_y + ny, CONV_CANARY_FLOATS); /* re-armed after a row that broke it */
     conv_fill_nan(pb->h_y, ny);
     conv_status st = conv_time_cpu(run_host, &run, warmup, repeat, &res->timing, msg);
@@ -200,6 +201,7 @@ conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv c
         return st;
     res->canary_bad = conv_host_canary_check(pb->h_y, ny);
     judge(pb, res, 1.0);
+    /* excerpt end: poison, run, check the canary */
     return CONV_OK;
 }
 

@@ -21,6 +21,7 @@ void conv_params_set_same_padding(conv_params *p)
 }
 
 /* One axis of the output-size formula, in 64 bits so that no input overflows. */
+/* excerpt: out_extent */
 static long long out_extent(int in, int filt, int pad, int stride, int dil)
 {
     long long span = (long long)dil * (filt - 1) + 1;
@@ -29,6 +30,7 @@ static long long out_extent(int in, int filt, int pad, int stride, int dil)
         return 0;
     return (padded - span) / stride + 1;
 }
+/* excerpt end: out_extent */
 
 int conv_out_h(const conv_params *p)
 {

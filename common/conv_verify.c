@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* excerpt: conv_gamma */
 double conv_gamma(size_t n)
 {
     const double u = ldexp(1.0, -24);
     double nu = (double)n * u;
     return nu >= 1.0 ? INFINITY : nu / (1.0 - nu);
 }
+/* excerpt end: conv_gamma */
 
 conv_verify_opts conv_verify_exact(void)
 {
@@ -82,9 +84,11 @@ void conv_report_add(conv_verify_report *rep, size_t index, double got, double w
                      int exact)
 {
     rep->checked++;
+    /* excerpt: verdict of one output */
     int finite = isfinite(got);
     double err = fabs(got - want);
     int bad = !finite || (exact ? got != want : err > tol);
+    /* excerpt end: verdict of one output */
     if (!finite)
         rep->nan_count++;
     if (finite) {
@@ -120,10 +124,12 @@ static void locate_first(const conv_params *p, conv_verify_report *rep)
                            &rep->first_q);
 }
 
+/* excerpt: tolerance */
 static double tolerance(conv_verify_opts opts, size_t depth, double abs_sum)
 {
     return opts.bound_factor * conv_gamma(depth) * abs_sum;
 }
+/* excerpt end: tolerance */
 
 conv_verify_report conv_verify_full(const conv_params *p, const float *x, const float *w,
                                     const float *got, conv_verify_opts opts)

@@ -220,6 +220,7 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     uint64_t seed = conv_rng_hash(0x5eed, nx * 31 + nw * 7 + ny);
     char label[CONV_MSG_LEN];
 
+    /* excerpt: exact then bound */
     /* 1. small integers: exact against the host reference (step 01) */
     conv_fill_small_int(pb.h_x, nx, seed, -3, 3);
     conv_fill_small_int(pb.h_w, nw, seed + 1, -3, 3);
@@ -236,6 +237,7 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     rep = conv_verify_full(p, pb.h_x, pb.h_w, pb.h_y, conv_verify_bound(1.0));
     snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", row->name);
     CONV_ASSERT_REPORT(rep, label, p);
+    /* excerpt end: exact then bound */
 
     conv_host_free(want);
     conv_gpu_problem_destroy(&pb);
