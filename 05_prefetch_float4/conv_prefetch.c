@@ -148,6 +148,7 @@ static void plan_5b(const conv_params *p, size_t smem_limit, conv_prefetch_plan 
     pl->tile_stride = round4(pl->bw + p->s - 1) + 8;
     const int kcp = round4(kc), rs = p->r * p->s;
 
+    /* excerpt: 5b-block-height */
     int best_t = 1;
     long long best_score = LLONG_MAX;
     for (int t = 1; t * pl->tx <= 256; ++t) {
@@ -165,6 +166,7 @@ static void plan_5b(const conv_params *p, size_t smem_limit, conv_prefetch_plan 
             best_t = t;
         }
     }
+    /* excerpt end: 5b-block-height */
     pl->ty = best_t;
     pl->bh = best_t;
     pl->col_blocks = (Q + pl->bw - 1) / pl->bw;

@@ -43,6 +43,7 @@
  * warp each) keeps the 128 registers without the spill from sm_80 on; on
  * Turing the 5x5 version then spills, so there it promises 12 (up to 170
  * registers). scripts/check-device-code.sh checks every architecture. */
+/* excerpt: 5a-launch-bounds */
 #if __CUDA_ARCH__ >= 800 || !defined(__CUDA_ARCH__)
 #define PREFETCH_5A_MIN_BLOCKS 16
 #else
@@ -53,6 +54,7 @@ template <int F, int KC>
 __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
     conv2d_prefetch_5a_kernel(const float *__restrict__ x, const float *__restrict__ w,
                               float *__restrict__ y, prefetch_args a)
+/* excerpt end: 5a-launch-bounds */
 {
     constexpr int KCP = KC == 1 ? 1 : (KC + 3) / 4 * 4;
     constexpr int ITEMS = PREFETCH_5A_ITEMS;
@@ -70,11 +72,13 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
     const int n = b / a.row_blocks;
 
     /* edge-block resizing: the last block takes the remainder too */
+    /* excerpt: edge-blocks */
     const int ox0 = bx * CONV_PREFETCH_5A_BW, oy0 = by * CONV_PREFETCH_5A_BH;
     const int ocols = bx == a.col_blocks - 1 ? a.q - ox0 : CONV_PREFETCH_5A_BW;
     const int orows = by == a.row_blocks - 1 ? a.p - oy0 : CONV_PREFETCH_5A_BH;
     const tile_geom g =
         tile_make(oy0 - a.pad_h, ox0 - a.pad_w, orows + R - 1, ocols + S - 1, a.tile_stride);
+    /* excerpt end: edge-blocks */
 
     const int in_floats = a.tile_rows * a.tile_stride;
     const int w_floats = R * S * KCP;
@@ -102,6 +106,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                 acc[i][j][k] = 0.0f;
 
     int c = 0, chunk = 0;
+    /* excerpt: 5a-issue-next */
     for (int t = 0; t < steps; ++t) {
         const int cur = t & 1;
         const bool more = t + 1 < steps;
@@ -113,6 +118,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
             weights_fetch_async(s_w + (cur ^ 1) * w_floats, w, a.c, R * S, c1, chunk1 * KC,
                                 min(KC, a.k - chunk1 * KC), KCP, tid, nt);
         }
+        /* excerpt end: 5a-issue-next */
 
         const float *in = s_in + cur * in_floats;
         const float *ws = s_w + cur * w_floats;
@@ -123,6 +129,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                 const int oy = ty + i * CONV_PREFETCH_5A_BH, ox = tx + j * CONV_PREFETCH_5A_BW;
                 if (oy >= orows || ox >= ocols)
                     continue;
+                /* excerpt: 5a-taps */
                 const float *ip = in + oy * a.tile_stride + 4 + ox;
 #pragma unroll(F > 0 ? F : 1)
                 for (int r = 0; r < (F > 0 ? F : R); ++r) {
@@ -150,6 +157,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                             acc[i][j][k] = fmaf(xv, wv[k], acc[i][j][k]);
                     }
                 }
+                /* excerpt end: 5a-taps */
             }
         }
 
@@ -169,12 +177,14 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                     }
                 }
         }
+        /* excerpt: 5a-park-next */
         if (more) {
             tile_commit<ITEMS>(stage, soff, s_in + (cur ^ 1) * in_floats, next, a.h, a.w_, &g, tid,
                                nt);
             cp_async_wait_all();
         }
         __syncthreads();
+        /* excerpt end: 5a-park-next */
         c = c1;
         chunk = chunk1;
     }

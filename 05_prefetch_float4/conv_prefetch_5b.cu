@@ -47,6 +47,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
     constexpr int KCP = (KC + 3) / 4 * 4;
     if (F > 0) {
         /* the input segment of one filter row, rounded up to whole float4 */
+        /* excerpt: 5b-filter-row */
         constexpr int V = (OW + F - 1 + 3) / 4 * 4;
         /* the row loop is unrolled while the body stays under about 2000 FMAs
          * per channel: unrolling the 3136 of 7x7 x 16 channels x 4 outputs
@@ -82,6 +83,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
                         acc[k][j] = fmaf(v[j + s], wv[k], acc[k][j]);
             }
         }
+        /* excerpt end: 5b-filter-row */
     } else {
         for (int r = 0; r < R; ++r) {
             const float *row = in + r * stride;
@@ -124,6 +126,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
 /* That cap fits Hopper and Blackwell; on Turing and Ampere ptxas cannot keep
  * the 64 accumulators in 128 registers without spilling (132 to 268 bytes),
  * so there the cap is lifted (one block of 256 threads per SM promised). */
+/* excerpt: 5b-launch-bounds */
 #if __CUDA_ARCH__ >= 900 || !defined(__CUDA_ARCH__)
 #define PREFETCH_5B_MIN_BLOCKS_KC16 2
 #else
@@ -134,6 +137,7 @@ template <int F, int KC, int OW>
 __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 1)
     conv2d_prefetch_5b_kernel(const float *__restrict__ x, const float *__restrict__ w,
                               float *__restrict__ y, prefetch_args a)
+/* excerpt end: 5b-launch-bounds */
 {
     constexpr int KCP = (KC + 3) / 4 * 4;
     constexpr int ITEMS = KC == 16 ? 2 : PREFETCH_5B_ITEMS;

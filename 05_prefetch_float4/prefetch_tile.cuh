@@ -102,6 +102,7 @@ __device__ __forceinline__ tile_geom tile_make(int gy0, int gx0, int rows, int c
 __device__ __forceinline__ float4 tile_fetch(const float *__restrict__ plane, int H, int W,
                                              const tile_geom *g, int i, int *soff)
 {
+    /* excerpt: tile-fetch */
     const int row = i / g->ppr;
     const int piece = i - row * g->ppr;
     const int gy = g->gy0 + row;
@@ -127,6 +128,7 @@ __device__ __forceinline__ float4 tile_fetch(const float *__restrict__ plane, in
     }
     *soff = row * g->stride + 4 - shift + 4 * piece;
     return v;
+    /* excerpt end: tile-fetch */
 }
 
 __device__ __forceinline__ void tile_put(float *s, int soff, float4 v)
@@ -179,6 +181,7 @@ __device__ __forceinline__ void tile_commit(const float4 (&v)[ITEMS], const int 
  * as correct but not asynchronous: the thread waits for the load at the store,
  * so the next channel's weights are no longer fetched in the shadow of the
  * current channel's arithmetic (the input tile still is, through registers). */
+/* excerpt: cp-async */
 __device__ __forceinline__ void cp_async_f32(float *smem_dst, const float *gmem_src)
 {
 #if __CUDA_ARCH__ >= 800
@@ -188,6 +191,7 @@ __device__ __forceinline__ void cp_async_f32(float *smem_dst, const float *gmem_
     *smem_dst = __ldg(gmem_src);
 #endif
 }
+/* excerpt end: cp-async */
 
 __device__ __forceinline__ void cp_async_commit(void)
 {
