@@ -64,6 +64,7 @@ __global__ void __launch_bounds__(RT_THREADS)
             bs[kk][cc] = (k0 + kk < k && col < n) ? b[(size_t)(k0 + kk) * n + col] : 0.0f;
         }
         __syncthreads();
+        /* excerpt: 6c register tile */
 #pragma unroll
         for (int kk = 0; kk < RT_BK; ++kk) {
             float fa[RT_TM], fb[RT_TN];
@@ -79,6 +80,7 @@ __global__ void __launch_bounds__(RT_THREADS)
                 for (int j = 0; j < RT_TN; ++j)
                     acc[i][j] += fa[i] * fb[j];
         }
+        /* excerpt end: 6c register tile */
         __syncthreads();
     }
 #pragma unroll

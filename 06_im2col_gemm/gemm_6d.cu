@@ -114,6 +114,7 @@ static __device__ __forceinline__ void load_fragments(float fa[8], float fb[8],
                                                       const float (*bs)[RT_BN], int kk, int ty,
                                                       int tx)
 {
+    /* excerpt: 6d fragments */
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
         float4 v = *reinterpret_cast<const float4 *>(&as[kk][64 * s + ty * 4]);
@@ -123,6 +124,7 @@ static __device__ __forceinline__ void load_fragments(float fa[8], float fb[8],
     float4 b1 = *reinterpret_cast<const float4 *>(&bs[kk][64 + tx * 4]);
     fb[0] = b0.x, fb[1] = b0.y, fb[2] = b0.z, fb[3] = b0.w;
     fb[4] = b1.x, fb[5] = b1.y, fb[6] = b1.z, fb[7] = b1.w;
+    /* excerpt end: 6d fragments */
 }
 
 /* The outer product of the fragments: 64 FMAs. */

@@ -91,6 +91,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
 {
     int kidx = k0 + kq;
     if (IMPLICIT && VEC) {
+        /* excerpt: 6f gather */
         /* C % 4 == 0: the 4 values share (r, s) and are contiguous in x. */
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (INSIDE || (src.row_ok && kidx < k)) {
@@ -112,6 +113,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
                 ++src.kr;
             }
         }
+        /* excerpt end: 6f gather */
     } else if (IMPLICIT) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -328,11 +330,13 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     int brow = tid / TPR, bcol = (tid % TPR) * 4; /* and its B row and first column */
     a_source src[LA];
     int acol[LA]; /* A^T column of each of this thread's rows, swizzled: kq .. kq+3 share k & 8 */
+    /* excerpt: 6e swizzled column */
 #pragma unroll
     for (int l = 0; l < LA; ++l) {
         src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * AROWS, kq);
         acol[l] = (tid / KQ + l * AROWS) ^ (kq & 8);
     }
+    /* excerpt end: 6e swizzled column */
     /* Tiles that lie wholly inside K, in a block whose 128 columns lie inside
      * N, are loaded without guards: B through one pointer stepped by BK rows
      * (its LB loads are immediate offsets from it), A from the clamped rows. */
@@ -362,6 +366,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
      * second loop the rest (the edge blocks, and the last tile or two). */
     int ntiles = (k + BK - 1) / BK;
     int buf = 0, t = 0;
+    /* excerpt: 6e lean loop */
     for (; t + 1 < inside_tiles; ++t) {
         b_next += (size_t)BK * n;
 #pragma unroll
@@ -377,6 +382,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         __syncthreads();
         buf ^= 1;
     }
+    /* excerpt end: 6e lean loop */
     for (; t < ntiles; ++t) {
         int has_next = t + 1 < ntiles;
         if (has_next) {

@@ -60,6 +60,7 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
         int h0 = (int)op * g.stride_h - g.pad_h, w0 = (int)oq * g.stride_w - g.pad_w;
         const float *image = x + img * g.h * g.w * g.c + cg * V;
         float *dst = col + row * rsc + cg * V;
+        /* excerpt: im2col nhwc window */
         for (int r = 0; r < g.r; ++r) {
             int h = h0 + r * g.dil_h;
             for (int s = 0; s < g.s; ++s) {
@@ -76,6 +77,7 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
                 dst += g.c;
             }
         }
+        /* excerpt end: im2col nhwc window */
     }
 }
 
