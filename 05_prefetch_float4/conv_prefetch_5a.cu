@@ -187,6 +187,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
         // TODO(exercise 05-prefetch): step t + 1's input pieces into the other input buffer
         // (tile_commit), its weight copies complete (cp_async_wait_all), then the one barrier
         // of the step.
+        (void)more, (void)next;
            exercise 05-prefetch end */
         c = c1;
         chunk = chunk1;

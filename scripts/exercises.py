@@ -71,6 +71,10 @@ def main(argv):
     p.add_argument("--no-check", action="store_true", help="leave out check --cpu")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
+    if args.command != "grade" and os.path.exists(os.path.join(ROOT, tree.TREE_INFO)):
+        print(f"{args.command}: this is a student tree (it has {tree.TREE_INFO}); "
+              f"{args.command} works on the solution tree", file=sys.stderr)
+        return 2
 
     if args.command == "make":
         try:
