@@ -48,16 +48,23 @@ def measure(build_dir, perf, runs):
     if key not in runs:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "rows.json")
-            p = subprocess.run(cmd + ["--json", out], capture_output=True, text=True)
+            try:
+                p = subprocess.run(cmd + ["--json", out], capture_output=True, text=True,
+                                   timeout=600)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                rc = "timed out"
             rows = []
             if os.path.exists(out):
                 with open(out) as f:
                     doc = json.load(f)
                 rows = [r for prob in doc.get("problems", []) for r in prob["rows"]]
-            runs[key] = (rows, p.returncode)
+            runs[key] = (rows, rc)
     rows, rc = runs[key]
     row = [r for r in rows if r["version"] == perf["row"]]
-    ref = [r for r in rows if r["version"].startswith(perf["reference"])]
+    # The reference by its name, or by the start of it (cuDNN's row names its algorithm).
+    ref = ([r for r in rows if r["version"] == perf["reference"]]
+           or [r for r in rows if r["version"].startswith(perf["reference"])])
     if not row or not ref:
         return None, f"rows '{perf['row']}' and '{perf['reference']}' not both measured (exit {rc})"
     if row[0].get("status") != "ok" or ref[0].get("status") != "ok":

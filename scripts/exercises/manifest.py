@@ -128,6 +128,10 @@ def problems(root, manifest, regions, ctest_names=None, listed=None):
                 found.append(f"{MANIFEST}: {ex_id}: {path} has no region of it")
         for path in sorted(marked - set(ex.get("files", []))):
             found.append(f"{MANIFEST}: {ex_id}: its region in {path} is not in its files")
+        texts = [open(os.path.join(root, p)).read() for p in ex.get("files", [])
+                 if os.path.exists(os.path.join(root, p))]
+        if "function" in ex and not any(ex["function"] + "(" in s for s in texts):
+            found.append(f"{MANIFEST}: {ex_id}: no function {ex['function']}() in its files")
         if not ex_id.startswith(ex.get("step", "?") + "-"):
             found.append(f"{MANIFEST}: {ex_id}: the id does not start with its step")
         for other in ex.get("also_needs", []):
