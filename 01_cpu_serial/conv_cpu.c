@@ -46,6 +46,7 @@ static void conv_row(const conv_params *p, const float *x, const float *w, float
     const conv_strides st = strides_of(p);
     int Q = conv_out_w(p);
     /* excerpt: conv_row */
+    /* exercise 01-loops begin: the inner loops ow -> ic -> kh -> kw of one output row */
     for (int ow = 0; ow < Q; ++ow) {
         float acc = 0.0f;
         for (int ic = 0; ic < p->c; ++ic)
@@ -64,6 +65,14 @@ static void conv_row(const conv_params *p, const float *x, const float *w, float
             }
         y[n * st.y_n + oc * st.y_k + oh * st.y_p + ow * st.y_q] = acc;
     }
+    /* exercise 01-loops stub
+    // TODO(exercise 01-loops): for each ow in [0, Q): one float accumulator, the sum over
+    // ic, kh, kw of x[n][ic][ih][iw] * w[oc][ic][kh][kw] with ih = oh*stride_h - pad_h +
+    // kh*dil_h (iw likewise), skipping taps outside the image; store it at y[n][oc][oh][ow].
+    // The strides in st give every offset in both layouts. Graded by
+    // tests/test_01_cpu_serial.c (suite cpu_serial) and the 01_cpu_serial program.
+    (void)st, (void)Q, (void)x, (void)w, (void)y, (void)n, (void)oc, (void)oh;
+       exercise 01-loops end */
     /* excerpt end: conv_row */
 }
 
@@ -120,6 +129,7 @@ conv_status conv1d_cpu_same(const float *h_x, size_t width, const float *h_mask,
     if (st != CONV_OK)
         return st;
     long long half = (mask_width - 1) / 2;
+    /* exercise 01-conv1d begin: the 1D "same" convolution */
     for (size_t i = 0; i < width; ++i) {
         float acc = 0.0f;
         for (int j = 0; j < mask_width; ++j) {
@@ -129,5 +139,10 @@ conv_status conv1d_cpu_same(const float *h_x, size_t width, const float *h_mask,
         }
         h_y[i] = acc;
     }
+    /* exercise 01-conv1d stub
+    // TODO(exercise 01-conv1d): h_y[i] = sum over j of h_x[i - half + j] * h_mask[j], with
+    // h_x = 0 outside [0, width). Graded by tests/test_01_cpu_serial.c (suite cpu_conv1d).
+    (void)half;
+       exercise 01-conv1d end */
     return CONV_OK;
 }

@@ -39,6 +39,7 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
                                             int n, int k, int p, int q)
 {
     /* excerpt: conv_point loops */
+    /* exercise 02-window begin: one output's window, with padding, stride and dilation */
     const float *xn = x + n * sh->xs_n;
     const float *wk = w + k * sh->ws_k;
     const int h0 = p * sh->stride_h - sh->pad_h; /* top-left corner of the window */
@@ -61,6 +62,14 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
         }
     }
     return acc;
+    /* exercise 02-window stub
+    // TODO(exercise 02-window): return the sum over c, r, s of x[n][c][ih][iw] * w[k][c][r][s],
+    // ih = p*stride_h - pad_h + r*dil_h and iw likewise, leaving out the taps outside the
+    // image (the padding). Offsets from the strides in sh (sh->xs_n, ..., sh->ws_s), so that
+    // one function serves both layouts. Graded by tests/test_02_naive_gpu.c
+    // (suites gpu_conv2d_naive and gpu_conv2d_naive_2d).
+    return 0.0f;
+       exercise 02-window end */
     /* excerpt end: conv_point loops */
 }
 
@@ -75,9 +84,17 @@ __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__
                                     float *__restrict__ y, naive_shape sh)
 {
     /* excerpt: grid-stride loop */
+    /* exercise 02-gridstride begin: the grid-stride loop over every output */
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < sh.total; i += step) {
+        /* exercise 02-gridstride stub
+        // TODO(exercise 02-gridstride): i starts at this thread's index in the whole grid and
+        // advances by the number of threads in the grid while i < sh.total (64-bit: N*K*P*Q may
+        // exceed 2^31). Graded by tests/test_02_naive_gpu.c (suite gpu_conv2d_naive).
+        for (long long i = 0; i < 0; ++i) {
+           exercise 02-gridstride end */
         int n, k, p, q;
+        /* exercise 02-index begin: the flat index i -> (n, k, p, q), in both layouts */
         long long t = i;
         if (sh.nhwc) {
             k = (int)(t % sh.k), t /= sh.k;
@@ -88,6 +105,12 @@ __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__
             p = (int)(t % sh.p), t /= sh.p;
             k = (int)(t % sh.k), n = (int)(t / sh.k);
         }
+        /* exercise 02-index stub
+        // TODO(exercise 02-index): i is the output's offset in memory: decompose it into
+        // (n, k, p, q), the fastest index first (q in NCHW, k in NHWC: sh.nhwc says which).
+        // Graded by tests/test_02_naive_gpu.c (suite gpu_conv2d_naive).
+        n = k = p = q = 0;
+           exercise 02-index end */
         y[i] = conv_point(x, w, &sh, n, k, p, q);
     }
     /* excerpt end: grid-stride loop */

@@ -103,6 +103,7 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
     const long long out0 = (long long)blockIdx.x * CONV1D_TILE;
     const long long in0 = out0 - mask_width / 2; /* global index of tile_s1[0] */
     const int n_in = CONV1D_TILE + mask_width - 1;
+    /* exercise 03-s1 begin: strategy 1's input tile, halos and zero padding included */
     /* Step 1: the first CONV1D_TILE elements (left halo and most of the core),
      * one element per thread per round; the rounds are unrolled so that all
      * of a thread's loads are in flight together. */
@@ -117,6 +118,13 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
         const long long g = in0 + j;
         tile_s1[j] = (g >= 0 && g < width) ? x[g] : 0.0f;
     }
+    /* exercise 03-s1 stub
+    // TODO(exercise 03-s1): fill tile_s1[0 .. n_in) with x[in0 + j], zero where in0 + j
+    // lies outside [0, width): the block's CONV1D_THREADS threads take the first
+    // CONV1D_TILE elements in CONV1D_PER_THREAD rounds, then the last mask_width - 1
+    // (the right halo). Graded by tests/test_03_tiled_1d.c (suite gpu_conv1d_tiled_s1).
+    (void)in0, (void)n_in;
+       exercise 03-s1 end */
     __syncthreads();
     /* excerpt end: s1-load */
     /* The four outputs advance together, in four independent accumulators:
@@ -198,6 +206,7 @@ __global__ void conv1d_tiled_s3_kernel(const float *__restrict__ x, float *__res
         const float m = conv1d_mask[j];
 #pragma unroll
         for (int r = 0; r < CONV1D_PER_THREAD; ++r) {
+            /* exercise 03-s3 begin: strategy 3's tap, from the tile or from the cache */
             const int s = r * CONV1D_THREADS + threadIdx.x - half + j; /* tap, tile-relative */
             float v;
             if (s >= 0 && s < CONV1D_TILE) {
@@ -206,6 +215,14 @@ __global__ void conv1d_tiled_s3_kernel(const float *__restrict__ x, float *__res
                 const long long g = out0 + s;
                 v = (g >= 0 && g < width) ? x[g] : 0.0f;
             }
+            /* exercise 03-s3 stub
+            // TODO(exercise 03-s3): v = input out0 + s of output r's tap j, s tile-relative:
+            // from tile_s3 when s lies in the core [0, CONV1D_TILE), else (a halo cell) from
+            // x in global memory, zero outside [0, width). Graded by
+            // tests/test_03_tiled_1d.c (suite gpu_conv1d_tiled_s3).
+            (void)half;
+            const float v = 0.0f;
+               exercise 03-s3 end */
             acc[r] += v * m;
         }
     }

@@ -50,6 +50,7 @@ __global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__res
     extern __shared__ float tile[]; /* (TILE + R - 1) x (TILE + S - 1), pitch blockDim.x */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int in_w = blockDim.x;
+    /* exercise 04-s2 begin: strategy 2 in 2D, the block is the input tile */
     const int row_o = blockIdx.y * TILE + ty, col_o = blockIdx.x * TILE + tx;
     const int row_i = row_o - pad_h, col_i = col_o - pad_w;
     for (int n = blockIdx.z; n < N; n += gridDim.z) {
@@ -65,6 +66,16 @@ __global__ void conv2d_tiled_s2_kernel(const float *__restrict__ x, float *__res
         }
         __syncthreads(); /* the tile is overwritten by the next image */
     }
+    /* exercise 04-s2 stub
+    // TODO(exercise 04-s2): thread (tx, ty) loads input element (row_i, col_i) of the
+    // input tile (load_or_zero), the output (row_o, col_o) = the block's output tile
+    // origin + (ty, tx), input = output - padding; after a barrier the TILE x TILE
+    // threads of the top-left corner with an output inside P x Q sum c_weights[r * S + s]
+    // times the tile, and store y; a second barrier before the next image (loop n from
+    // blockIdx.z in steps of gridDim.z). Graded by tests/test_04_tiled_2d.c
+    // (suite gpu_conv2d_tiled_s2).
+    (void)tile, (void)tx, (void)ty, (void)in_w;
+       exercise 04-s2 end */
     /* excerpt end: s2-body */
 }
 
@@ -79,11 +90,20 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
                                                const float *col, int in_w, int S, int s, int r,
                                                int j)
 {
+    /* exercise 04-rows begin: one step of the ROWS register window */
     buf[(j + ROWS - 1) % ROWS] = col[(r + ROWS - 1) * in_w];
     const float m = c_weights[r * S + s]; /* the same for the whole warp: a broadcast */
 #pragma unroll
     for (int v = 0; v < ROWS; ++v)
         acc[v] += buf[(j + v) % ROWS] * m;
+    /* exercise 04-rows stub
+    // TODO(exercise 04-rows): the window holds tile rows r-1 .. r+ROWS-2 of this column
+    // (tile row i in buf[i % ROWS]); load row r + ROWS - 1 (col[(r + ROWS - 1) * in_w]) into
+    // the slot of row r - 1, then add the window's row r + v times M[r][s] (c_weights) to
+    // acc[v] for every v. Every index must be a compile-time constant once the caller's
+    // loops are unrolled (j = r mod ROWS). Graded by tests/test_04_tiled_2d.c
+    // (suite gpu_conv2d_tiled_s1).
+       exercise 04-rows end */
 }
 /* excerpt end: s1-window-step */
 
@@ -263,6 +283,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
                     tile[ir * in_w + ic] =
                         load_or_zero(img, H, W, p0 - pad_h + ir, q0 - pad_w + ic);
             __syncthreads();
+            /* exercise 04-mc begin: one channel's window times KB filters, KB accumulators */
             const int wbase = k0 * CRS + c * RS;
             for (int r = 0; r < R; ++r) {
                 const float *trow = tile + (ty + r) * in_w + tx;
@@ -279,6 +300,15 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
                     }
                 }
             }
+            /* exercise 04-mc stub
+            // TODO(exercise 04-mc): add channel c's R x S window of the tile (the window of
+            // output (ty, tx) starts at tile[ty * in_w + tx]) times the weights of output
+            // channels k0 .. k0 + kcount - 1 to acc[0 .. kcount): each value read from the
+            // tile feeds KB multiply-adds. Weight (k, c, r, s) is at (k*C + c)*R*S + r*S + s,
+            // in c_weights when W_CONST, else w (__ldg). Graded by
+            // tests/test_04_tiled_2d.c (suite gpu_conv2d_tiled_mc).
+            (void)RS, (void)CRS;
+               exercise 04-mc end */
             __syncthreads(); /* the tile is overwritten by the next channel */
         }
         /* excerpt end: mc-channel-loop */

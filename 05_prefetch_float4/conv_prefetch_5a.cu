@@ -113,11 +113,18 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
         const int c1 = c + 1 == a.c ? 0 : c + 1;
         const int chunk1 = c + 1 == a.c ? chunk + 1 : chunk;
         const float *next = xn + (size_t)c1 * plane;
+        /* exercise 05-prefetch begin: 5a: start reading step t + 1 */
         if (more) {
             tile_stage<ITEMS>(stage, soff, next, a.h, a.w_, &g, tid, nt);
             weights_fetch_async(s_w + (cur ^ 1) * w_floats, w, a.c, R * S, c1, chunk1 * KC,
                                 min(KC, a.k - chunk1 * KC), KCP, tid, nt);
         }
+        /* exercise 05-prefetch stub
+        // TODO(exercise 05-prefetch): if there is a step t + 1 (channel c1 of chunk chunk1):
+        // its input pieces into registers (tile_stage, from `next`) and its weights, output
+        // channels chunk1 * KC .. (at most KC, at most a.k in all), into the other weight
+        // buffer (weights_fetch_async). As in 5b's loop, which has one chunk only.
+           exercise 05-prefetch end */
         /* excerpt end: 5a-issue-next */
 
         const float *in = s_in + cur * in_floats;
@@ -178,12 +185,19 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                 }
         }
         /* excerpt: 5a-park-next */
+        /* exercise 05-prefetch begin: 5a: park step t + 1, one barrier */
         if (more) {
             tile_commit<ITEMS>(stage, soff, s_in + (cur ^ 1) * in_floats, next, a.h, a.w_, &g, tid,
                                nt);
             cp_async_wait_all();
         }
         __syncthreads();
+        /* exercise 05-prefetch stub
+        // TODO(exercise 05-prefetch): step t + 1's input pieces into the other input buffer
+        // (tile_commit), its weight copies complete (cp_async_wait_all), then the one barrier
+        // of the step.
+        (void)more, (void)next;
+           exercise 05-prefetch end */
         /* excerpt end: 5a-park-next */
         c = c1;
         chunk = chunk1;

@@ -191,6 +191,7 @@ __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 
     const bool active = ty < orows && tx * OW < ocols;
     const int my_in = ty * a.tile_stride + 4 + tx * OW;
 
+    /* exercise 05-prefetch begin: two buffers, the next channel in flight, one barrier */
     for (int c = 0; c < a.c; ++c) {
         const int cur = c & 1;
         const bool more = c + 1 < a.c;
@@ -215,6 +216,16 @@ __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 
         }
         __syncthreads();
     }
+    /* exercise 05-prefetch stub
+    // TODO(exercise 05-prefetch): channel 0 is in buffer 0 (the prologue above). For each
+    // channel c, buffer cur = c & 1: if there is a channel c + 1, start reading it (input
+    // pieces into registers with tile_stage, its weights into the other weight buffer with
+    // weights_fetch_async); compute channel c from buffer cur (compute_5b, active threads
+    // only); then park channel c + 1 in the other input buffer (tile_commit) and wait for the
+    // weight copies (cp_async_wait_all); one __syncthreads() per channel.
+    // Graded by tests/test_05_prefetch_float4.c (suite gpu_conv2d_prefetch).
+    (void)stage, (void)soff, (void)my_in, (void)w_floats, (void)in_floats, (void)plane;
+       exercise 05-prefetch end */
 
     if (!active)
         return;

@@ -83,8 +83,17 @@ __device__ __forceinline__ tile_geom tile_make(int gy0, int gx0, int rows, int c
     tile_geom g;
     g.gy0 = gy0;
     g.gx0 = gx0;
+    /* exercise 05-tile begin: the pieces of one row, and of the tile */
     g.ppr = (cols + 6) / 4;
     g.total = rows * g.ppr;
+    /* exercise 05-tile stub
+    // TODO(exercise 05-tile): how many float4 pieces cover a row of cols floats whose
+    // pieces may start up to 3 floats before gx0 (for every shift 0..3), and how many
+    // pieces the whole tile of `rows` rows has. Graded by tests/test_05_prefetch_float4.c
+    // (suite gpu_conv2d_prefetch).
+    g.ppr = 0;
+    g.total = 0;
+       exercise 05-tile end */
     g.stride = stride;
     return g;
 }
@@ -103,6 +112,7 @@ __device__ __forceinline__ float4 tile_fetch(const float *__restrict__ plane, in
                                              const tile_geom *g, int i, int *soff)
 {
     /* excerpt: tile-fetch */
+    /* exercise 05-tile begin: piece i: its 16-byte aligned load and its place in the tile */
     const int row = i / g->ppr;
     const int piece = i - row * g->ppr;
     const int gy = g->gy0 + row;
@@ -128,6 +138,17 @@ __device__ __forceinline__ float4 tile_fetch(const float *__restrict__ plane, in
     }
     *soff = row * g->stride + 4 - shift + 4 * piece;
     return v;
+    /* exercise 05-tile stub
+    // TODO(exercise 05-tile): piece i is piece (i mod ppr) of tile row (i / ppr), image
+    // row gy0 + row (zeros outside [0, H)). Its first column is gx0 - shift + 4 * piece,
+    // shift chosen so that the address is 16-byte aligned (the row start's own
+    // misalignment counts: (uintptr_t)rp). Inside [0, W) it is one float4 load, across an
+    // edge four guarded scalar loads. *soff: where its first float goes, in row `row` of
+    // the buffer (g->stride floats per row, 4 floats of margin on the left, so image column
+    // gx0 sits at offset 4). Graded by tests/test_05_prefetch_float4.c (suite gpu_conv2d_prefetch).
+    *soff = 0;
+    return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+       exercise 05-tile end */
     /* excerpt end: tile-fetch */
 }
 

@@ -65,6 +65,7 @@ __global__ void __launch_bounds__(RT_THREADS)
         }
         __syncthreads();
         /* excerpt: 6c register tile */
+        /* exercise 06-regtile begin: the register outer product of one tile */
 #pragma unroll
         for (int kk = 0; kk < RT_BK; ++kk) {
             float fa[RT_TM], fb[RT_TN];
@@ -80,6 +81,13 @@ __global__ void __launch_bounds__(RT_THREADS)
                 for (int j = 0; j < RT_TN; ++j)
                     acc[i][j] += fa[i] * fb[j];
         }
+        /* exercise 06-regtile stub
+        // TODO(exercise 06-regtile): for each of the tile's RT_BK k steps, read this
+        // thread's RT_TM values of A (rows ty*RT_TM .., column kk of as) and RT_TN values of B
+        // (row kk of bs, columns tx*RT_TN ..) into registers, then add their outer product to
+        // acc: 64 FMAs per 16 shared loads. Graded by tests/test_06_gemm.c
+        // (gpu_gemm/regtile_6c_*).
+           exercise 06-regtile end */
         /* excerpt end: 6c register tile */
         __syncthreads();
     }

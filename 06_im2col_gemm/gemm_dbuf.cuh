@@ -54,6 +54,7 @@ __device__ __forceinline__ a_source a_source_init(int m, int k, const float *__r
         src.row_ptr = a + (size_t)(src.row_ok ? row : 0) * k;
         return src;
     }
+    /* exercise 06-implicit begin: where row `row` of the implicit A matrix starts */
     int rr = src.row_ok ? row : 0;
     int pq = g.p * g.q;
     int img = rr / pq, rem = rr % pq;
@@ -66,6 +67,13 @@ __device__ __forceinline__ a_source a_source_init(int m, int k, const float *__r
     int rs = kq / g.c;
     src.ks = rs % g.s;
     src.kr = rs / g.s;
+    /* exercise 06-implicit stub
+    // TODO(exercise 06-implicit): row = (n*P + p)*Q + q (row 0 for a row past M): row_ptr
+    // = image n of x (NHWC), (h0, w0) = the top-left of the window of output (p, q), and
+    // (kr, ks, kc) = (r, s, c) of the first k this thread loads, kq = (r*S + s)*C + c.
+    // Graded by tests/test_06_conv.c (gpu_conv_implicit_gemm/nhwc_6f_*).
+    src.row_ptr = a;
+       exercise 06-implicit end */
     return src;
 }
 
@@ -73,12 +81,18 @@ __device__ __forceinline__ a_source a_source_init(int m, int k, const float *__r
 __device__ __forceinline__ float implicit_a_element(const a_source &src, const implicit_geom &g,
                                                     int kidx)
 {
+    /* exercise 06-implicit begin: one element of A, gathered from the image */
     int cc = kidx % g.c, rs = kidx / g.c;
     int ss = rs % g.s, rr = rs / g.s;
     int h = src.h0 + rr * g.dil_h, w = src.w0 + ss * g.dil_w;
     if (h < 0 || h >= g.h || w < 0 || w >= g.w)
         return 0.0f;
     return src.row_ptr[((size_t)h * g.w + w) * g.c + cc];
+    /* exercise 06-implicit stub
+    // TODO(exercise 06-implicit): A[row][kidx] with kidx = (r*S + s)*C + c: channel c of the
+    // input pixel (h0 + r*dil_h, w0 + s*dil_w), 0 outside the image.
+    return 0.0f;
+       exercise 06-implicit end */
 }
 
 /* Loads this thread's 4 A values of the tile starting at k0 into ra.
@@ -92,6 +106,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
     int kidx = k0 + kq;
     if (IMPLICIT && VEC) {
         /* excerpt: 6f gather */
+        /* exercise 06-implicit begin: 4 channels of one tap as a float4, then step by BK */
         /* C % 4 == 0: the 4 values share (r, s) and are contiguous in x. */
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (INSIDE || (src.row_ok && kidx < k)) {
@@ -113,6 +128,15 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
                 ++src.kr;
             }
         }
+        /* exercise 06-implicit stub
+        // TODO(exercise 06-implicit): C % 4 == 0, so A[row][kidx .. kidx + 3] are 4
+        // contiguous channels of one input pixel, the tap (src.kr, src.ks), channel src.kc:
+        // one float4 load (zeros outside the image; no load for a row past M or kidx >= k
+        // unless INSIDE), into ra[0..3]. Then step (kc, ks, kr) forward by BK k values
+        // without dividing, ready for the next tile. Graded by tests/test_06_conv.c
+        // (gpu_conv_implicit_gemm/nhwc_6f_*).
+        ra[0] = ra[1] = ra[2] = ra[3] = 0.0f;
+           exercise 06-implicit end */
         /* excerpt end: 6f gather */
     } else if (IMPLICIT) {
 #pragma unroll
@@ -336,12 +360,15 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * AROWS, kq);
         acol[l] = (tid / KQ + l * AROWS) ^ (kq & 8);
     }
+    /* exercise 06-dbuf begin: what the lean loop needs */
     /* excerpt end: 6e swizzled column */
     /* Tiles that lie wholly inside K, in a block whose 128 columns lie inside
      * N, are loaded without guards: B through one pointer stepped by BK rows
      * (its LB loads are immediate offsets from it), A from the clamped rows. */
     int inside_tiles = VEC && col0 + DBUF_BN <= n ? k / BK : 0;
     const float *b_next = b + (size_t)brow * n + col0 + bcol; /* read only by the first loop */
+    /* exercise 06-dbuf stub
+       exercise 06-dbuf end */
 
     float acc[TM][8];
 #pragma unroll
@@ -360,6 +387,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     dbuf_store_tile<BM, LA, LB, TPR>(as[0], bs[0], ra, rb, kq, acol, brow, bcol);
     __syncthreads();
 
+    /* exercise 06-dbuf begin: the double-buffered loop over the K tiles */
     /* Two loops, so that the first has no branch at all: ptxas may then move
      * the next tile's loads and the first fragment reads freely among the
      * FMAs. It covers the tiles whose successor loads without guards; the
@@ -401,6 +429,18 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
             buf ^= 1;
         }
     }
+    /* exercise 06-dbuf stub
+    // TODO(exercise 06-dbuf): tile 0 is in buffer 0 (above). For each of the
+    // ntiles = ceil(k / BK) tiles t, the textbook double-buffered loop: if there is a tile
+    // t + 1, load it from global memory into the registers ra, rb (load_a_tile for each of
+    // the LA rows, with k0 = (t + 1) * BK; load_b_tile for each of the LB float4, at
+    // column col0 + bcol + l * TPR * 4); compute tile t from buffer buf
+    // (dbuf_compute_tile); then store the registers into buffer buf ^ 1
+    // (dbuf_store_tile), one __syncthreads(), and swap the buffers. One guarded loop is
+    // correct; the solution adds a second, unguarded loop for the tiles inside the
+    // matrices (faster, not needed by the tests). Graded by tests/test_06_gemm.c
+    // (gpu_gemm/dbuf_6e_*).
+       exercise 06-dbuf end */
     store_c<VEC, BM, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 

@@ -53,6 +53,7 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
     size_t total = (size_t)g.n * pq * cv, rsc = (size_t)g.r * g.s * g.c;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
+        /* exercise 06-im2col begin: NHWC im2col, one pixel's V channels for every tap */
         size_t cg, rem, oq;
         size_t row = divmod(i, cv, &cg);
         size_t img = divmod(row, pq, &rem);
@@ -77,6 +78,15 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
                 dst += g.c;
             }
         }
+        /* exercise 06-im2col stub
+        // TODO(exercise 06-im2col): item i = (output pixel row = (n*P + p)*Q + q, channel
+        // group cg of V channels), cg fastest (divmod). For every tap (r, s) copy channels
+        // cg*V .. cg*V + V - 1 of input pixel (p*stride_h - pad_h + r*dil_h, q*stride_w -
+        // pad_w + s*dil_w) of image n, zeros outside the image, to
+        // col[row][(r*S + s)*C + cg*V ..]; with V == 4 as one float4 load and store.
+        // Graded by tests/test_06_im2col.c (gpu_im2col/nhwc_*).
+        (void)rsc;
+           exercise 06-im2col end */
         /* excerpt end: im2col nhwc window */
     }
 }
@@ -86,11 +96,17 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
  * division is exact and 0 <= o < out; -1 otherwise. */
 __device__ __forceinline__ int source_out(int pos, int pad, int t, int dil, int stride, int out)
 {
+    /* exercise 06-col2im begin: which output's window puts tap t on input coordinate pos */
     int v = pos + pad - t * dil;
     if (v < 0 || v % stride != 0)
         return -1;
     v /= stride;
     return v < out ? v : -1;
+    /* exercise 06-col2im stub
+    // TODO(exercise 06-col2im): the output o with o*stride - pad + t*dil == pos, when it
+    // exists and 0 <= o < out; else -1. Graded by tests/test_06_im2col.c (suite gpu_col2im).
+    return -1;
+       exercise 06-col2im end */
 }
 
 /* col2im, NCHW (MXNet's col2im_gpu_kernel without its range trick): one thread
@@ -101,6 +117,7 @@ __global__ void col2im_nchw_kernel(geom g, const float *__restrict__ col, float 
     size_t npq = (size_t)g.n * g.p * g.q, total = (size_t)g.n * g.c * g.h * g.w;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
+        /* exercise 06-col2im begin: the gather of one x element, NCHW */
         size_t wi, hi, ci;
         size_t t = divmod(i, g.w, &wi);
         t = divmod(t, g.h, &hi);
@@ -119,6 +136,12 @@ __global__ void col2im_nchw_kernel(geom g, const float *__restrict__ col, float 
             }
         }
         x[i] = sum;
+        /* exercise 06-col2im stub
+        // TODO(exercise 06-col2im): x[i] (i = ((n*C + c)*H + h)*W + w) = the sum of every
+        // column entry im2col copied x[n][c][h][w] into: for each tap (r, s) whose output
+        // (op, oq) exists (source_out), entry col[(c*R + r)*S + s][(n*P + op)*Q + oq].
+        (void)npq;
+           exercise 06-col2im end */
     }
 }
 
@@ -128,6 +151,7 @@ __global__ void col2im_nhwc_kernel(geom g, const float *__restrict__ col, float 
     size_t total = (size_t)g.n * g.h * g.w * g.c, rsc = (size_t)g.r * g.s * g.c;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
+        /* exercise 06-col2im begin: the gather of one x element, NHWC */
         size_t ci, wi, hi;
         size_t t = divmod(i, g.c, &ci);
         t = divmod(t, g.w, &wi);
@@ -146,6 +170,11 @@ __global__ void col2im_nhwc_kernel(geom g, const float *__restrict__ col, float 
             }
         }
         x[i] = sum;
+        /* exercise 06-col2im stub
+        // TODO(exercise 06-col2im): the same gather in NHWC: i = ((n*H + h)*W + w)*C + c,
+        // entry col[(n*P + op)*Q + oq][(r*S + s)*C + c].
+        (void)rsc;
+           exercise 06-col2im end */
     }
 }
 

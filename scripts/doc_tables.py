@@ -49,7 +49,11 @@ code, "excerpt: NAME" and "excerpt end: NAME":
     <!-- code: 02_naive_gpu/conv_naive.cu grid-stride loop -->
     <!-- /code -->
 
-No number and no code line in a note is typed by hand.
+No number and no code line in a note is typed by hand. An excerpt shows the
+solution of an exercise (scripts/exercises.py) without its markers and stub;
+in a student tree, written from the stubbed sources, it shows the stub. A
+file that a student tree leaves out (listed in exercises/withheld.txt there)
+keeps the table, number or excerpt that the solution tree generated from it.
 
     python3 scripts/doc_tables.py docs/*.md         rewrite the notes in place
     python3 scripts/doc_tables.py --check docs/*.md  exit 1 if a note is stale
@@ -110,6 +114,17 @@ def cell(field, value):
         m = re.match(r"OK \((\d+) checked", value)
         return f"OK ({m.group(1)} outputs)" if m else value
     return value.replace("|", "\\|")
+
+
+def withheld(path_rel):
+    """Whether the file is one that this tree leaves out (a student tree names
+    them in exercises/withheld.txt) and so cannot regenerate from."""
+    listed = os.path.join(ROOT, "exercises", "withheld.txt")
+    if os.path.exists(os.path.join(ROOT, path_rel)) or not os.path.exists(listed):
+        return False
+    with open(listed) as f:
+        prefixes = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    return any(path_rel == p or path_rel.startswith(p) for p in prefixes)
 
 
 def render(csv_rel, opts=""):
@@ -269,6 +284,8 @@ def write_number(number, like):
 
 def fill_values(text, note, problems):
     def one(m):
+        if withheld(m.group("path")):
+            return m.group(0)
         try:
             number = value_of(m.group("path"), m.group("sel"))
         except (ValueError, KeyError) as e:
@@ -314,13 +331,35 @@ def excerpt(path_rel, name):
     end = [i for i, l in enumerate(lines) if re.search(r"excerpt end: " + re.escape(name) + r"\b", l)]
     if len(begin) != 1 or len(end) != 1 or end[0] <= begin[0]:
         raise ValueError(f"{path_rel} has no single excerpt '{name}'")
-    body = lines[begin[0] + 1:end[0]]
+    body = without_exercise_markers(lines[begin[0] + 1:end[0]])
     indent = min((len(l) - len(l.lstrip()) for l in body if l.strip()), default=0)
     return [l[indent:] for l in body]
 
 
+# The markers of an exercise region (scripts/exercises/markers.py).
+EXERCISE_BEGIN = re.compile(r"^\s*/\* exercise [\w-]+ begin\b.*\*/\s*$")
+EXERCISE_STUB = re.compile(r"^\s*/\* exercise [\w-]+ stub\s*$")
+EXERCISE_END = re.compile(r"^\s*exercise [\w-]+ end \*/\s*$")
+
+
+def without_exercise_markers(lines):
+    """The solution of every exercise region in lines: its begin marker, its
+    stub and its end marker left out."""
+    out, in_stub = [], False
+    for line in lines:
+        if EXERCISE_STUB.match(line):
+            in_stub = True
+        elif EXERCISE_END.match(line):
+            in_stub = False
+        elif not in_stub and not EXERCISE_BEGIN.match(line):
+            out.append(line)
+    return out
+
+
 def fill_code(text, note, problems):
     def one(m):
+        if withheld(m.group("path")):
+            return m.group(0)
         try:
             body = excerpt(m.group("path"), m.group("name"))
         except ValueError as e:
@@ -335,8 +374,8 @@ def process(note, check):
     with open(note) as f:
         text = f.read()
     problems = []
-    new = BLOCK.sub(lambda m: m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5),
-                    text)
+    new = BLOCK.sub(lambda m: m.group(0) if withheld(m.group("path")) else
+                    m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5), text)
     new = fill_values(new, note, problems)
     new = fill_code(new, note, problems)
     problems += [f"{note}: '{n}' in the prose comes from no CSV (mark it with a value "

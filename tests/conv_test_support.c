@@ -81,6 +81,19 @@ conv_status conv_test_host_reference(const conv_params *p, const float *h_x, con
     return CONV_OK;
 }
 
+conv_status conv_test_conv1d_reference(const float *h_x, size_t width, const float *h_mask,
+                                       int mask_width, float *h_y, conv_msg *msg)
+{
+    double *y = malloc(width * sizeof *y);
+    if (y == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the reference");
+    conv1d_reference_double(h_x, width, h_mask, mask_width, y, NULL);
+    for (size_t i = 0; i < width; ++i)
+        h_y[i] = (float)y[i];
+    free(y);
+    return CONV_OK;
+}
+
 conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const float *d_x,
                                           const float *d_w, float *d_y, cudaStream_t stream,
                                           conv_msg *msg)
@@ -221,13 +234,13 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     char label[CONV_MSG_LEN];
 
     /* excerpt: exact then bound */
-    /* 1. small integers: exact against the host reference (step 01) */
+    /* 1. small integers: exact against the host reference */
     conv_fill_small_int(pb.h_x, nx, seed, -3, 3);
     conv_fill_small_int(pb.h_w, nw, seed + 1, -3, 3);
     CONV_ASSERT_OK(reference(p, pb.h_x, pb.h_w, want, &msg), msg);
     conv_test_run_row(&pb, row, row->name);
     conv_verify_report rep = conv_compare_exact(p, pb.h_y, want, ny);
-    snprintf(label, sizeof label, "%s (small integers, exact vs step 01)", row->name);
+    snprintf(label, sizeof label, "%s (small integers, exact vs the reference)", row->name);
     CONV_ASSERT_REPORT(rep, label, p);
 
     /* 2. uniform floats: within the dot-product error bound */

@@ -90,8 +90,10 @@ void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *
 /* The standard GPU check of a device convolution on one shape (the caller has
  * called CONV_TEST_REQUIRE_GPU()):
  *   1. small-integer inputs in [-3, 3]: the output is poisoned with NaN, the
- *      convolution runs, and every output must equal `reference` (step 01's
- *      conv2d_cpu_serial) exactly, no NaN left;
+ *      convolution runs, and every output must equal `reference` exactly, no
+ *      NaN left (the steps pass conv_test_host_reference, the double
+ *      reference rounded to float: an oracle that no exercise of the
+ *      exercise mode touches, exercises/manifest.json);
  *   2. uniform floats in [-1, 1): every output within the gamma_n bound of the
  *      double reference (bound_factor 1);
  *   3. after each run, the canary after the device output is intact.
@@ -109,7 +111,7 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
 typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_row *rows,
                                  int max_rows);
 
-/* conv_test_check_row against step 01's conv2d_cpu_serial (`reference`) for
+/* conv_test_check_row against `reference` (conv_test_host_reference) for
  * every row that `rows` lists, on every shape of conv_usual_shapes() in
  * `layout`. Each shape must list `count` rows (count < 0: any number); with
  * must_run, a row whose check refuses a shape fails the test. */
@@ -127,13 +129,17 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
  * process). */
 void conv_test_hide_gpus(void);
 
-/* Fake convolutions for the tests of the harness, the rows and the program
- * body. A host convolution: the double reference rounded to float (exact on
- * small integers). A correct device convolution: the same reference computed
- * on the host from the device inputs (cudaMemcpy) and copied into the device
+/* The oracle of the steps' tests, and fake convolutions for the tests of the
+ * harness, the rows and the program body. A host convolution: the double
+ * reference rounded to float (exact on small integers). A correct device convolution: the same
+ * reference computed on the host from the device inputs (cudaMemcpy) and copied into the device
  * output. A wrong one: zeros (cudaMemsetAsync). */
 conv_status conv_test_host_reference(const conv_params *p, const float *h_x, const float *h_w,
                                      float *h_y, conv_msg *msg);
+/* The 1D "same" convolution's oracle for step 03: conv1d_reference_double
+ * rounded to float (exact on small integers). */
+conv_status conv_test_conv1d_reference(const float *h_x, size_t width, const float *h_mask,
+                                       int mask_width, float *h_y, conv_msg *msg);
 conv_status conv_test_device_through_host(void *ctx, const conv_params *p, const float *d_x,
                                           const float *d_w, float *d_y, cudaStream_t stream,
                                           conv_msg *msg);

@@ -1,8 +1,8 @@
-/* Step 02: the grid-stride and 2D-block naive kernels against step 01. */
+/* Step 02: the grid-stride and 2D-block naive kernels against the host reference
+ * (conv_test_host_reference: the double reference rounded to float). */
 #include <limits.h>
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_naive.h"
 #include "naive_rows.h"
 #include "conv_test_support.h"
@@ -46,16 +46,16 @@ static void check_table(conv_layout layout, naive_choice choice, const char *wha
     for (size_t i = 0; i < count; ++i) {
         conv_params p = table[i];
         p.layout = layout;
-        conv_test_check_gpu_conv(&p, run_choice, &choice, conv2d_cpu_serial, what);
+        conv_test_check_gpu_conv(&p, run_choice, &choice, conv_test_host_reference, what);
     }
 }
 
-Test(gpu_conv2d_naive, matches_step01_on_the_shape_table_in_nchw)
+Test(gpu_conv2d_naive, matches_the_reference_on_the_shape_table_in_nchw)
 {
     check_table(CONV_LAYOUT_NCHW, (naive_choice){0, 0}, "conv2d_naive (NCHW)");
 }
 
-Test(gpu_conv2d_naive, matches_step01_on_the_shape_table_in_nhwc)
+Test(gpu_conv2d_naive, matches_the_reference_on_the_shape_table_in_nhwc)
 {
     check_table(CONV_LAYOUT_NHWC, (naive_choice){0, 0}, "conv2d_naive (NHWC)");
 }
@@ -67,12 +67,12 @@ Test(gpu_conv2d_naive, loops_when_the_grid_is_smaller_than_the_problem)
     check_table(CONV_LAYOUT_NHWC, (naive_choice){0, 3}, "conv2d_naive (3 blocks, NHWC)");
 }
 
-Test(gpu_conv2d_naive_2d, matches_step01_on_the_shape_table_in_nchw)
+Test(gpu_conv2d_naive_2d, matches_the_reference_on_the_shape_table_in_nchw)
 {
     check_table(CONV_LAYOUT_NCHW, (naive_choice){1, 0}, "conv2d_naive_2d (NCHW)");
 }
 
-Test(gpu_conv2d_naive_2d, matches_step01_on_the_shape_table_in_nhwc)
+Test(gpu_conv2d_naive_2d, matches_the_reference_on_the_shape_table_in_nhwc)
 {
     check_table(CONV_LAYOUT_NHWC, (naive_choice){1, 0}, "conv2d_naive_2d (NHWC)");
 }
@@ -82,9 +82,9 @@ Test(gpu_conv2d_naive_2d, loops_over_more_than_65535_planes)
     CONV_TEST_REQUIRE_GPU();
     /* N*K = 2*35000 = 70000 output planes > 65535, the grid's z limit */
     conv_params p = conv_shape(2, 1, 2, 3, 35000, 1, 2, 0, 1, 1);
-    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv_test_host_reference,
                              "conv2d_naive_2d (70000 planes)");
-    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){0, 0}, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){0, 0}, conv_test_host_reference,
                              "conv2d_naive (70000 planes)");
 }
 
@@ -93,19 +93,19 @@ Test(gpu_conv2d_naive_2d, loops_over_more_than_65535_block_rows)
     CONV_TEST_REQUIRE_GPU();
     /* P = 1048600 rows: ceil(P/16) = 65538 block rows > 65535, the grid's y limit */
     conv_params p = conv_shape(1, 1, 1048602, 2, 1, 3, 1, 0, 1, 1);
-    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv_test_host_reference,
                              "conv2d_naive_2d (65538 block rows)");
 }
 
-Test(gpu_conv2d_naive, matches_step01_on_the_lecture_problem)
+Test(gpu_conv2d_naive, matches_the_reference_on_the_lecture_problem)
 {
     CONV_TEST_REQUIRE_GPU();
     if (conv_test_under_sanitizer())
         cr_skip_test("the full lecture problem is left out under compute-sanitizer");
     conv_params p = conv_params_default();
-    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){0, 0}, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){0, 0}, conv_test_host_reference,
                              "conv2d_naive (lecture problem)");
-    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, run_choice, &(naive_choice){1, 0}, conv_test_host_reference,
                              "conv2d_naive_2d (lecture problem)");
 }
 
@@ -170,9 +170,9 @@ Test(conv2d_naive_validation, rejects_padding_beyond_the_int_index_range)
 }
 
 /* The rows the program and conv_bench run, checked like the kernels above. */
-Test(gpu_conv2d_naive_rows, every_row_matches_step01_on_the_usual_shapes_in_both_layouts)
+Test(gpu_conv2d_naive_rows, every_row_matches_the_reference_on_the_usual_shapes_in_both_layouts)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_test_check_rows(conv_naive_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, 2, 1);
-    conv_test_check_rows(conv_naive_rows, conv2d_cpu_serial, CONV_LAYOUT_NHWC, 2, 1);
+    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, 2, 1);
+    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, 2, 1);
 }

@@ -1,8 +1,8 @@
 /* Step 03: the two naive 1D kernels and the three tiling strategies against
- * step 01's conv1d_cpu_same, and the launchers' validation. */
+ * the 1D host reference (conv_test_conv1d_reference: the double reference
+ * rounded to float), and the launchers' validation. */
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_tiled_1d.h"
@@ -72,7 +72,7 @@ static void assert_report(const conv_verify_report *rep, conv1d_strategy s, size
 }
 
 /* Every width with masks 1, 3, 5, 7 and the largest the strategy allows:
- *   small integers in [-3, 3]: exactly step 01's result, no NaN left;
+ *   small integers in [-3, 3]: exactly the reference's result, no NaN left;
  *   uniform floats: within gamma_M of the double reference.
  * Left out: the largest mask on 10^6 + 3 (1.6e10 multiply-adds for the CPU
  * reference). Under compute-sanitizer (racecheck is 10-100x slower) the
@@ -128,10 +128,11 @@ static void check_strategy(conv1d_strategy s)
             }
             conv_fill_small_int(b.h_x, width, seed, -3, 3);
             conv_fill_small_int(b.h_mask, (size_t)m, seed + 1, -3, 3);
-            CONV_ASSERT_OK(conv1d_cpu_same(b.h_x, width, b.h_mask, m, b.h_want, &msg), msg);
+            CONV_ASSERT_OK(conv_test_conv1d_reference(b.h_x, width, b.h_mask, m, b.h_want, &msg),
+                           msg);
             run_device(s, &b, width, m);
             conv_verify_report rep = conv_compare_exact(NULL, b.h_y, b.h_want, width);
-            assert_report(&rep, s, width, m, "small integers, exact vs step 01");
+            assert_report(&rep, s, width, m, "small integers, exact vs the reference");
 
             conv_fill_uniform(b.h_x, width, seed + 2, -1.0f, 1.0f);
             conv_fill_uniform(b.h_mask, (size_t)m, seed + 3, -1.0f, 1.0f);
@@ -143,31 +144,31 @@ static void check_strategy(conv1d_strategy s)
     }
 }
 
-Test(gpu_conv1d_naive, matches_step01_on_every_width_and_mask)
+Test(gpu_conv1d_naive, matches_the_reference_on_every_width_and_mask)
 {
     CONV_TEST_REQUIRE_GPU();
     check_strategy(CONV1D_NAIVE);
 }
 
-Test(gpu_conv1d_naive_x4, matches_step01_on_every_width_and_mask)
+Test(gpu_conv1d_naive_x4, matches_the_reference_on_every_width_and_mask)
 {
     CONV_TEST_REQUIRE_GPU();
     check_strategy(CONV1D_NAIVE_X4);
 }
 
-Test(gpu_conv1d_tiled_s1, matches_step01_on_every_width_and_mask)
+Test(gpu_conv1d_tiled_s1, matches_the_reference_on_every_width_and_mask)
 {
     CONV_TEST_REQUIRE_GPU();
     check_strategy(CONV1D_S1);
 }
 
-Test(gpu_conv1d_tiled_s2, matches_step01_on_every_width_and_mask)
+Test(gpu_conv1d_tiled_s2, matches_the_reference_on_every_width_and_mask)
 {
     CONV_TEST_REQUIRE_GPU();
     check_strategy(CONV1D_S2);
 }
 
-Test(gpu_conv1d_tiled_s3, matches_step01_on_every_width_and_mask)
+Test(gpu_conv1d_tiled_s3, matches_the_reference_on_every_width_and_mask)
 {
     CONV_TEST_REQUIRE_GPU();
     check_strategy(CONV1D_S3);

@@ -1,9 +1,9 @@
 /* Step 04: the tiled 2D kernels (strategies 1, 2, 3 and the multi-channel
- * kernel, every compile-time tile configuration) against step 01. */
+ * kernel, every compile-time tile configuration) against the host reference
+ * (conv_test_host_reference). */
 #include <stdio.h>
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_test_support.h"
 #include "conv_tiled_2d.h"
 #include "tiled_2d_rows.h"
@@ -63,25 +63,25 @@ static void check_single(conv_tiled_strategy strategy, int config)
     size_t count = single_table(table, tw, th, conv2d_tiled_max_filter(strategy, config));
     conv_tiled_choice choice = {strategy, config, CONV_TILED_WEIGHTS_AUTO};
     for (size_t i = 0; i < count; ++i)
-        conv_test_check_gpu_conv(&table[i], conv2d_tiled_conv, &choice, conv2d_cpu_serial,
+        conv_test_check_gpu_conv(&table[i], conv2d_tiled_conv, &choice, conv_test_host_reference,
                                  conv2d_tiled_config_name(strategy, config));
 }
 
-Test(gpu_conv2d_tiled_s1, matches_step01_on_the_shape_table_in_every_tile_configuration)
+Test(gpu_conv2d_tiled_s1, matches_the_reference_on_the_shape_table_in_every_tile_configuration)
 {
     CONV_TEST_REQUIRE_GPU();
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_S1); ++cfg)
         check_single(CONV_TILED_S1, cfg);
 }
 
-Test(gpu_conv2d_tiled_s2, matches_step01_on_the_shape_table_in_every_tile_configuration)
+Test(gpu_conv2d_tiled_s2, matches_the_reference_on_the_shape_table_in_every_tile_configuration)
 {
     CONV_TEST_REQUIRE_GPU();
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_S2); ++cfg)
         check_single(CONV_TILED_S2, cfg);
 }
 
-Test(gpu_conv2d_tiled_s3, matches_step01_on_the_shape_table_in_every_tile_configuration)
+Test(gpu_conv2d_tiled_s3, matches_the_reference_on_the_shape_table_in_every_tile_configuration)
 {
     CONV_TEST_REQUIRE_GPU();
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_S3); ++cfg)
@@ -97,7 +97,7 @@ Test(gpu_conv2d_tiled_single, loops_over_more_than_65535_images)
     conv_params p = same_shape(70000, 1, 2, 3, 1, 3, 3);
     for (size_t i = 0; i < sizeof single_strategies / sizeof single_strategies[0]; ++i) {
         conv_tiled_choice choice = {single_strategies[i], 0, CONV_TILED_WEIGHTS_AUTO};
-        conv_test_check_gpu_conv(&p, conv2d_tiled_conv, &choice, conv2d_cpu_serial,
+        conv_test_check_gpu_conv(&p, conv2d_tiled_conv, &choice, conv_test_host_reference,
                                  conv2d_tiled_config_name(choice.strategy, 0));
     }
 }
@@ -141,17 +141,18 @@ static void check_multi(int config, conv_tiled_weights weights, const char *what
     char name[128];
     snprintf(name, sizeof name, "%s, %s", conv2d_tiled_config_name(CONV_TILED_MC, config), what);
     for (size_t i = 0; i < count; ++i)
-        conv_test_check_gpu_conv(&table[i], conv2d_tiled_conv, &choice, conv2d_cpu_serial, name);
+        conv_test_check_gpu_conv(&table[i], conv2d_tiled_conv, &choice, conv_test_host_reference,
+                                 name);
 }
 
-Test(gpu_conv2d_tiled_mc, matches_step01_with_weights_in_constant_memory_where_they_fit)
+Test(gpu_conv2d_tiled_mc, matches_the_reference_with_weights_in_constant_memory_where_they_fit)
 {
     CONV_TEST_REQUIRE_GPU();
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_MC); ++cfg)
         check_multi(cfg, CONV_TILED_WEIGHTS_AUTO, "weights auto");
 }
 
-Test(gpu_conv2d_tiled_mc, matches_step01_with_weights_in_global_memory)
+Test(gpu_conv2d_tiled_mc, matches_the_reference_with_weights_in_global_memory)
 {
     CONV_TEST_REQUIRE_GPU();
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_MC); ++cfg)
@@ -166,7 +167,7 @@ Test(gpu_conv2d_tiled_mc, loops_over_more_than_65535_image_and_channel_groups)
     /* N * ceil(K/4) = 20000 * 4 = 80000 > 65535 */
     conv_params p = same_shape(20000, 2, 2, 3, 16, 3, 3);
     conv_tiled_choice choice = {CONV_TILED_MC, 0, CONV_TILED_WEIGHTS_AUTO};
-    conv_test_check_gpu_conv(&p, conv2d_tiled_conv, &choice, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, conv2d_tiled_conv, &choice, conv_test_host_reference,
                              "mc (80000 groups)");
 }
 
@@ -380,8 +381,8 @@ Test(conv2d_tiled_rows, list_the_single_channel_strategies_only_where_they_apply
     cr_assert(strstr(msg.text, "single-channel") != NULL, "%s", msg.text);
 }
 
-Test(gpu_conv2d_tiled_rows, every_row_matches_step01_on_the_usual_shapes)
+Test(gpu_conv2d_tiled_rows, every_row_matches_the_reference_on_the_usual_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_test_check_rows(conv_tiled_2d_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, -1, 0);
+    conv_test_check_rows(conv_tiled_2d_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, -1, 0);
 }

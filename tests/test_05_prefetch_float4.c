@@ -1,10 +1,10 @@
-/* Step 05: kernels 5a (both loop orders) and 5b against step 01, exactly on
+/* Step 05: kernels 5a (both loop orders) and 5b against the host reference
+ * (conv_test_host_reference), exactly on
  * small integers and within the error bound on random floats, over the shape
  * table; plus the rejections that happen before any launch. */
 #include <stdint.h>
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_prefetch.h"
 #include "prefetch_rows.h"
 #include "conv_test_support.h"
@@ -27,7 +27,7 @@ static void check_all(const conv_params *p)
 {
     for (size_t i = 0; i < N_VARIANTS; ++i) {
         conv_prefetch_variant v = all_variants[i];
-        conv_test_check_gpu_conv(p, conv2d_prefetch_conv, &v, conv2d_cpu_serial,
+        conv_test_check_gpu_conv(p, conv2d_prefetch_conv, &v, conv_test_host_reference,
                                  conv_prefetch_variant_name(v));
     }
 }
@@ -39,7 +39,7 @@ static void check_shape(int n, int c, int h, int w, int k, int r, int s, int sam
     check_all(&p);
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_on_widths_1_to_9_31_and_33_and_short_heights)
+Test(gpu_conv2d_prefetch, matches_the_reference_on_widths_1_to_9_31_and_33_and_short_heights)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 31, 33};
@@ -53,7 +53,7 @@ Test(gpu_conv2d_prefetch, matches_step01_on_widths_1_to_9_31_and_33_and_short_he
         }
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_on_widths_around_512_alignment_cases)
+Test(gpu_conv2d_prefetch, matches_the_reference_on_widths_around_512_alignment_cases)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int widths[] = {511, 512, 513};
@@ -63,7 +63,7 @@ Test(gpu_conv2d_prefetch, matches_step01_on_widths_around_512_alignment_cases)
     }
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_on_every_filter_size_valid_and_same)
+Test(gpu_conv2d_prefetch, matches_the_reference_on_every_filter_size_valid_and_same)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int filters[] = {1, 2, 3, 5, 6, 7, CONV_PREFETCH_MAX_FILTER};
@@ -75,7 +75,7 @@ Test(gpu_conv2d_prefetch, matches_step01_on_every_filter_size_valid_and_same)
     check_shape(1, 2, 30, 20, 7, CONV_PREFETCH_MAX_FILTER, 2, 0);
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_when_the_filter_is_the_whole_image)
+Test(gpu_conv2d_prefetch, matches_the_reference_when_the_filter_is_the_whole_image)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int sides[] = {1, 3, 6, 7, CONV_PREFETCH_MAX_FILTER};
@@ -84,7 +84,7 @@ Test(gpu_conv2d_prefetch, matches_step01_when_the_filter_is_the_whole_image)
     check_shape(1, 2, 5, 8, 3, 5, 8, 0);
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_for_channel_counts_off_every_chunk)
+Test(gpu_conv2d_prefetch, matches_the_reference_for_channel_counts_off_every_chunk)
 {
     CONV_TEST_REQUIRE_GPU();
     static const int counts[] = {1, 2, 3, 5, 6, 17, 64};
@@ -97,7 +97,7 @@ Test(gpu_conv2d_prefetch, matches_step01_for_channel_counts_off_every_chunk)
     }
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_on_batches_and_asymmetric_padding)
+Test(gpu_conv2d_prefetch, matches_the_reference_on_batches_and_asymmetric_padding)
 {
     CONV_TEST_REQUIRE_GPU();
     check_shape(4, 3, 29, 31, 6, 6, 6, 0);
@@ -112,7 +112,7 @@ Test(gpu_conv2d_prefetch, matches_step01_on_batches_and_asymmetric_padding)
     check_all(&p);
 }
 
-Test(gpu_conv2d_prefetch, matches_step01_on_tall_and_full_size_images)
+Test(gpu_conv2d_prefetch, matches_the_reference_on_tall_and_full_size_images)
 {
     CONV_TEST_REQUIRE_GPU();
     /* height 768: tall narrow images, one block column */
@@ -176,7 +176,7 @@ Test(gpu_conv2d_prefetch, handles_buffers_offset_by_one_to_three_floats)
                 s.offset = off;
                 snprintf(what, sizeof what, "%s with buffers offset by %d float%s",
                          conv_prefetch_variant_name(s.v), off, off > 1 ? "s" : "");
-                conv_test_check_gpu_conv(p, run_shifted, &s, conv2d_cpu_serial, what);
+                conv_test_check_gpu_conv(p, run_shifted, &s, conv_test_host_reference, what);
             }
         cudaFree(s.x);
         cudaFree(s.w);
@@ -322,8 +322,8 @@ Test(conv2d_prefetch_plan, grows_blocks_with_the_shared_memory_limit_and_names_a
 }
 
 /* The rows the program and conv_bench run, checked like the kernels above. */
-Test(gpu_conv2d_prefetch, every_row_of_the_step_matches_step01_on_the_usual_shapes)
+Test(gpu_conv2d_prefetch, every_row_of_the_step_matches_the_reference_on_the_usual_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_test_check_rows(conv_prefetch_rows, conv2d_cpu_serial, CONV_LAYOUT_NCHW, 3, 0);
+    conv_test_check_rows(conv_prefetch_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, 3, 0);
 }

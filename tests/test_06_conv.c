@@ -1,12 +1,11 @@
 /* Step 06, the convolution as a matrix product: the im2col -> GEMM pipelines
- * with every GEMM in both layouts, and 6f, the implicit GEMM, against step 01
- * over the shape table (padding, stride, dilation, batches); every bad input,
+ * with every GEMM in both layouts, and 6f, the implicit GEMM, against the host
+ * reference over the shape table (padding, stride, dilation, batches); every bad input,
  * and every problem beyond the step's limits, rejected before a launch. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_cublas.h"
 #include "conv_im2col_gemm.h"
 #include "conv_test_support.h"
@@ -92,7 +91,7 @@ Test(implicit_gemm_validation, rejects_nchw_and_null_pointers)
 }
 
 /* ---------------------------------------------------------------------------
- * The convolution pipelines against step 01. */
+ * The convolution pipelines against the host reference. */
 
 /* Each run goes through conv2d_pipeline_conv, the adapter the step program and
  * conv_bench use. */
@@ -127,18 +126,18 @@ static void check_pipeline(conv_layout layout, gemm_variant g, int implicit)
         p.layout = layout;
         if (sanitizer && conv_flops(&p) > SANITIZER_MAX_FLOPS)
             continue; /* the few largest shapes: racecheck makes them minutes */
-        conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial, what);
+        conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv_test_host_reference, what);
     }
     conv_cublas_destroy(pc.cublas);
     conv_device_free(pc.d_work);
 }
 
 #define PIPELINE_TESTS(tag, variant)                                                               \
-    Test(gpu_conv_im2col_gemm, nchw_##tag##_matches_step01_on_the_shape_table)                     \
+    Test(gpu_conv_im2col_gemm, nchw_##tag##_matches_the_reference_on_the_shape_table)              \
     {                                                                                              \
         check_pipeline(CONV_LAYOUT_NCHW, variant, 0);                                              \
     }                                                                                              \
-    Test(gpu_conv_im2col_gemm, nhwc_##tag##_matches_step01_on_the_shape_table)                     \
+    Test(gpu_conv_im2col_gemm, nhwc_##tag##_matches_the_reference_on_the_shape_table)              \
     {                                                                                              \
         check_pipeline(CONV_LAYOUT_NHWC, variant, 0);                                              \
     }
@@ -150,14 +149,14 @@ PIPELINE_TESTS(6d, GEMM_6D_FLOAT4)
 PIPELINE_TESTS(6e, GEMM_6E_DBUF)
 PIPELINE_TESTS(cublas, GEMM_CUBLAS)
 
-Test(gpu_conv_implicit_gemm, nhwc_6f_matches_step01_on_the_shape_table)
+Test(gpu_conv_implicit_gemm, nhwc_6f_matches_the_reference_on_the_shape_table)
 {
     check_pipeline(CONV_LAYOUT_NHWC, GEMM_6E_DBUF, 1);
 }
 
 /* One problem larger than every tile, with the float4 paths, through 6e and
  * 6f at once (the table's shapes are small). */
-Test(gpu_conv_implicit_gemm, nhwc_6e_and_6f_match_step01_on_a_multi_tile_problem)
+Test(gpu_conv_implicit_gemm, nhwc_6e_and_6f_match_the_reference_on_a_multi_tile_problem)
 {
     CONV_TEST_REQUIRE_GPU();
     if (conv_test_under_sanitizer())
@@ -169,14 +168,14 @@ Test(gpu_conv_implicit_gemm, nhwc_6e_and_6f_match_step01_on_a_multi_tile_problem
     q.layout = CONV_LAYOUT_NCHW; /* the NCHW workspace also holds the GEMM output */
     conv2d_pipeline pc = {GEMM_6E_DBUF, 0, NULL, conv2d_im2col_gemm_workspace_elems(&q), NULL};
     CONV_ASSERT_OK(conv_device_alloc(&pc.d_work, pc.work_elems, "workspace", &msg), msg);
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv_test_host_reference,
                              "6e nhwc multi-tile");
     pc.implicit = 1;
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv_test_host_reference,
                              "6f nhwc multi-tile");
     p.layout = CONV_LAYOUT_NCHW;
     pc.implicit = 0;
-    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv2d_cpu_serial,
+    conv_test_check_gpu_conv(&p, conv2d_pipeline_conv, &pc, conv_test_host_reference,
                              "6e nchw multi-tile");
     conv_device_free(pc.d_work);
 }

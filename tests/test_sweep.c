@@ -1,9 +1,9 @@
 /* The randomized shape sweep: shapes drawn from a seeded generator (sizes
  * from 1 to a few hundred, primes, every padding, stride and dilation, both
  * layouts, batches), and on each of them every row of every step that
- * supports the shape, checked against step 01 like the steps' own tests:
- * small integers compared exactly, random floats within the dot-product
- * bound, NaN-poisoned output, the canary after it.
+ * supports the shape, checked against the host reference like the steps' own
+ * tests: small integers compared exactly, random floats within the
+ * dot-product bound, NaN-poisoned output, the canary after it.
  *
  *   CONV_SWEEP_SEED   the generator's seed (default 1; CI uses the default)
  *   CONV_SWEEP_COUNT  how many shapes (default 200; 12 under compute-sanitizer)
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_cpu.h"
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "im2col_gemm_rows.h"
@@ -102,7 +101,7 @@ static long env_or(const char *name, long fallback)
 
 #define MAX_ROWS 48
 
-/* Every step's rows for p (step 01 is the reference itself). */
+/* Every GPU step's rows for p. */
 static int all_rows(const conv_params *p, conv_row *rows)
 {
     int n = 0;
@@ -116,7 +115,7 @@ static int all_rows(const conv_params *p, conv_row *rows)
     return n;
 }
 
-Test(gpu_sweep, every_row_of_every_step_matches_step01_on_random_shapes)
+Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
 {
     CONV_TEST_REQUIRE_GPU();
     const uint64_t seed = (uint64_t)env_or("CONV_SWEEP_SEED", 1);
@@ -156,12 +155,12 @@ Test(gpu_sweep, every_row_of_every_step_matches_step01_on_random_shapes)
             CONV_ASSERT_REPORT(rep, label, &p);
             ++checked;
         }
-        /* small integers: exact against step 01 */
+        /* small integers: exact against the host reference */
         conv_fill_small_int(pb.h_x, nx, seed + 7 * (uint64_t)shape, -3, 3);
         conv_fill_small_int(pb.h_w, nw, seed + 7 * (uint64_t)shape + 1, -3, 3);
         memcpy(x, pb.h_x, nx * sizeof *x);
         memcpy(w, pb.h_w, nw * sizeof *w);
-        CONV_ASSERT_OK(conv2d_cpu_serial(&p, x, w, want, &msg), msg);
+        CONV_ASSERT_OK(conv_test_host_reference(&p, x, w, want, &msg), msg);
         for (int r = 0; r < n; ++r) {
             if (rows[r].state != CONV_ROW_PENDING)
                 continue;
