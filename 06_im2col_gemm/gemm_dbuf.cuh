@@ -360,8 +360,8 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         src[l] = a_source_init<IMPLICIT>(m, k, a, g, row0 + tid / KQ + l * AROWS, kq);
         acol[l] = (tid / KQ + l * AROWS) ^ (kq & 8);
     }
-    /* exercise 06-dbuf begin: what the lean loop needs */
     /* excerpt end: 6e swizzled column */
+    /* exercise 06-dbuf begin: what the lean loop needs */
     /* Tiles that lie wholly inside K, in a block whose 128 columns lie inside
      * N, are loaded without guards: B through one pointer stepped by BK rows
      * (its LB loads are immediate offsets from it), A from the clamped rows. */
@@ -387,6 +387,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     dbuf_store_tile<BM, LA, LB, TPR>(as[0], bs[0], ra, rb, kq, acol, brow, bcol);
     __syncthreads();
 
+    /* excerpt: 6e lean loop */
     /* exercise 06-dbuf begin: the double-buffered loop over the K tiles */
     /* Two loops, so that the first has no branch at all: ptxas may then move
      * the next tile's loads and the first fragment reads freely among the
@@ -394,7 +395,6 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
      * second loop the rest (the edge blocks, and the last tile or two). */
     int ntiles = (k + BK - 1) / BK;
     int buf = 0, t = 0;
-    /* excerpt: 6e lean loop */
     for (; t + 1 < inside_tiles; ++t) {
         b_next += (size_t)BK * n;
 #pragma unroll
@@ -410,7 +410,6 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
         __syncthreads();
         buf ^= 1;
     }
-    /* excerpt end: 6e lean loop */
     for (; t < ntiles; ++t) {
         int has_next = t + 1 < ntiles;
         if (has_next) {
@@ -441,6 +440,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     // matrices (faster, not needed by the tests). Graded by tests/test_06_gemm.c
     // (gpu_gemm/dbuf_6e_*).
        exercise 06-dbuf end */
+    /* excerpt end: 6e lean loop */
     store_c<VEC, BM, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 

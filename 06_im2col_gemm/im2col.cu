@@ -53,6 +53,7 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
     size_t total = (size_t)g.n * pq * cv, rsc = (size_t)g.r * g.s * g.c;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
+        /* excerpt: im2col nhwc window */
         /* exercise 06-im2col begin: NHWC im2col, one pixel's V channels for every tap */
         size_t cg, rem, oq;
         size_t row = divmod(i, cv, &cg);
@@ -61,7 +62,6 @@ __global__ void im2col_nhwc_kernel(geom g, const float *__restrict__ x, float *_
         int h0 = (int)op * g.stride_h - g.pad_h, w0 = (int)oq * g.stride_w - g.pad_w;
         const float *image = x + img * g.h * g.w * g.c + cg * V;
         float *dst = col + row * rsc + cg * V;
-        /* excerpt: im2col nhwc window */
         for (int r = 0; r < g.r; ++r) {
             int h = h0 + r * g.dil_h;
             for (int s = 0; s < g.s; ++s) {
