@@ -4,19 +4,27 @@
     in the code, every figure and relative link a note shows exists;
   - every step folder has its README and its lecture note; every step note
     has the parts of the learning path (what you will learn, before you
-    start, run it, questions), previous/next links, at least two drawn
-    figures, and cites docs/sources.md; its "run it" commands write only to
-    scratch paths;
+    start, run it, your turn, questions), previous/next links, at least two
+    drawn figures, and cites docs/sources.md; its "run it" commands write
+    only to scratch paths;
+  - every step note has a "Your turn" section (before its questions) that
+    names each exercise of the step in exercises/manifest.json and the tests
+    that grade it there, and every test it names exists: a Criterion suite
+    (`gpu_*`, `cpu_*`), a `suite/test` or `suite/glob*`, a bare test name
+    (snake case, four words or more), a test file, a ctest entry;
   - every generated table, every measured number in the prose and every code
     excerpt matches its CSV or its source (scripts/doc_tables.py --check);
   - no text in the repository speaks about how it was made (seed numbers,
     issues, sessions).
 With --self-test it proves that these checks fail: it plants a stale number,
-a stale code excerpt and such a word in a copy of the repository.
+a stale code excerpt, such a word and tests that do not exist (in a "Your
+turn" section) in a copy of the repository.
 
     python3 tests/test_docs.py [repository root] [--self-test]
 """
+import fnmatch
 import glob
+import json
 import os
 import re
 import shutil
@@ -35,7 +43,17 @@ JARGON = re.compile(r"\bseeds? ?0\d\d\b|\bseeds 0\d\d|\bsessions?\b|\bissue #?\d
                     r"|\btargets? of (?:the )?issues?\b|\bthe 3x bar\b|\b90% target\b",
                     re.IGNORECASE)
 TEXT_EXT = (".md", ".c", ".h", ".cu", ".cuh", ".py", ".sh", ".txt", ".csv", ".json", ".cmake")
-PARTS = ["## What you will learn", "## Before you start", "## Run it", "## Questions"]
+PARTS = ["## What you will learn", "## Before you start", "## Run it", "## Your turn",
+         "## Questions"]
+# Criterion tests: Test(suite, name) and ParameterizedTest(..., suite, name);
+# a name built by a macro (nchw_##tag##_...) is expanded at each use of it.
+TEST_DEF = re.compile(r"\b(?:Parameterized)?Test\(\s*(?:[^,()]+,\s*)?(\w+)\s*,\s*([\w#]+)")
+MACRO_DEF = re.compile(r"^#define\s+(\w+)\(([^)]*)\)((?:.*\\\n)*.*)", re.MULTILINE)
+# What a "Your turn" section names, in backticks.
+SUITE_TOKEN = re.compile(r"^((?:gpu|cpu)_[a-z0-9_]+)$")
+SUITE_TEST_TOKEN = re.compile(r"^([a-z][a-z0-9_]*)/([a-z0-9_*]+)$")
+TEST_NAME_TOKEN = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+){3,}$")
+TEST_FILE_TOKEN = re.compile(r"^tests/[\w.-]+$")
 
 
 def tracked_files(root):
@@ -104,6 +122,7 @@ def check_tree(root):
                 fail(f"{note}: links or shows '{link}', which does not exist")
         if note.startswith("docs/") and step in steps:
             check_step_note(note, text, steps.index(step), steps, fail)
+            check_your_turn(root, note, text, step, fail)
     for step in steps:
         if not os.path.exists(os.path.join(root, step, "README.md")):
             fail(f"{step}/ has no README.md")
@@ -150,6 +169,109 @@ def check_step_note(note, text, index, steps, fail):
                 fail(f"{note}: a command writes {m.group(1)}; run-it commands write to /tmp")
 
 
+def criterion_tests(root):
+    """{suite: {test name}} of the Criterion tests in tests/*.c."""
+    suites = {}
+    for path in sorted(glob.glob(os.path.join(root, "tests", "*.c"))):
+        with open(path, errors="replace") as f:
+            text = f.read()
+        for suite, name in TEST_DEF.findall(text):
+            if "##" not in name:
+                suites.setdefault(suite, set()).add(name)
+        for macro, params, body in MACRO_DEF.findall(text):
+            params = [p.strip() for p in params.split(",")]
+            made = TEST_DEF.findall(body)
+            for use in re.finditer(r"^\s*" + macro + r"\(([^)]*)\)", text, re.MULTILINE):
+                args = dict(zip(params, (a.strip() for a in use.group(1).split(","))))
+                for suite, name in made:
+                    name = "".join(args.get(piece.strip(), piece) for piece in name.split("##"))
+                    suites.setdefault(suite, set()).add(name)
+    return suites
+
+
+def section(text, title):
+    """The lines of a note's section '## title' (fenced code left out), or None."""
+    lines, found, fence = [], False, False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        if line.startswith("## "):
+            if found:
+                break
+            found = line.strip() == "## " + title
+            continue
+        if found:
+            lines.append(line)
+    return "\n".join(lines) if found else None
+
+
+def check_your_turn(root, note, text, step, fail):
+    """A step note's "Your turn": it comes before the questions, names every
+    exercise of the step (exercises/manifest.json) and the tests that grade
+    it, and every test it names exists."""
+    body = section(text, "Your turn")
+    if body is None:
+        return  # check_step_note reports the missing section
+    questions = text.find("\n## Questions")
+    if questions >= 0 and text.index("\n## Your turn") > questions:
+        fail(f"{note}: \"Your turn\" must come before \"Questions\"")
+    manifest_path = os.path.join(root, "exercises", "manifest.json")
+    if not os.path.exists(manifest_path):
+        fail(f"{note}: exercises/manifest.json is missing")
+        return
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    suites = criterion_tests(root)
+    tests = {n for names in suites.values() for n in names}
+    ctests = set(manifest.get("shared_gpu_tests", []))
+    for ex in manifest["exercises"].values():
+        ctests |= {t["ctest"] for t in ex.get("tests", []) + ex.get("also_runs", [])}
+    labels = {c.rsplit(".", 1)[1] for c in ctests if "." in c}
+    tokens = set(re.findall(r"`([^`\n]+)`", body))
+    here = "\"Your turn\""
+
+    for ex_id, ex in manifest["exercises"].items():
+        if ex["step"] != step[:2]:
+            continue
+        if not re.search(r"(?<![\w-])" + re.escape(ex_id) + r"(?![\w-])", body):
+            fail(f"{note}: {here} does not name exercise {ex_id}")
+        for graded in ex.get("tests", []):
+            filt = graded.get("filter")
+            if filt is None:
+                wanted = {graded["ctest"]}
+            elif filt.endswith("/*"):
+                wanted = {filt, filt[:-2]}
+            else:
+                wanted = {filt}
+            if not wanted & tokens:
+                fail(f"{note}: {here} does not name `{sorted(wanted)[0]}`, which grades {ex_id}")
+
+    for token in sorted(tokens):
+        m = SUITE_TEST_TOKEN.match(token)
+        if m and not os.path.exists(os.path.join(root, token)):
+            suite, pattern = m.groups()
+            if suite not in suites:
+                fail(f"{note}: {here} names `{token}`, but there is no Criterion suite {suite}")
+            elif not fnmatch.filter(suites[suite], pattern):
+                fail(f"{note}: {here} names `{token}`, which matches no test of suite {suite}")
+        elif SUITE_TOKEN.match(token):
+            if token not in suites:
+                fail(f"{note}: {here} names `{token}`, which is no Criterion suite in tests/")
+        elif TEST_NAME_TOKEN.match(token):
+            if token not in tests:
+                fail(f"{note}: {here} names `{token}`, which is no Criterion test in tests/")
+        elif TEST_FILE_TOKEN.match(token):
+            if not os.path.exists(os.path.join(root, token)):
+                fail(f"{note}: {here} names `{token}`, which does not exist")
+        elif "." in token and token.rsplit(".", 1)[1] in labels and " " not in token:
+            if token not in ctests:
+                fail(f"{note}: {here} names `{token}`, which is no ctest entry of "
+                     "exercises/manifest.json")
+
+
 def self_test(root):
     """Each check must be able to fail: plant one stale thing at a time in a
     copy of the repository and expect a failure naming it."""
@@ -174,18 +296,23 @@ def self_test(root):
                              capture_output=True, text=True, cwd=copy)
         good = open(note).read()
 
-        def expect(what, planted, needle):
+        def expect(what, planted, needle, path=note, tag="plant"):
+            """planted written to path; the failures whose line holds tag and needle."""
             nonlocal ok
-            with open(note, "w") as f:
+            with open(path) as f:
+                before = f.read()
+            with open(path, "w") as f:
                 f.write(planted)
             with tempfile.TemporaryFile("w+") as sink:
                 old = sys.stdout
                 sys.stdout = sink
                 try:
                     found = [line for f in check_tree(copy) for line in f.splitlines()
-                             if "plant" in line and needle in line]
+                             if tag in line and needle in line]
                 finally:
                     sys.stdout = old
+                    with open(path, "w") as f:
+                        f.write(before)
             caught = bool(found) == (needle != "")
             print(f"self-test: {what}: {'as expected' if caught else 'WRONG'}")
             ok &= caught
@@ -201,6 +328,32 @@ def self_test(root):
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
+
+        # "Your turn" of a step note: tests named there must exist, and every
+        # exercise of the step must be named.
+        step_note = os.path.join(copy, "docs", "01_cpu_serial.md")
+        tag = "docs/01_cpu_serial.md"
+        with open(step_note) as f:
+            mine = f.read()
+
+        def with_line(line):
+            return mine.replace("\n## Questions\n", "\n" + line + "\n\n## Questions\n", 1)
+
+        expect("the step note's Your turn (nothing planted)", mine, "", step_note, tag)
+        for what, token in [("a test name", "matches_the_planted_reference_exactly"),
+                            ("a suite", "cpu_planted"),
+                            ("a suite/test filter", "cpu_serial/planted_*"),
+                            ("a test file", "tests/test_01_planted.c"),
+                            ("a ctest entry", "01_planted.program")]:
+            expect(f"{what} that does not exist, named in Your turn",
+                   with_line(f"Also run `{token}`."), f"`{token}`", step_note, tag)
+        yours = mine[mine.index("\n## Your turn"):mine.index("\n## Questions")]
+        expect("an exercise of the step left out of Your turn",
+               mine.replace(yours, yours.replace("01-conv1d", "the 1D one")),
+               "exercise 01-conv1d", step_note, tag)
+        expect("a grading suite left out of Your turn",
+               mine.replace(yours, yours.replace("`cpu_conv1d`", "the 1D suite")),
+               "`cpu_conv1d`", step_note, tag)
     return 0 if ok else 1
 
 
