@@ -63,11 +63,13 @@ function(conv_add_program name)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 endfunction()
 
-# Registers the ctest entries of one Criterion binary.
+# Registers the ctest entries of one Criterion binary built from source.
 #   <name>.cpu                  suites not named gpu_*, in parallel
 #   <name>.gpu                  suites gpu_*, one at a time; skipped without a device
+#                               (only if the source has such a suite)
 #   <name>.sanitize.<tool>      the gpu suites under compute-sanitizer (4 tools),
-#                               except gpu_reference: that suite checks NVIDIA's
+#                               except gpu_reference (only if the source has a
+#                               gpu suite besides it): that suite checks NVIDIA's
 #                               cuDNN and cuBLAS, closed code whose algorithm
 #                               search alone takes minutes under the sanitizers
 #                               (seen: 90 s for one small cuDNN plan under
@@ -76,17 +78,25 @@ endfunction()
 # Criterion forks a child per test, hence --target-processes all. API errors
 # are not reported by the sanitizer (--report-api-errors no): the code checks
 # every CUDA call itself, and tests provoke some on purpose (out of memory).
-function(conv_register_tests name label has_gpu)
+function(conv_register_tests name source label has_gpu)
   set(skip_regex "GPU test skipped: ")
   add_test(NAME ${name}.cpu COMMAND ${name} --filter "!(gpu_*)/*")
   set_tests_properties(${name}.cpu PROPERTIES LABELS "cpu;${label}" TIMEOUT 1800)
-  if(NOT has_gpu)
+  # An entry that selects no test would pass (or, under compute-sanitizer,
+  # fail) without testing anything: the suites are read from the source.
+  file(STRINGS "${source}" gpu_suites REGEX "^(Parameterized)?Test\\(gpu_")
+  set(own_suites ${gpu_suites})
+  list(FILTER own_suites EXCLUDE REGEX "^(Parameterized)?Test\\(gpu_reference,")
+  if(gpu_suites AND NOT has_gpu)
+    message(FATAL_ERROR "${source} has gpu_* suites, but its step registers no GPU tests")
+  endif()
+  if(NOT gpu_suites)
     return()
   endif()
   add_test(NAME ${name}.gpu COMMAND ${name} --jobs=1 --verbose --filter "gpu_*/*")
   set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu;${label}" TIMEOUT 1800
     SKIP_REGULAR_EXPRESSION "${skip_regex}")
-  if(CONV_COMPUTE_SANITIZER)
+  if(CONV_COMPUTE_SANITIZER AND own_suites)
     foreach(tool memcheck racecheck initcheck synccheck)
       add_test(NAME ${name}.sanitize.${tool}
         COMMAND ${CONV_COMPUTE_SANITIZER} --tool ${tool} --target-processes all
@@ -109,7 +119,7 @@ function(conv_add_test_binary source label has_gpu)
   conv_add_executable(${name} "${source}" "${CONV_ROOT}/tests/conv_test_support.c"
                       "${CONV_ROOT}/tests/conv_test_files.c" LIBRARIES ${ARGN} Conv::criterion)
   target_include_directories(${name} PRIVATE "${CONV_ROOT}/tests")
-  conv_register_tests(${name} "${label}" ${has_gpu})
+  conv_register_tests(${name} "${source}" "${label}" ${has_gpu})
 endfunction()
 
 # conv_add_program_test(<program> <label> <gpu: ON|OFF|""> <args>...)

@@ -1,5 +1,6 @@
 /* common/conv_bandwidth: the effective bandwidth of a kernel, and the
  * device-to-device copy bandwidth measured on this GPU (GPU suite). */
+#include <math.h>
 #include <string.h>
 
 #include "conv_bandwidth.h"
@@ -43,6 +44,7 @@ Test(gpu_bandwidth, copy_bandwidth_streams_at_least_the_minimum_size)
     cr_assert_gt(bw.timing.median_ms, 0.0);
     cr_assert_float_eq(bw.gbps, 2.0 * (double)bw.bytes / (bw.timing.median_ms * 1e6), 1e-6,
                        "read + write");
-    /* from a laptop GPU to an HBM3e one */
-    cr_assert(bw.gbps > 20.0 && bw.gbps < 20000.0, "%.1f GB/s", bw.gbps);
+    /* No bound on the speed itself: a test must not depend on timing (under
+     * compute-sanitizer the same copy runs a hundred times slower). */
+    cr_assert(isfinite(bw.gbps) && bw.gbps > 0.0, "%.1f GB/s", bw.gbps);
 }

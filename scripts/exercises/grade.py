@@ -87,7 +87,7 @@ def grade(root, step=None, jobs=2, json_path=None, perf=True):
     except runner.BuildError as e:
         return report(manifest, ids, {}, None, f"not graded: {e}", json_path)
     has_gpu, device = runner.device(build_dir)
-    runner.log_line(device if has_gpu else f"no usable GPU: {device}")
+    runner.log_line(f"GPU: {device}" if has_gpu else f"no usable GPU: {device}")
     cache = TestCache(build_dir, runner.ctest_entries(build_dir))
     results, runs = {}, {}
     for ex_id in ids:

@@ -81,7 +81,7 @@ def files_of(entry, build_dir):
 
 
 def device(build_dir):
-    """(True, "GPU tests use ...") or (False, the reason there is no usable GPU),
+    """(True, the GPU, as "NVIDIA ... (sm_90, ...)") or (False, the reason there is no usable GPU),
     from the build's conv_device_report."""
     report = os.path.join(build_dir, "common", "conv_device_report")
     if not os.path.exists(report):
@@ -90,7 +90,8 @@ def device(build_dir):
     line = out.strip().splitlines()[-1] if out.strip() else "no answer from conv_device_report"
     if line.startswith("GPU tests skip on this machine: "):
         return False, line[len("GPU tests skip on this machine: "):]
-    return True, line
+    prefix = "GPU tests use "
+    return True, line[len(prefix):] if line.startswith(prefix) else line
 
 
 def criterion(entry, filt=None, timeout=None):
