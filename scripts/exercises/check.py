@@ -3,7 +3,10 @@ nothing else may. For each exercise in turn, only that exercise is stubbed in a
 scratch copy of the tree (one copy, one build folder, re-stubbed in place, so
 each build is incremental); then its graded tests run (each must fail) and so
 do the other tests whose programs the rebuild touched (each must pass, except
-the tests that run this exercise among other code, manifest's also_runs)."""
+the tests that run this exercise among other code, manifest's also_runs).
+Two checks of one scratch folder (two ctest runs of one build folder, say)
+take turns: the second waits for the first's lock."""
+import fcntl
 import os
 import shutil
 import time
@@ -91,8 +94,19 @@ def run_others(entries, build_dir, names, graded, also, cpu_only):
 
 
 def check(root, cpu_only=False, ids=None, jobs=2, arch=None, scratch=None):
-    manifest = mf.load(root)
     scratch = scratch or os.path.join(root, "build", "exercise-check")
+    os.makedirs(scratch, exist_ok=True)
+    with open(os.path.join(scratch, "lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            runner.log_line(f"{scratch} is in use by another check; waiting for it ...")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        return check_locked(root, cpu_only, ids, jobs, arch, scratch)
+
+
+def check_locked(root, cpu_only, ids, jobs, arch, scratch):
+    manifest = mf.load(root)
     src, build_dir = os.path.join(scratch, "src"), os.path.join(scratch, "build")
     log = os.path.join(scratch, "build.log")
     os.makedirs(src, exist_ok=True)
