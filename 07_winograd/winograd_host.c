@@ -1,0 +1,248 @@
+/* Step 07 on the host: the problems Winograd takes, the whole convolution in
+ * float tile by tile, and its error bound (see winograd_host.h). */
+#include "winograd_host.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_verify.h"
+#include "winograd_transforms.h"
+
+#define WINO_MAX_ALPHA 6
+
+int wino_m(wino_tile t)
+{
+    return t == WINO_F4 ? 4 : 2;
+}
+
+int wino_alpha(wino_tile t)
+{
+    return wino_m(t) + 2;
+}
+
+const char *wino_tile_name(wino_tile t)
+{
+    return t == WINO_F4 ? "F(4x4,3x3)" : "F(2x2,3x3)";
+}
+
+conv_status wino_supports(const conv_params *p, wino_tile t, conv_msg *msg)
+{
+    conv_status st = conv_params_validate(p, msg);
+    if (st != CONV_OK)
+        return st;
+    if ((unsigned)t >= WINO_TILE_COUNT)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid Winograd tile %d", (int)t);
+    if (p->r != 3 || p->s != 3 || p->stride_h != 1 || p->stride_w != 1 || p->dil_h != 1 ||
+        p->dil_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "Winograd %s: needs a 3x3 filter, stride 1 and dilation 1 (got %dx%d, "
+                         "stride %dx%d, dilation %dx%d)",
+                         wino_tile_name(t), p->r, p->s, p->stride_h, p->stride_w, p->dil_h,
+                         p->dil_w);
+    return CONV_OK;
+}
+
+long long wino_tiles(const conv_params *p, wino_tile t)
+{
+    const long long m = wino_m(t);
+    return ((conv_out_h(p) + m - 1) / m) * ((conv_out_w(p) + m - 1) / m);
+}
+
+size_t wino_error_roundings(wino_tile t, int c)
+{
+    return (size_t)(4 * wino_alpha(t) + c + 9);
+}
+
+/* The four transforms in float, chosen by tile size. */
+static void filter_2d(wino_tile t, const float *g, float *u)
+{
+    if (t == WINO_F4)
+        wino_f4_filter_2d(g, u);
+    else
+        wino_f2_filter_2d(g, u);
+}
+
+static void input_2d(wino_tile t, const float *d, float *v)
+{
+    if (t == WINO_F4)
+        wino_f4_input_2d(d, v);
+    else
+        wino_f2_input_2d(d, v);
+}
+
+static void output_2d(wino_tile t, const float *m, float *y)
+{
+    if (t == WINO_F4)
+        wino_f4_output_2d(m, y);
+    else
+        wino_f2_output_2d(m, y);
+}
+
+/* The alpha x alpha input tile of image n, channel c whose top-left corner is
+ * (h0, w0) in image coordinates, zeros outside the image (padding and past
+ * the last row or column). */
+static void gather_tile(const conv_params *p, const float *x, int n, int c, int h0, int w0,
+                        int alpha, float *d)
+{
+    for (int i = 0; i < alpha; ++i)
+        for (int j = 0; j < alpha; ++j) {
+            const int h = h0 + i, w = w0 + j;
+            d[i * alpha + j] = (h >= 0 && h < p->h && w >= 0 && w < p->w)
+                                   ? x[conv_input_offset(p, n, c, h, w)]
+                                   : 0.0f;
+        }
+}
+
+static void gather_filter(const conv_params *p, const float *w, int k, int c, float *g)
+{
+    for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s)
+            g[r * 3 + s] = w[conv_filter_offset(p, k, c, r, s)];
+}
+
+conv_status wino_conv_host(const conv_params *p, wino_tile t, const float *x, const float *w,
+                           float *y, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(x, "x", w, "w", y, "y", msg);
+    if (st == CONV_OK)
+        st = wino_supports(p, t, msg);
+    if (st != CONV_OK)
+        return st;
+    const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    /* The transformed filters, U[k][c] (alpha x alpha each), computed once. */
+    float *u = malloc(sizeof(float) * (size_t)p->k * (size_t)p->c * (size_t)a2);
+    float *acc = malloc(sizeof(float) * (size_t)p->k * (size_t)a2);
+    if (!u || !acc) {
+        free(u);
+        free(acc);
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (Winograd model)");
+    }
+    float g[9], d[WINO_MAX_ALPHA * WINO_MAX_ALPHA], v[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    float tile_y[4 * 4];
+    for (int k = 0; k < p->k; ++k)
+        for (int c = 0; c < p->c; ++c) {
+            gather_filter(p, w, k, c, g);
+            filter_2d(t, g, u + ((size_t)k * p->c + c) * a2);
+        }
+    for (int n = 0; n < p->n; ++n)
+        for (int th = 0; th < P; th += m)
+            for (int tw = 0; tw < Q; tw += m) {
+                memset(acc, 0, sizeof(float) * (size_t)p->k * (size_t)a2);
+                for (int c = 0; c < p->c; ++c) {
+                    gather_tile(p, x, n, c, th - p->pad_h, tw - p->pad_w, alpha, d);
+                    input_2d(t, d, v);
+                    for (int k = 0; k < p->k; ++k) {
+                        const float *uk = u + ((size_t)k * p->c + c) * a2;
+                        for (int e = 0; e < a2; ++e)
+                            acc[(size_t)k * a2 + e] += uk[e] * v[e];
+                    }
+                }
+                for (int k = 0; k < p->k; ++k) {
+                    output_2d(t, acc + (size_t)k * a2, tile_y);
+                    for (int i = 0; i < m && th + i < P; ++i)
+                        for (int j = 0; j < m && tw + j < Q; ++j)
+                            y[conv_output_offset(p, n, k, th + i, tw + j)] = tile_y[i * m + j];
+                }
+            }
+    free(u);
+    free(acc);
+    return CONV_OK;
+}
+
+/* ---- The bound: the same stages with the matrices' absolute values ------ */
+
+/* |B^T|, |G|, |A^T| of each tile size, row-major. */
+static const double BT2[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
+static const double AT2[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+static const double BT4[6][6] = {{4, 0, 5, 0, 1, 0}, {0, 4, 4, 1, 1, 0}, {0, 4, 4, 1, 1, 0},
+                                 {0, 2, 1, 2, 1, 0}, {0, 2, 1, 2, 1, 0}, {0, 4, 0, 5, 0, 1}};
+static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                {1.0 / 6, 1.0 / 6, 1.0 / 6},
+                                {1.0 / 6, 1.0 / 6, 1.0 / 6},
+                                {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                {0, 0, 1}};
+static const double AT4[4][6] = {
+    {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
+
+/* out (rows x cols) = L (rows x inner) * in (inner x inner2) * R^T (cols x inner2)^T,
+ * all row-major; the form of G g G^T, B^T d B (R = B^T) and A^T M A (R = A^T). */
+static void sandwich(const double *l, int rows, int inner, const double *in, int inner2,
+                     const double *r, int cols, double *out)
+{
+    double t[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < inner2; ++j) {
+            double s = 0;
+            for (int q = 0; q < inner; ++q)
+                s += l[i * inner + q] * in[q * inner2 + j];
+            t[i * inner2 + j] = s;
+        }
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            double s = 0;
+            for (int q = 0; q < inner2; ++q)
+                s += t[i * inner2 + q] * r[j * inner2 + q];
+            out[i * cols + j] = s;
+        }
+}
+
+conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, const float *w,
+                             double *bound, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(x, "x", w, "w", bound, "bound", msg);
+    if (st == CONV_OK)
+        st = wino_supports(p, t, msg);
+    if (st != CONV_OK)
+        return st;
+    const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
+    const double *bt = t == WINO_F4 ? &BT4[0][0] : &BT2[0][0];
+    const double *gm = t == WINO_F4 ? &G4[0][0] : &G2[0][0];
+    const double *at = t == WINO_F4 ? &AT4[0][0] : &AT2[0][0];
+    const double gamma = conv_gamma(wino_error_roundings(t, p->c));
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    double *u = malloc(sizeof(double) * (size_t)p->k * (size_t)p->c * (size_t)a2);
+    double *acc = malloc(sizeof(double) * (size_t)p->k * (size_t)a2);
+    if (!u || !acc) {
+        free(u);
+        free(acc);
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (Winograd bound)");
+    }
+    float g[9], d[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    double ga[9], da[WINO_MAX_ALPHA * WINO_MAX_ALPHA], v[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    double ty[4 * 4];
+    for (int k = 0; k < p->k; ++k)
+        for (int c = 0; c < p->c; ++c) {
+            gather_filter(p, w, k, c, g);
+            for (int e = 0; e < 9; ++e)
+                ga[e] = fabs((double)g[e]);
+            sandwich(gm, alpha, 3, ga, 3, gm, alpha, u + ((size_t)k * p->c + c) * a2);
+        }
+    for (int n = 0; n < p->n; ++n)
+        for (int th = 0; th < P; th += m)
+            for (int tw = 0; tw < Q; tw += m) {
+                memset(acc, 0, sizeof(double) * (size_t)p->k * (size_t)a2);
+                for (int c = 0; c < p->c; ++c) {
+                    gather_tile(p, x, n, c, th - p->pad_h, tw - p->pad_w, alpha, d);
+                    for (int e = 0; e < a2; ++e)
+                        da[e] = fabs((double)d[e]);
+                    sandwich(bt, alpha, alpha, da, alpha, bt, alpha, v);
+                    for (int k = 0; k < p->k; ++k)
+                        for (int e = 0; e < a2; ++e)
+                            acc[(size_t)k * a2 + e] += u[((size_t)k * p->c + c) * a2 + e] * v[e];
+                }
+                for (int k = 0; k < p->k; ++k) {
+                    sandwich(at, m, alpha, acc + (size_t)k * a2, alpha, at, m, ty);
+                    for (int i = 0; i < m && th + i < P; ++i)
+                        for (int j = 0; j < m && tw + j < Q; ++j)
+                            bound[conv_output_offset(p, n, k, th + i, tw + j)] =
+                                gamma * ty[i * m + j];
+                }
+            }
+    free(u);
+    free(acc);
+    return CONV_OK;
+}

@@ -1,0 +1,74 @@
+/* Step 07 on the host: which problems Winograd F(m x m, 3 x 3) takes, the
+ * whole convolution computed tile by tile in float (the arithmetic the
+ * kernels do, in one fixed order), and the error bound its tests use.
+ *
+ * The error bound. Winograd is not the direct sum: every output is a sum of
+ * transformed products, and the transforms' constants scale the rounding
+ * errors. Following each quantity through the four stages (filter transform,
+ * input transform, products summed over the C channels, output transform),
+ * each a short sum or product computed in float, a first-order componentwise
+ * bound is
+ *
+ *     |y - y_exact| <= gamma_n * ( |A^T| [ sum_c (|G| |g_kc| |G^T|) .* (|B^T| |d_c| |B|) ] |A| )
+ *
+ * at every output of a tile, with |M| the matrix of absolute values and
+ * n the number of roundings on the longest path: 2 * 4 in the filter
+ * transform (two stages of three terms, each multiplied by a constant that
+ * float may round, 1/6 for one), 2 * alpha in the input transform and again in
+ * the output transform (two stages of at most alpha terms), 1 for the product
+ * and C for the sum over channels: n = 4 * alpha + C + 9. The bracket is the
+ * direct convolution's sum |x * w| with the transforms' absolute values
+ * folded in; for F(2, 3), whose constants are at most 1, it stays within a
+ * small factor of it; for F(4, 3) the 4s, 5s and 8s make it much larger, and
+ * that is the accuracy a larger tile costs (measured in the tests).
+ * Higham, "Accuracy and Stability of Numerical Algorithms", ch. 3, gives the
+ * rules; Barabasz et al. (2020) analyse Winograd's error the same way. */
+#ifndef WINOGRAD_HOST_H
+#define WINOGRAD_HOST_H
+
+#include "conv_params.h"
+#include "conv_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    WINO_F2 = 0, /* F(2x2, 3x3): 4x4 input tiles, 16 products for 4 outputs */
+    WINO_F4,     /* F(4x4, 3x3): 6x6 input tiles, 36 products for 16 outputs */
+    WINO_TILE_COUNT
+} wino_tile;
+
+/* m (outputs per tile side) and alpha = m + 2 (input tile side). */
+int wino_m(wino_tile t);
+int wino_alpha(wino_tile t);
+/* "F(2x2,3x3)" or "F(4x4,3x3)". */
+const char *wino_tile_name(wino_tile t);
+
+/* CONV_OK for a valid problem Winograd F(m, 3) computes: a 3x3 filter,
+ * stride 1 and dilation 1 (any N, C, K, H, W, any padding, both layouts);
+ * otherwise CONV_ERR_UNSUPPORTED with one line naming what it needs. */
+conv_status wino_supports(const conv_params *p, wino_tile t, conv_msg *msg);
+
+/* Output tiles per image: ceil(P / m) * ceil(Q / m). */
+long long wino_tiles(const conv_params *p, wino_tile t);
+
+/* The whole convolution, tile by tile, in float, with the transforms of
+ * winograd_transforms.h: the filter transformed once, each input tile
+ * transformed, the products summed over the channels in channel order, the
+ * output transform cut to P x Q at the edges. */
+conv_status wino_conv_host(const conv_params *p, wino_tile t, const float *x, const float *w,
+                           float *y, conv_msg *msg);
+
+/* The bound above, per output element (output order), in double. */
+conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, const float *w,
+                             double *bound, conv_msg *msg);
+
+/* n of gamma_n above for C channels. */
+size_t wino_error_roundings(wino_tile t, int c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WINOGRAD_HOST_H */

@@ -1,0 +1,181 @@
+/* Step 07: the Winograd transforms of F(2x2, 3x3) and F(4x4, 3x3), written
+ * once for the host and the device.
+ *
+ * Winograd's minimal filtering F(m, r) computes m outputs of a correlation
+ * with an r-tap filter from alpha = m + r - 1 inputs with alpha multiplications
+ * instead of m * r (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+ * Networks", 2016):
+ *
+ *     y = A^T [ (G g) .* (B^T d) ]                    (1D)
+ *     Y = A^T [ (G g G^T) .* (B^T d B) ] A            (2D: rows, then columns)
+ *
+ * with y[i] = sum_j d[i + j] * g[j], the correlation every step computes.
+ * G (alpha x r) transforms the filter, B^T (alpha x alpha) the input tile,
+ * A^T (m x alpha) brings the alpha products back to m outputs. The matrices
+ * come from polynomial interpolation: the filter and the input are the
+ * coefficients of two polynomials, their product is evaluated at alpha points
+ * (one multiplication per point) and interpolated back. F(2, 3) uses the
+ * points 0, 1, -1 and infinity, so every constant is 0, +-1 or 1/2. F(4, 3)
+ * needs two more points; 2 and -2 (with 1/2 and -1/2 these are the choices of
+ * Lavin and Gray, kept small so that the constants stay near 1) bring the
+ * constants 4, 5, 8 into B^T and A^T and 1/4, 1/6, 1/12, 1/24 into G. Larger
+ * constants amplify the rounding errors: F(4, 3) is less accurate than
+ * F(2, 3), which the error bound of winograd_host.h makes exact.
+ *
+ * Each function below is one matrix product written out, the form a kernel
+ * wants (no loops over zeros, the constants folded). The 2D forms apply the
+ * 1D transform to every column, then to every row of the result. Tiles are
+ * row-major: d[i * alpha + j] is row i, column j. */
+#ifndef WINOGRAD_TRANSFORMS_H
+#define WINOGRAD_TRANSFORMS_H
+
+#ifdef __CUDACC__
+#define WINO_HD static __host__ __device__ __forceinline__
+#else
+#define WINO_HD static inline
+#endif
+
+/* ---- F(2, 3): alpha = 4 ------------------------------------------------ */
+
+/* u = G g,  G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]; strides in elements. */
+WINO_HD void wino_f2_filter_1d(const float *g, int gs, float *u, int us)
+{
+    const float half_sum = 0.5f * (g[0] + g[2 * gs]);
+    u[0] = g[0];
+    u[us] = half_sum + 0.5f * g[gs];
+    u[2 * us] = half_sum - 0.5f * g[gs];
+    u[3 * us] = g[2 * gs];
+}
+
+/* v = B^T d,  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
+WINO_HD void wino_f2_input_1d(const float *d, int ds, float *v, int vs)
+{
+    v[0] = d[0] - d[2 * ds];
+    v[vs] = d[ds] + d[2 * ds];
+    v[2 * vs] = d[2 * ds] - d[ds];
+    v[3 * vs] = d[ds] - d[3 * ds];
+}
+
+/* y = A^T m,  A^T = [1 1 1 0; 0 1 -1 -1]. */
+WINO_HD void wino_f2_output_1d(const float *m, int ms, float *y, int ys)
+{
+    y[0] = m[0] + m[ms] + m[2 * ms];
+    y[ys] = m[ms] - m[2 * ms] - m[3 * ms];
+}
+
+/* U = G g G^T: g is 3x3, U is 4x4. */
+WINO_HD void wino_f2_filter_2d(const float *g, float *u)
+{
+    float t[4 * 3];
+    for (int j = 0; j < 3; ++j)
+        wino_f2_filter_1d(g + j, 3, t + j, 3); /* columns: t = G g (4x3) */
+    for (int i = 0; i < 4; ++i)
+        wino_f2_filter_1d(t + 3 * i, 1, u + 4 * i, 1); /* rows: U = t G^T */
+}
+
+/* V = B^T d B: d and V are 4x4. */
+WINO_HD void wino_f2_input_2d(const float *d, float *v)
+{
+    float t[4 * 4];
+    for (int j = 0; j < 4; ++j)
+        wino_f2_input_1d(d + j, 4, t + j, 4);
+    for (int i = 0; i < 4; ++i)
+        wino_f2_input_1d(t + 4 * i, 1, v + 4 * i, 1);
+}
+
+/* Y = A^T M A: M is 4x4, Y is 2x2. */
+WINO_HD void wino_f2_output_2d(const float *m, float *y)
+{
+    float t[2 * 4];
+    for (int j = 0; j < 4; ++j)
+        wino_f2_output_1d(m + j, 4, t + j, 4);
+    for (int i = 0; i < 2; ++i)
+        wino_f2_output_1d(t + 4 * i, 1, y + 2 * i, 1);
+}
+
+/* ---- F(4, 3): alpha = 6 ------------------------------------------------ */
+
+/* u = G g,  G = [ 1/4     0     0  ]
+ *               [-1/6  -1/6  -1/6  ]
+ *               [-1/6   1/6  -1/6  ]
+ *               [ 1/24  1/12  1/6  ]
+ *               [ 1/24 -1/12  1/6  ]
+ *               [  0     0     1   ]                                         */
+WINO_HD void wino_f4_filter_1d(const float *g, int gs, float *u, int us)
+{
+    const float g0 = g[0], g1 = g[gs], g2 = g[2 * gs];
+    const float a = -(1.0f / 6.0f) * (g0 + g2), b = (1.0f / 6.0f) * g1;
+    const float c = (1.0f / 24.0f) * g0 + (1.0f / 6.0f) * g2, e = (1.0f / 12.0f) * g1;
+    u[0] = 0.25f * g0;
+    u[us] = a - b;
+    u[2 * us] = a + b;
+    u[3 * us] = c + e;
+    u[4 * us] = c - e;
+    u[5 * us] = g2;
+}
+
+/* v = B^T d,  B^T = [4  0 -5  0 1 0]
+ *                   [0 -4 -4  1 1 0]
+ *                   [0  4 -4 -1 1 0]
+ *                   [0 -2 -1  2 1 0]
+ *                   [0  2 -1 -2 1 0]
+ *                   [0  4  0 -5 0 1]                                          */
+WINO_HD void wino_f4_input_1d(const float *d, int ds, float *v, int vs)
+{
+    const float d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],
+                d5 = d[5 * ds];
+    const float p = d4 - 4.0f * d2, q = d3 - 4.0f * d1; /* rows 1, 2 */
+    const float s = d4 - d2, t = 2.0f * (d3 - d1);      /* rows 3, 4 */
+    v[0] = 4.0f * d0 - 5.0f * d2 + d4;
+    v[vs] = p + q;
+    v[2 * vs] = p - q;
+    v[3 * vs] = s + t;
+    v[4 * vs] = s - t;
+    v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
+}
+
+/* y = A^T m,  A^T = [1 1  1 1  1 0]
+ *                   [0 1 -1 2 -2 0]
+ *                   [0 1  1 4  4 0]
+ *                   [0 1 -1 8 -8 1]                                           */
+WINO_HD void wino_f4_output_1d(const float *m, int ms, float *y, int ys)
+{
+    const float s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];
+    const float s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];
+    y[0] = m[0] + s12 + s34;
+    y[ys] = d12 + 2.0f * d34;
+    y[2 * ys] = s12 + 4.0f * s34;
+    y[3 * ys] = d12 + 8.0f * d34 + m[5 * ms];
+}
+
+/* U = G g G^T: g is 3x3, U is 6x6. */
+WINO_HD void wino_f4_filter_2d(const float *g, float *u)
+{
+    float t[6 * 3];
+    for (int j = 0; j < 3; ++j)
+        wino_f4_filter_1d(g + j, 3, t + j, 3);
+    for (int i = 0; i < 6; ++i)
+        wino_f4_filter_1d(t + 3 * i, 1, u + 6 * i, 1);
+}
+
+/* V = B^T d B: d and V are 6x6. */
+WINO_HD void wino_f4_input_2d(const float *d, float *v)
+{
+    float t[6 * 6];
+    for (int j = 0; j < 6; ++j)
+        wino_f4_input_1d(d + j, 6, t + j, 6);
+    for (int i = 0; i < 6; ++i)
+        wino_f4_input_1d(t + 6 * i, 1, v + 6 * i, 1);
+}
+
+/* Y = A^T M A: M is 6x6, Y is 4x4. */
+WINO_HD void wino_f4_output_2d(const float *m, float *y)
+{
+    float t[4 * 6];
+    for (int j = 0; j < 6; ++j)
+        wino_f4_output_1d(m + j, 6, t + j, 6);
+    for (int i = 0; i < 4; ++i)
+        wino_f4_output_1d(t + 6 * i, 1, y + 4 * i, 1);
+}
+
+#endif /* WINOGRAD_TRANSFORMS_H */

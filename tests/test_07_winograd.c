@@ -1,0 +1,296 @@
+/* Step 07: the Winograd transforms, the host model of the whole convolution
+ * and its error bound (CPU suites). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_cpu.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "conv_verify.h"
+#include "winograd_host.h"
+#include "winograd_transforms.h"
+
+/* Shapes Winograd takes (3x3 filters, stride 1): 1x1 and 2x2 images with
+ * padding, the filter as large as the image, primes and sizes that are not a
+ * multiple of either tile (2 or 4 outputs a side), one channel and many,
+ * batches, padding 0, 1, 2 and different per axis. */
+static size_t winograd_shapes(conv_params *t)
+{
+    size_t n = 0;
+    t[n++] = conv_shape(1, 1, 1, 1, 1, 3, 3, 1, 1, 1);   /* 1x1 image, same padding */
+    t[n++] = conv_shape(1, 2, 2, 2, 3, 3, 3, 1, 1, 1);   /* 2x2 image */
+    t[n++] = conv_shape(1, 1, 3, 3, 1, 3, 3, 0, 1, 1);   /* filter = image: one output */
+    t[n++] = conv_shape(2, 3, 7, 11, 5, 3, 3, 0, 1, 1);  /* primes, batch */
+    t[n++] = conv_shape(1, 17, 13, 5, 4, 3, 3, 1, 1, 1); /* many channels, 13 rows */
+    t[n++] = conv_shape(3, 4, 9, 10, 2, 3, 3, 2, 1, 1);  /* padding 2: output larger */
+    t[n++] = conv_shape(1, 5, 16, 16, 6, 3, 3, 1, 1, 1); /* whole tiles of both sizes */
+    conv_params a = conv_shape(2, 3, 6, 9, 3, 3, 3, 0, 1, 1);
+    a.pad_h = 2; /* padding differs per axis */
+    a.pad_w = 1;
+    t[n++] = a;
+    return n;
+}
+
+#define WINO_SHAPES 8
+
+/* The unrolled 1D transforms, applied to the unit vectors, give their
+ * matrices column by column; the bound's tables must hold their absolute
+ * values (so that the bound is the bound of this code). */
+typedef void (*transform_1d)(const float *in, int is, float *out, int os);
+
+static void matrix_of(transform_1d f, int rows, int cols, double *m)
+{
+    float e[6], col[6];
+    for (int j = 0; j < cols; ++j) {
+        memset(e, 0, sizeof e);
+        e[j] = 1.0f;
+        f(e, 1, col, 1);
+        for (int i = 0; i < rows; ++i)
+            m[i * cols + j] = col[i];
+    }
+}
+
+/* y[i] = sum_j d[i + j] g[j] for m outputs (the correlation), exactly in double. */
+static void correlate(const double *d, const double *g, int m, double *y)
+{
+    for (int i = 0; i < m; ++i)
+        y[i] = d[i] * g[0] + d[i + 1] * g[1] + d[i + 2] * g[2];
+}
+
+/* A^T [ (G g) .* (B^T d) ] with the three matrices read off the code, in double. */
+static void winograd_1d(const double *at, const double *g_m, const double *bt, int m, int alpha,
+                        const double *d, const double *g, double *y)
+{
+    double u[6], v[6];
+    for (int i = 0; i < alpha; ++i) {
+        u[i] = g_m[i * 3] * g[0] + g_m[i * 3 + 1] * g[1] + g_m[i * 3 + 2] * g[2];
+        v[i] = 0;
+        for (int j = 0; j < alpha; ++j)
+            v[i] += bt[i * alpha + j] * d[j];
+    }
+    for (int i = 0; i < m; ++i) {
+        y[i] = 0;
+        for (int j = 0; j < alpha; ++j)
+            y[i] += at[i * alpha + j] * u[j] * v[j];
+    }
+}
+
+Test(cpu_winograd_transforms, compute_the_correlation_with_the_matrices_of_the_code)
+{
+    struct {
+        transform_1d filter, input, output;
+        int m;
+    } f[2] = {{wino_f2_filter_1d, wino_f2_input_1d, wino_f2_output_1d, 2},
+              {wino_f4_filter_1d, wino_f4_input_1d, wino_f4_output_1d, 4}};
+    for (int t = 0; t < 2; ++t) {
+        const int m = f[t].m, alpha = m + 2;
+        double g_m[6 * 3], bt[6 * 6], at[4 * 6];
+        matrix_of(f[t].filter, alpha, 3, g_m);
+        matrix_of(f[t].input, alpha, alpha, bt);
+        matrix_of(f[t].output, m, alpha, at);
+        for (int trial = 0; trial < 200; ++trial) {
+            double d[6], g[3], y[4], want[4];
+            for (int j = 0; j < alpha; ++j)
+                d[j] = (double)((int)(conv_rng_hash(7, (uint64_t)(trial * 16 + j)) % 19) - 9);
+            for (int j = 0; j < 3; ++j)
+                g[j] = (double)((int)(conv_rng_hash(8, (uint64_t)(trial * 16 + j)) % 19) - 9);
+            winograd_1d(at, g_m, bt, m, alpha, d, g, y);
+            correlate(d, g, m, want);
+            for (int i = 0; i < m; ++i) /* exact but for G's 1/6, 1/12, 1/24 rounded to float */
+                cr_assert(fabs(y[i] - want[i]) <= 1e-5 * (1 + fabs(want[i])),
+                          "F(%d,3) trial %d: y[%d] = %.9g, want %.9g", m, trial, i, y[i], want[i]);
+        }
+    }
+}
+
+Test(cpu_winograd_transforms, f2_is_exact_on_small_integers)
+{
+    /* F(2,3)'s constants are 0, 1 and 1/2: on small integers every
+     * intermediate is a multiple of 1/2 that float holds exactly, so the
+     * whole convolution equals step 01's. */
+    conv_params t[WINO_SHAPES];
+    const size_t count = winograd_shapes(t);
+    for (size_t i = 0; i < count; ++i)
+        for (int layout = 0; layout < 2; ++layout) {
+            conv_params p = t[i];
+            p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                         ny = conv_output_elems(&p);
+            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
+            cr_assert(x && w && y && want);
+            conv_fill_small_int(x, nx, 11 + i, -4, 4);
+            conv_fill_small_int(w, nw, 12 + i, -3, 3);
+            conv_fill_nan(y, ny);
+            conv_msg msg = {{0}};
+            CONV_ASSERT_OK(conv2d_cpu_serial(&p, x, w, want, &msg), msg);
+            CONV_ASSERT_OK(wino_conv_host(&p, WINO_F2, x, w, y, &msg), msg);
+            conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
+            CONV_ASSERT_REPORT(rep, "F(2x2,3x3) host model, small integers", &p);
+            free(x);
+            free(w);
+            free(y);
+            free(want);
+        }
+}
+
+/* The host model of tile t on p with random floats in [-1, 1]: every output
+ * within wino_error_bound of the double reference. Returns the largest
+ * error / bound and the largest bound / (gamma_{9C} sum |x*w|), the factor by
+ * which the transforms widen the direct convolution's bound. */
+static void check_within_bound(conv_params p, wino_tile t, uint64_t seed, double *worst,
+                               double *widening)
+{
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                 ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+          *y = malloc(ny * sizeof(float));
+    double *ref = malloc(ny * sizeof(double)), *ref_abs = malloc(ny * sizeof(double)),
+           *bound = malloc(ny * sizeof(double));
+    cr_assert(x && w && y && ref && ref_abs && bound);
+    conv_fill_uniform(x, nx, seed, -1.0f, 1.0f);
+    conv_fill_uniform(w, nw, seed + 1, -1.0f, 1.0f);
+    conv_fill_nan(y, ny);
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(wino_conv_host(&p, t, x, w, y, &msg), msg);
+    CONV_ASSERT_OK(wino_error_bound(&p, t, x, w, bound, &msg), msg);
+    conv_reference_double(&p, x, w, ref, ref_abs);
+    const double direct = conv_gamma((size_t)p.c * 9);
+    conv_verify_report rep = conv_report_init();
+    for (size_t i = 0; i < ny; ++i) {
+        const double err = fabs((double)y[i] - ref[i]);
+        conv_report_add(&rep, i, y[i], ref[i], bound[i], 0);
+        if (bound[i] > 0) {
+            *worst = fmax(*worst, err / bound[i]);
+            if (ref_abs[i] > 0)
+                *widening = fmax(*widening, bound[i] / (direct * ref_abs[i]));
+        }
+    }
+    conv_report_finish(&rep);
+    CONV_ASSERT_REPORT(rep, wino_tile_name(t), &p);
+    free(x);
+    free(w);
+    free(y);
+    free(ref);
+    free(ref_abs);
+    free(bound);
+}
+
+Test(cpu_winograd, stays_within_its_error_bound_on_random_floats)
+{
+    conv_params t[WINO_SHAPES];
+    const size_t count = winograd_shapes(t);
+    double widening[2] = {0, 0};
+    for (int f = 0; f < 2; ++f) {
+        double worst = 0;
+        for (size_t i = 0; i < count; ++i)
+            for (int layout = 0; layout < 2; ++layout) {
+                conv_params p = t[i];
+                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+                check_within_bound(p, (wino_tile)f, 100 + i, &worst, &widening[f]);
+            }
+        cr_log_info("%s: largest error / bound %.3g, bound up to %.3g times the direct one",
+                    wino_tile_name((wino_tile)f), worst, widening[f]);
+        cr_assert_lt(worst, 1.0);
+    }
+    /* The larger tile's constants widen the bound more. */
+    cr_assert_gt(widening[WINO_F4], widening[WINO_F2], "F(4x4) %.3g, F(2x2) %.3g",
+                 widening[WINO_F4], widening[WINO_F2]);
+}
+
+Test(cpu_winograd, bound_catches_a_wrong_filter_value)
+{
+    /* One filter tap off by one part in a thousand (a transform constant
+     * typed wrong does the same to every tap it multiplies): outputs of that
+     * filter leave the bound, so the bound can fail. */
+    for (int f = 0; f < 2; ++f) {
+        conv_params p = conv_shape(1, 4, 12, 12, 2, 3, 3, 1, 1, 1);
+        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                     ny = conv_output_elems(&p);
+        float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+              *y = malloc(ny * sizeof(float));
+        double *ref = malloc(ny * sizeof(double)), *bound = malloc(ny * sizeof(double));
+        cr_assert(x && w && y && ref && bound);
+        conv_fill_uniform(x, nx, 5, -1.0f, 1.0f);
+        conv_fill_uniform(w, nw, 6, -1.0f, 1.0f);
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
+        conv_reference_double(&p, x, w, ref, NULL);
+        w[conv_filter_offset(&p, 0, 0, 1, 1)] *= 1.001f;
+        CONV_ASSERT_OK(wino_conv_host(&p, (wino_tile)f, x, w, y, &msg), msg);
+        size_t outside = 0;
+        for (size_t i = 0; i < ny; ++i)
+            outside += fabs((double)y[i] - ref[i]) > bound[i];
+        cr_assert_gt(outside, 0, "%s: no output left the bound", wino_tile_name((wino_tile)f));
+        free(x);
+        free(w);
+        free(y);
+        free(ref);
+        free(bound);
+    }
+}
+
+Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
+{
+    /* The bound uses |B^T|, |G|, |A^T| as tables; read the signed matrices
+     * off the unrolled transforms and compare (F(2,3) on a 4x4 tile of ones:
+     * the bound's bracket is then a sum of the tables' entries). Checked
+     * through the bound of a 4x4 all-ones problem: one tile, one channel. */
+    conv_params p = conv_shape(1, 1, 4, 4, 1, 3, 3, 0, 1, 1);
+    float x[16], w[9];
+    for (int i = 0; i < 16; ++i)
+        x[i] = 1.0f;
+    for (int i = 0; i < 9; ++i)
+        w[i] = 1.0f;
+    double bound[4];
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(wino_error_bound(&p, WINO_F2, x, w, bound, &msg), msg);
+    double g_m[4 * 3], bt[4 * 4], at[2 * 4];
+    matrix_of(wino_f2_filter_1d, 4, 3, g_m);
+    matrix_of(wino_f2_input_1d, 4, 4, bt);
+    matrix_of(wino_f2_output_1d, 2, 4, at);
+    /* With all-ones inputs: |G| 1 |G^T| = (row sums of |G|) outer itself, the
+     * same for |B^T|, so bracket(i, j) = sum_a sum_b |A^T|ia |A^T|jb
+     * gs_a gs_b bs_a bs_b, with gs, bs the row sums of |G| and |B^T|. */
+    double gs[4] = {0}, bs[4] = {0};
+    for (int a = 0; a < 4; ++a) {
+        for (int j = 0; j < 3; ++j)
+            gs[a] += fabs(g_m[a * 3 + j]);
+        for (int j = 0; j < 4; ++j)
+            bs[a] += fabs(bt[a * 4 + j]);
+    }
+    const double gamma = conv_gamma(wino_error_roundings(WINO_F2, 1));
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            double want = 0;
+            for (int a = 0; a < 4; ++a)
+                for (int b = 0; b < 4; ++b)
+                    want += fabs(at[i * 4 + a]) * fabs(at[j * 4 + b]) * gs[a] * gs[b] * bs[a] *
+                            bs[b];
+            cr_assert(fabs(bound[i * 2 + j] - gamma * want) <= 1e-12 * gamma * want,
+                      "bound[%d][%d] = %.17g, want %.17g", i, j, bound[i * 2 + j], gamma * want);
+        }
+}
+
+Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
+{
+    conv_msg msg = {{0}};
+    conv_params ok = conv_shape(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
+    ok.layout = CONV_LAYOUT_NHWC;
+    CONV_ASSERT_OK(wino_supports(&ok, WINO_F4, &msg), msg);
+    const conv_params bad[] = {conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1),
+                               conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),
+                               conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 2, 1),
+                               conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 1, 2)};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        conv_status st = wino_supports(&bad[i], WINO_F2, &msg);
+        cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", conv_shape_name(&bad[i]));
+        CONV_ASSERT_ONE_LINE(msg.text, "needs a 3x3 filter, stride 1 and dilation 1");
+    }
+    conv_params invalid = conv_shape(1, 1, 2, 2, 1, 3, 3, 0, 1, 1); /* filter larger */
+    cr_assert_eq(wino_supports(&invalid, WINO_F2, &msg), CONV_ERR_INVALID);
+    /* 5x7 with padding 2: a 7x9 output, 2x3 tiles of 4x4 or 4x5 tiles of 2x2 */
+    cr_assert_eq(wino_tiles(&ok, WINO_F4), 2 * 3);
+    cr_assert_eq(wino_tiles(&ok, WINO_F2), 4 * 5);
+}
