@@ -1,5 +1,7 @@
 /* Step 07: the Winograd transforms, the host model of the whole convolution
- * and its error bound (CPU suites). */
+ * and its error bound (CPU suites); the GPU convolution against the double
+ * reference within that bound, exactly on small integers for F(2x2, 3x3)
+ * (GPU suite). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_verify.h"
+#include "winograd.h"
 #include "winograd_host.h"
 #include "winograd_transforms.h"
 
@@ -142,8 +145,7 @@ Test(cpu_winograd_transforms, f2_is_exact_on_small_integers)
 static void check_within_bound(conv_params p, wino_tile t, uint64_t seed, double *worst,
                                double *widening)
 {
-    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                 ny = conv_output_elems(&p);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
           *y = malloc(ny * sizeof(float));
     double *ref = malloc(ny * sizeof(double)), *ref_abs = malloc(ny * sizeof(double)),
@@ -266,8 +268,8 @@ Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
             double want = 0;
             for (int a = 0; a < 4; ++a)
                 for (int b = 0; b < 4; ++b)
-                    want += fabs(at[i * 4 + a]) * fabs(at[j * 4 + b]) * gs[a] * gs[b] * bs[a] *
-                            bs[b];
+                    want +=
+                        fabs(at[i * 4 + a]) * fabs(at[j * 4 + b]) * gs[a] * gs[b] * bs[a] * bs[b];
             cr_assert(fabs(bound[i * 2 + j] - gamma * want) <= 1e-12 * gamma * want,
                       "bound[%d][%d] = %.17g, want %.17g", i, j, bound[i * 2 + j], gamma * want);
         }
@@ -279,10 +281,9 @@ Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
     conv_params ok = conv_shape(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
     ok.layout = CONV_LAYOUT_NHWC;
     CONV_ASSERT_OK(wino_supports(&ok, WINO_F4, &msg), msg);
-    const conv_params bad[] = {conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1),
-                               conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),
-                               conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 2, 1),
-                               conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 1, 2)};
+    const conv_params bad[] = {
+        conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1), conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),
+        conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 2, 1), conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 1, 2)};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         conv_status st = wino_supports(&bad[i], WINO_F2, &msg);
         cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", conv_shape_name(&bad[i]));
@@ -293,4 +294,125 @@ Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
     /* 5x7 with padding 2: a 7x9 output, 2x3 tiles of 4x4 or 4x5 tiles of 2x2 */
     cr_assert_eq(wino_tiles(&ok, WINO_F4), 2 * 3);
     cr_assert_eq(wino_tiles(&ok, WINO_F2), 4 * 5);
+}
+
+/* ---- GPU ---------------------------------------------------------------- */
+
+/* conv2d_winograd of tile t on p, with inputs from fill (small integers or
+ * floats): the output poisoned with NaN before, the canaries after the output
+ * and the workspace checked after. Writes the result to h_y. */
+static void run_gpu(const conv_params *p, wino_tile t, const float *h_x, const float *h_w,
+                    float *h_y)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    const size_t nwork = wino_workspace_elems(p, t);
+    float *d_x = conv_test_device_copy(h_x, nx, "x");
+    float *d_w = conv_test_device_copy(h_w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    float *d_work = conv_test_device_output(nwork, "workspace");
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv2d_winograd(p, t, d_x, d_w, d_y, d_work, nwork, 0, &msg), msg);
+    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
+    conv_test_assert_canary(d_y, ny, "%s output on %s", wino_tile_name(t), conv_shape_name(p));
+    conv_test_assert_canary(d_work, nwork, "%s workspace on %s", wino_tile_name(t),
+                            conv_shape_name(p));
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+    conv_device_free(d_work);
+}
+
+Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params t[WINO_SHAPES];
+    const size_t count = winograd_shapes(t);
+    for (size_t i = 0; i < count; ++i)
+        for (int layout = 0; layout < 2; ++layout) {
+            conv_params p = t[i];
+            p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                         ny = conv_output_elems(&p);
+            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
+            cr_assert(x && w && y && want);
+            conv_fill_small_int(x, nx, 21 + i, -3, 3);
+            conv_fill_small_int(w, nw, 22 + i, -3, 3);
+            conv_msg msg = {{0}};
+            CONV_ASSERT_OK(conv_test_host_reference(&p, x, w, want, &msg), msg);
+            run_gpu(&p, WINO_F2, x, w, y);
+            conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
+            CONV_ASSERT_REPORT(rep, "F(2x2,3x3) on the GPU, small integers", &p);
+            free(x);
+            free(w);
+            free(y);
+            free(want);
+        }
+}
+
+Test(gpu_winograd, both_tiles_stay_within_the_bound_on_random_floats)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params t[WINO_SHAPES + 2];
+    size_t count = winograd_shapes(t);
+    /* and two larger ones where the GEMM takes its float4 path (C and T
+     * multiples of 4) and where it does not */
+    t[count++] = conv_shape(2, 8, 30, 30, 12, 3, 3, 1, 1, 1);
+    t[count++] = conv_shape(1, 7, 33, 21, 9, 3, 3, 1, 1, 1);
+    const size_t last = conv_test_under_sanitizer() ? WINO_SHAPES : count;
+    for (int f = 0; f < 2; ++f)
+        for (size_t i = 0; i < last; ++i)
+            for (int layout = 0; layout < 2; ++layout) {
+                conv_params p = t[i];
+                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+                const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                             ny = conv_output_elems(&p);
+                float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+                      *y = malloc(ny * sizeof(float));
+                double *ref = malloc(ny * sizeof(double)), *bound = malloc(ny * sizeof(double));
+                cr_assert(x && w && y && ref && bound);
+                conv_fill_uniform(x, nx, 31 + i, -1.0f, 1.0f);
+                conv_fill_uniform(w, nw, 32 + i, -1.0f, 1.0f);
+                conv_msg msg = {{0}};
+                CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
+                conv_reference_double(&p, x, w, ref, NULL);
+                run_gpu(&p, (wino_tile)f, x, w, y);
+                conv_verify_report rep = conv_report_init();
+                for (size_t j = 0; j < ny; ++j)
+                    conv_report_add(&rep, j, y[j], ref[j], bound[j], 0);
+                conv_report_finish(&rep);
+                CONV_ASSERT_REPORT(rep, wino_tile_name((wino_tile)f), &p);
+                free(x);
+                free(w);
+                free(y);
+                free(ref);
+                free(bound);
+            }
+}
+
+Test(gpu_winograd, rejects_what_it_cannot_compute_before_any_launch)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const conv_params p5 = conv_shape(1, 2, 8, 8, 2, 5, 5, 0, 1, 1); /* 5x5 filter */
+    const conv_params p3 = conv_shape(1, 2, 8, 8, 2, 3, 3, 0, 1, 1); /* the larger output */
+    const size_t ny = conv_output_elems(&p3);
+    float *d_y = conv_test_device_output(ny, "y");
+    float *d_work = conv_test_device_output(16, "workspace");
+    const float *d_any = d_work;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_winograd(&p5, WINO_F2, d_any, d_any, d_y, d_work, 16, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "needs a 3x3 filter");
+    cr_assert_eq(conv2d_winograd(&p3, WINO_F4, d_any, d_any, d_y, d_work, 16, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "the workspace holds 16 floats");
+    /* nothing ran: the output still holds its NaN poison */
+    float *h = malloc(ny * sizeof(float));
+    cr_assert(h);
+    CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
+    for (size_t i = 0; i < ny; ++i)
+        cr_assert(isnan(h[i]), "y[%zu] was written", i);
+    free(h);
+    conv_device_free(d_y);
+    conv_device_free(d_work);
 }

@@ -1,0 +1,291 @@
+/* Step 07, the non-fused Winograd convolution (winograd.h): the filter and
+ * input transforms, alpha^2 GEMMs in one launch of step 06's 6e kernel body,
+ * and the output transform. One thread per transformed filter, per input
+ * tile and channel, per output tile and filter; each thread does its whole
+ * tile with the unrolled transforms of winograd_transforms.h in registers. */
+#include "winograd.h"
+
+#include <stdint.h>
+
+#include "conv_cuda.h"
+#include "conv_device.h"
+#include "gemm.h"
+#include "gemm_dbuf.cuh"
+#include "winograd_transforms.h"
+
+#define WINO_THREADS 256
+
+/* Element strides of x, w and y in the problem's layout, and the tiling. */
+typedef struct {
+    long long xs_n, xs_c, xs_h, xs_w; /* x[n][c][h][w] or x[n][h][w][c] */
+    long long ws_k, ws_c, ws_r, ws_s; /* w[k][c][r][s] or w[r][s][c][k] */
+    long long ys_n, ys_k, ys_p, ys_q; /* y[n][k][p][q] or y[n][p][q][k] */
+    int c, h, w, k, pad_h, pad_w, p, q;
+    int tiles_w;         /* output tiles per tile row */
+    long long tiles_img; /* output tiles per image */
+    long long tiles;     /* T: output tiles of the batch */
+} wino_geom;
+
+static wino_geom make_geom(const conv_params *p, int m)
+{
+    wino_geom g;
+    const long long C = p->c, H = p->h, W = p->w, K = p->k;
+    g.c = p->c, g.h = p->h, g.w = p->w, g.k = p->k;
+    g.pad_h = p->pad_h, g.pad_w = p->pad_w;
+    g.p = conv_out_h(p), g.q = conv_out_w(p);
+    const long long P = g.p, Q = g.q;
+    if (p->layout == CONV_LAYOUT_NHWC) {
+        g.xs_n = H * W * C, g.xs_h = W * C, g.xs_w = C, g.xs_c = 1;
+        g.ws_r = 3 * C * K, g.ws_s = C * K, g.ws_c = K, g.ws_k = 1;
+        g.ys_n = P * Q * K, g.ys_p = Q * K, g.ys_q = K, g.ys_k = 1;
+    } else {
+        g.xs_n = C * H * W, g.xs_c = H * W, g.xs_h = W, g.xs_w = 1;
+        g.ws_k = C * 9, g.ws_c = 9, g.ws_r = 3, g.ws_s = 1;
+        g.ys_n = K * P * Q, g.ys_k = P * Q, g.ys_p = Q, g.ys_q = 1;
+    }
+    g.tiles_w = (g.q + m - 1) / m;
+    g.tiles_img = (long long)((g.p + m - 1) / m) * g.tiles_w;
+    g.tiles = g.tiles_img * p->n;
+    return g;
+}
+
+/* The 2D transforms of tile size M (2 or 4). */
+template <int M> __device__ __forceinline__ void filter_2d(const float *g, float *u)
+{
+    if (M == 4)
+        wino_f4_filter_2d(g, u);
+    else
+        wino_f2_filter_2d(g, u);
+}
+
+template <int M> __device__ __forceinline__ void input_2d(const float *d, float *v)
+{
+    if (M == 4)
+        wino_f4_input_2d(d, v);
+    else
+        wino_f2_input_2d(d, v);
+}
+
+template <int M> __device__ __forceinline__ void output_2d(const float *mt, float *y)
+{
+    if (M == 4)
+        wino_f4_output_2d(mt, y);
+    else
+        wino_f2_output_2d(mt, y);
+}
+
+/* Stage 1: U[e][k][c] = (G g_kc G^T)[e], one thread per (k, c). */
+template <int M>
+__global__ void __launch_bounds__(WINO_THREADS)
+    wino_filter_kernel(const float *__restrict__ w, float *__restrict__ u, wino_geom g)
+{
+    constexpr int A2 = (M + 2) * (M + 2);
+    const long long total = (long long)g.k * g.c;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int k = (int)(i / g.c), c = (int)(i % g.c);
+        const float *wk = w + k * g.ws_k + c * g.ws_c;
+        float taps[9], ut[A2];
+#pragma unroll
+        for (int r = 0; r < 3; ++r)
+#pragma unroll
+            for (int s = 0; s < 3; ++s)
+                taps[r * 3 + s] = wk[r * g.ws_r + s * g.ws_s];
+        filter_2d<M>(taps, ut);
+#pragma unroll
+        for (int e = 0; e < A2; ++e)
+            u[e * total + i] = ut[e]; /* U[e] is K x C, row-major */
+    }
+}
+
+/* Stage 2: V[e][c][t] = (B^T d_ct B)[e], one thread per (c, t); consecutive
+ * threads take consecutive tiles of one channel, so the stores of each e are
+ * contiguous. */
+template <int M>
+__global__ void __launch_bounds__(WINO_THREADS)
+    wino_input_kernel(const float *__restrict__ x, float *__restrict__ v, wino_geom g)
+{
+    constexpr int AL = M + 2, A2 = AL * AL;
+    const long long total = (long long)g.c * g.tiles;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i / g.tiles);
+        const long long t = i % g.tiles;
+        const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
+        const int h0 = (tile / g.tiles_w) * M - g.pad_h, w0 = (tile % g.tiles_w) * M - g.pad_w;
+        const float *xc = x + n * g.xs_n + c * g.xs_c;
+        float d[A2], vt[A2];
+#pragma unroll
+        for (int a = 0; a < AL; ++a)
+#pragma unroll
+            for (int b = 0; b < AL; ++b) {
+                const int h = h0 + a, wi = w0 + b;
+                d[a * AL + b] = (h >= 0 && h < g.h && wi >= 0 && wi < g.w)
+                                    ? xc[h * g.xs_h + wi * g.xs_w]
+                                    : 0.0f;
+            }
+        input_2d<M>(d, vt);
+#pragma unroll
+        for (int e = 0; e < A2; ++e)
+            v[e * total + i] = vt[e]; /* V[e] is C x T, row-major */
+    }
+}
+
+/* Stage 3: M[e] = U[e] (K x C) * V[e] (C x T), e = blockIdx.y: step 06's 6e
+ * body on the e-th matrices (its grid's x is unchanged). */
+template <bool VEC>
+__global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
+    wino_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
+                     float *__restrict__ c, int tiles_n)
+{
+    const long long e = blockIdx.y;
+    implicit_geom geom = {};
+    dbuf_gemm_body<DBUF_BM, DBUF_TM, DBUF_WR, DBUF_BK, VEC, false>(
+        m, n, k, a + e * m * (long long)k, b + e * k * (long long)n, c + e * m * (long long)n,
+        tiles_n, geom);
+}
+
+/* Stage 4: the output tile (k, t) = A^T M[.][k][t] A, cut to P x Q at the
+ * edges; one thread per (k, t). */
+template <int M>
+__global__ void __launch_bounds__(WINO_THREADS)
+    wino_output_kernel(const float *__restrict__ mm, float *__restrict__ y, wino_geom g)
+{
+    constexpr int AL = M + 2, A2 = AL * AL;
+    const long long total = (long long)g.k * g.tiles;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int k = (int)(i / g.tiles);
+        const long long t = i % g.tiles;
+        const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
+        const int p0 = (tile / g.tiles_w) * M, q0 = (tile % g.tiles_w) * M;
+        float mt[A2], yt[M * M];
+#pragma unroll
+        for (int e = 0; e < A2; ++e)
+            mt[e] = mm[e * total + i]; /* M[e] is K x T, row-major */
+        output_2d<M>(mt, yt);
+        float *yn = y + n * g.ys_n + k * g.ys_k;
+#pragma unroll
+        for (int a = 0; a < M; ++a)
+#pragma unroll
+            for (int b = 0; b < M; ++b)
+                if (p0 + a < g.p && q0 + b < g.q)
+                    yn[(p0 + a) * g.ys_p + (q0 + b) * g.ys_q] = yt[a * M + b];
+    }
+}
+
+/* ---- launchers ---------------------------------------------------------- */
+
+/* alpha^2 * (K*C + C*T + K*T), or SIZE_MAX when it does not fit. */
+static size_t workspace_elems(const conv_params *p, wino_tile t, long long tiles)
+{
+    const double a2 = (double)wino_alpha(t) * wino_alpha(t);
+    const double kc = (double)p->k * p->c, ct = (double)p->c * tiles, kt = (double)p->k * tiles;
+    const double elems = a2 * (kc + ct + kt);
+    if (elems > (double)(SIZE_MAX / sizeof(float)) / 2)
+        return SIZE_MAX;
+    return (size_t)(a2 * kc) + (size_t)(a2 * ct) + (size_t)(a2 * kt);
+}
+
+extern "C" size_t wino_workspace_elems(const conv_params *p, wino_tile t)
+{
+    return workspace_elems(p, t, (long long)p->n * wino_tiles(p, t));
+}
+
+extern "C" conv_status wino_check(const conv_params *p, wino_tile t, size_t device_bytes,
+                                  conv_msg *msg)
+{
+    conv_status st = wino_supports(p, t, msg);
+    if (st != CONV_OK)
+        return st;
+    const long long tiles = (long long)p->n * wino_tiles(p, t);
+    if (tiles > GEMM_MAX_DIM)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "Winograd %s: %lld output tiles exceed the GEMM's %d columns",
+                         wino_tile_name(t), tiles, GEMM_MAX_DIM);
+    const size_t work = workspace_elems(p, t, tiles);
+    const double bytes = ((double)work + (double)conv_input_elems(p) +
+                          (double)conv_filter_elems(p) + (double)conv_output_elems(p)) *
+                         sizeof(float);
+    if (work == SIZE_MAX || bytes > (double)device_bytes)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                         "Winograd %s: needs %.1f MB of device memory (tensors and the "
+                         "transformed U, V, M), %.1f MB free",
+                         wino_tile_name(t), bytes / 1e6, device_bytes / 1e6);
+    return CONV_OK;
+}
+
+static unsigned grid_for(long long total)
+{
+    const long long blocks = (total + WINO_THREADS - 1) / WINO_THREADS;
+    return (unsigned)(blocks < (1LL << 20) ? blocks : (1LL << 20)); /* grid-stride beyond */
+}
+
+/* Stages 1, 2 and 4 of tile size M, and the batched GEMM between them. */
+template <int M>
+static conv_status run_stages(const wino_geom &g, const float *d_x, const float *d_w, float *d_y,
+                              float *d_u, float *d_v, float *d_m, cudaStream_t stream,
+                              conv_msg *msg)
+{
+    constexpr int A2 = (M + 2) * (M + 2);
+    conv_status st = conv_kernel_fits((const void *)wino_filter_kernel<M>, "wino_filter_kernel",
+                                      WINO_THREADS, 0, msg);
+    if (st == CONV_OK)
+        st = conv_kernel_fits((const void *)wino_input_kernel<M>, "wino_input_kernel", WINO_THREADS,
+                              0, msg);
+    if (st == CONV_OK)
+        st = conv_kernel_fits((const void *)wino_output_kernel<M>, "wino_output_kernel",
+                              WINO_THREADS, 0, msg);
+    const int vec = gemm_vec_ok((int)g.tiles, g.c, d_u, d_v, d_m);
+    const void *gemm =
+        vec ? (const void *)wino_gemm_kernel<true> : (const void *)wino_gemm_kernel<false>;
+    gemm_launch l = {st, 0, 0};
+    if (st == CONV_OK)
+        l = gemm_prepare(GEMM_6E_DBUF, g.k, g.tiles, g.c, d_u, d_v, d_m, gemm, "wino_gemm_kernel",
+                         DBUF_THREADS, msg);
+    if (l.status != CONV_OK)
+        return l.status;
+
+    wino_filter_kernel<M><<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
+    CONV_CHECK_LAUNCH("wino_filter_kernel", msg);
+    wino_input_kernel<M>
+        <<<grid_for((long long)g.c * g.tiles), WINO_THREADS, 0, stream>>>(d_x, d_v, g);
+    CONV_CHECK_LAUNCH("wino_input_kernel", msg);
+    const dim3 grid(l.blocks, A2);
+    if (vec)
+        wino_gemm_kernel<true>
+            <<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u, d_v, d_m, l.tiles_n);
+    else
+        wino_gemm_kernel<false>
+            <<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u, d_v, d_m, l.tiles_n);
+    CONV_CHECK_LAUNCH("wino_gemm_kernel", msg);
+    wino_output_kernel<M>
+        <<<grid_for((long long)g.k * g.tiles), WINO_THREADS, 0, stream>>>(d_m, d_y, g);
+    CONV_CHECK_LAUNCH("wino_output_kernel", msg);
+    return CONV_OK;
+}
+
+extern "C" conv_status conv2d_winograd(const conv_params *p, wino_tile t, const float *d_x,
+                                       const float *d_w, float *d_y, float *d_work,
+                                       size_t work_elems, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    if (st == CONV_OK && d_work == NULL)
+        st = conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: work is NULL");
+    if (st == CONV_OK)
+        st = wino_check(p, t, SIZE_MAX, msg);
+    if (st != CONV_OK)
+        return st;
+    const size_t need = wino_workspace_elems(p, t);
+    if (work_elems < need)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "Winograd %s: the workspace holds %zu floats, %zu needed",
+                         wino_tile_name(t), work_elems, need);
+    const int m = wino_m(t), a2 = wino_alpha(t) * wino_alpha(t);
+    const wino_geom g = make_geom(p, m);
+    float *d_u = d_work;
+    float *d_v = d_u + (size_t)a2 * g.k * g.c;
+    float *d_m = d_v + (size_t)a2 * g.c * g.tiles;
+    return t == WINO_F4 ? run_stages<4>(g, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg)
+                        : run_stages<2>(g, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg);
+}
