@@ -222,10 +222,11 @@ static unsigned grid_for(long long total)
 }
 
 /* Stages 1, 2 and 4 of tile size M, and the batched GEMM between them. */
+/* Stages first..last (wino_stage) of the algorithm, each launch checked. */
 template <int M>
-static conv_status run_stages(const wino_geom &g, const float *d_x, const float *d_w, float *d_y,
-                              float *d_u, float *d_v, float *d_m, cudaStream_t stream,
-                              conv_msg *msg)
+static conv_status run_stages(const wino_geom &g, int first, int last, const float *d_x,
+                              const float *d_w, float *d_y, float *d_u, float *d_v, float *d_m,
+                              cudaStream_t stream, conv_msg *msg)
 {
     constexpr int A2 = (M + 2) * (M + 2);
     conv_status st = conv_kernel_fits((const void *)wino_filter_kernel<M>, "wino_filter_kernel",
@@ -246,32 +247,53 @@ static conv_status run_stages(const wino_geom &g, const float *d_x, const float 
     if (l.status != CONV_OK)
         return l.status;
 
-    wino_filter_kernel<M><<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
-    CONV_CHECK_LAUNCH("wino_filter_kernel", msg);
-    wino_input_kernel<M>
-        <<<grid_for((long long)g.c * g.tiles), WINO_THREADS, 0, stream>>>(d_x, d_v, g);
-    CONV_CHECK_LAUNCH("wino_input_kernel", msg);
-    const dim3 grid(l.blocks, A2);
-    if (vec)
-        wino_gemm_kernel<true>
-            <<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u, d_v, d_m, l.tiles_n);
-    else
-        wino_gemm_kernel<false>
-            <<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u, d_v, d_m, l.tiles_n);
-    CONV_CHECK_LAUNCH("wino_gemm_kernel", msg);
-    wino_output_kernel<M>
-        <<<grid_for((long long)g.k * g.tiles), WINO_THREADS, 0, stream>>>(d_m, d_y, g);
-    CONV_CHECK_LAUNCH("wino_output_kernel", msg);
+    if (first <= WINO_STAGE_FILTER && WINO_STAGE_FILTER <= last) {
+        wino_filter_kernel<M>
+            <<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
+        CONV_CHECK_LAUNCH("wino_filter_kernel", msg);
+    }
+    if (first <= WINO_STAGE_INPUT && WINO_STAGE_INPUT <= last) {
+        wino_input_kernel<M>
+            <<<grid_for((long long)g.c * g.tiles), WINO_THREADS, 0, stream>>>(d_x, d_v, g);
+        CONV_CHECK_LAUNCH("wino_input_kernel", msg);
+    }
+    if (first <= WINO_STAGE_GEMM && WINO_STAGE_GEMM <= last) {
+        const dim3 grid(l.blocks, A2); /* blockIdx.y: the tile position e */
+        if (vec)
+            wino_gemm_kernel<true><<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u,
+                                                                      d_v, d_m, l.tiles_n);
+        else
+            wino_gemm_kernel<false><<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u,
+                                                                       d_v, d_m, l.tiles_n);
+        CONV_CHECK_LAUNCH("wino_gemm_kernel", msg);
+    }
+    if (first <= WINO_STAGE_OUTPUT && WINO_STAGE_OUTPUT <= last) {
+        wino_output_kernel<M>
+            <<<grid_for((long long)g.k * g.tiles), WINO_THREADS, 0, stream>>>(d_m, d_y, g);
+        CONV_CHECK_LAUNCH("wino_output_kernel", msg);
+    }
     return CONV_OK;
 }
 
-extern "C" conv_status conv2d_winograd(const conv_params *p, wino_tile t, const float *d_x,
-                                       const float *d_w, float *d_y, float *d_work,
-                                       size_t work_elems, cudaStream_t stream, conv_msg *msg)
+extern "C" const char *wino_stage_name(wino_stage s)
+{
+    static const char *const names[WINO_STAGE_COUNT] = {"filter transform", "input transform",
+                                                        "GEMMs", "output transform"};
+    return (unsigned)s < WINO_STAGE_COUNT ? names[s] : "?";
+}
+
+extern "C" conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t, wino_stage first,
+                                              wino_stage last, const float *d_x, const float *d_w,
+                                              float *d_y, float *d_work, size_t work_elems,
+                                              cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
     if (st == CONV_OK && d_work == NULL)
         st = conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: work is NULL");
+    if (st == CONV_OK && ((unsigned)first >= WINO_STAGE_COUNT || (unsigned)last >= WINO_STAGE_COUNT ||
+                          first > last))
+        st = conv_fail(msg, CONV_ERR_INVALID, "invalid Winograd stages %d..%d", (int)first,
+                       (int)last);
     if (st == CONV_OK)
         st = wino_check(p, t, SIZE_MAX, msg);
     if (st != CONV_OK)
@@ -286,6 +308,15 @@ extern "C" conv_status conv2d_winograd(const conv_params *p, wino_tile t, const 
     float *d_u = d_work;
     float *d_v = d_u + (size_t)a2 * g.k * g.c;
     float *d_m = d_v + (size_t)a2 * g.c * g.tiles;
-    return t == WINO_F4 ? run_stages<4>(g, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg)
-                        : run_stages<2>(g, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg);
+    return t == WINO_F4
+               ? run_stages<4>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg)
+               : run_stages<2>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg);
+}
+
+extern "C" conv_status conv2d_winograd(const conv_params *p, wino_tile t, const float *d_x,
+                                       const float *d_w, float *d_y, float *d_work,
+                                       size_t work_elems, cudaStream_t stream, conv_msg *msg)
+{
+    return conv2d_winograd_stages(p, t, WINO_STAGE_FILTER, WINO_STAGE_OUTPUT, d_x, d_w, d_y,
+                                  d_work, work_elems, stream, msg);
 }

@@ -49,6 +49,25 @@ conv_status conv2d_winograd(const conv_params *p, wino_tile t, const float *d_x,
                             float *d_y, float *d_work, size_t work_elems, cudaStream_t stream,
                             conv_msg *msg);
 
+/* The four stages above, in order. */
+typedef enum {
+    WINO_STAGE_FILTER = 0,
+    WINO_STAGE_INPUT,
+    WINO_STAGE_GEMM,
+    WINO_STAGE_OUTPUT,
+    WINO_STAGE_COUNT
+} wino_stage;
+/* "filter transform", "input transform", "GEMMs", "output transform". */
+const char *wino_stage_name(wino_stage s);
+
+/* Stages first..last only, on the same workspace (the stages before first
+ * must have run on it): how each stage is timed alone. conv2d_winograd is
+ * stages FILTER..OUTPUT. */
+conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t, wino_stage first,
+                                   wino_stage last, const float *d_x, const float *d_w, float *d_y,
+                                   float *d_work, size_t work_elems, cudaStream_t stream,
+                                   conv_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif

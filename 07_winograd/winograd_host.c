@@ -3,6 +3,7 @@
 #include "winograd_host.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,13 +34,18 @@ conv_status wino_supports(const conv_params *p, wino_tile t, conv_msg *msg)
         return st;
     if ((unsigned)t >= WINO_TILE_COUNT)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid Winograd tile %d", (int)t);
-    if (p->r != 3 || p->s != 3 || p->stride_h != 1 || p->stride_w != 1 || p->dil_h != 1 ||
-        p->dil_w != 1)
+    /* the first flag that is not what Winograd F(m, 3) computes */
+    char what[48] = "";
+    if (p->r != 3 || p->s != 3)
+        snprintf(what, sizeof what, "--r %d --s %d", p->r, p->s);
+    else if (p->stride_h != 1 || p->stride_w != 1)
+        snprintf(what, sizeof what, "--stride %dx%d", p->stride_h, p->stride_w);
+    else if (p->dil_h != 1 || p->dil_w != 1)
+        snprintf(what, sizeof what, "--dilation %dx%d", p->dil_h, p->dil_w);
+    if (what[0] != '\0')
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "Winograd %s: needs a 3x3 filter, stride 1 and dilation 1 (got %dx%d, "
-                         "stride %dx%d, dilation %dx%d)",
-                         wino_tile_name(t), p->r, p->s, p->stride_h, p->stride_w, p->dil_h,
-                         p->dil_w);
+                         "%s: Winograd %s needs a 3x3 filter, stride 1 and dilation 1", what,
+                         wino_tile_name(t));
     return CONV_OK;
 }
 
@@ -190,6 +196,43 @@ static void sandwich(const double *l, int rows, int inner, const double *in, int
         }
 }
 
+/* The matrices of tile t. */
+typedef struct {
+    const double *bt, *gm, *at;
+    int m, alpha, a2;
+} abs_mats;
+
+static abs_mats mats_of(wino_tile t)
+{
+    abs_mats a = {t == WINO_F4 ? &BT4[0][0] : &BT2[0][0], t == WINO_F4 ? &G4[0][0] : &G2[0][0],
+                  t == WINO_F4 ? &AT4[0][0] : &AT2[0][0], wino_m(t), wino_alpha(t), 0};
+    a.a2 = a.alpha * a.alpha;
+    return a;
+}
+
+/* |G| |g_kc| |G^T| and |B^T| |d| |B| of input tile (n, c) at output (th, tw). */
+static void abs_filter(const conv_params *p, const abs_mats *a, const float *w, int k, int c,
+                       double *u)
+{
+    float g[9];
+    double ga[9];
+    gather_filter(p, w, k, c, g);
+    for (int e = 0; e < 9; ++e)
+        ga[e] = fabs((double)g[e]);
+    sandwich(a->gm, a->alpha, 3, ga, 3, a->gm, a->alpha, u);
+}
+
+static void abs_input(const conv_params *p, const abs_mats *a, const float *x, int n, int c,
+                      int th, int tw, double *v)
+{
+    float d[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    double da[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+    gather_tile(p, x, n, c, th - p->pad_h, tw - p->pad_w, a->alpha, d);
+    for (int e = 0; e < a->a2; ++e)
+        da[e] = fabs((double)d[e]);
+    sandwich(a->bt, a->alpha, a->alpha, da, a->alpha, a->bt, a->alpha, v);
+}
+
 conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, const float *w,
                              double *bound, conv_msg *msg)
 {
@@ -198,10 +241,8 @@ conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, 
         st = wino_supports(p, t, msg);
     if (st != CONV_OK)
         return st;
-    const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
-    const double *bt = t == WINO_F4 ? &BT4[0][0] : &BT2[0][0];
-    const double *gm = t == WINO_F4 ? &G4[0][0] : &G2[0][0];
-    const double *at = t == WINO_F4 ? &AT4[0][0] : &AT2[0][0];
+    const abs_mats a = mats_of(t);
+    const int m = a.m, a2 = a.a2;
     const double gamma = conv_gamma(wino_error_roundings(t, p->c));
     const int P = conv_out_h(p), Q = conv_out_w(p);
     double *u = malloc(sizeof(double) * (size_t)p->k * (size_t)p->c * (size_t)a2);
@@ -211,31 +252,22 @@ conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, 
         free(acc);
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (Winograd bound)");
     }
-    float g[9], d[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
-    double ga[9], da[WINO_MAX_ALPHA * WINO_MAX_ALPHA], v[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
-    double ty[4 * 4];
+    double v[WINO_MAX_ALPHA * WINO_MAX_ALPHA], ty[4 * 4];
     for (int k = 0; k < p->k; ++k)
-        for (int c = 0; c < p->c; ++c) {
-            gather_filter(p, w, k, c, g);
-            for (int e = 0; e < 9; ++e)
-                ga[e] = fabs((double)g[e]);
-            sandwich(gm, alpha, 3, ga, 3, gm, alpha, u + ((size_t)k * p->c + c) * a2);
-        }
+        for (int c = 0; c < p->c; ++c)
+            abs_filter(p, &a, w, k, c, u + ((size_t)k * p->c + c) * a2);
     for (int n = 0; n < p->n; ++n)
         for (int th = 0; th < P; th += m)
             for (int tw = 0; tw < Q; tw += m) {
                 memset(acc, 0, sizeof(double) * (size_t)p->k * (size_t)a2);
                 for (int c = 0; c < p->c; ++c) {
-                    gather_tile(p, x, n, c, th - p->pad_h, tw - p->pad_w, alpha, d);
-                    for (int e = 0; e < a2; ++e)
-                        da[e] = fabs((double)d[e]);
-                    sandwich(bt, alpha, alpha, da, alpha, bt, alpha, v);
+                    abs_input(p, &a, x, n, c, th, tw, v);
                     for (int k = 0; k < p->k; ++k)
                         for (int e = 0; e < a2; ++e)
                             acc[(size_t)k * a2 + e] += u[((size_t)k * p->c + c) * a2 + e] * v[e];
                 }
                 for (int k = 0; k < p->k; ++k) {
-                    sandwich(at, m, alpha, acc + (size_t)k * a2, alpha, at, m, ty);
+                    sandwich(a.at, m, a.alpha, acc + (size_t)k * a2, a.alpha, a.at, m, ty);
                     for (int i = 0; i < m && th + i < P; ++i)
                         for (int j = 0; j < m && tw + j < Q; ++j)
                             bound[conv_output_offset(p, n, k, th + i, tw + j)] =
@@ -245,4 +277,21 @@ conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, 
     free(u);
     free(acc);
     return CONV_OK;
+}
+
+double wino_error_bound_point(const conv_params *p, wino_tile t, const float *x, const float *w,
+                              int n, int k, int oh, int ow)
+{
+    const abs_mats a = mats_of(t);
+    const int th = oh - oh % a.m, tw = ow - ow % a.m;
+    double acc[WINO_MAX_ALPHA * WINO_MAX_ALPHA] = {0}, u[WINO_MAX_ALPHA * WINO_MAX_ALPHA],
+           v[WINO_MAX_ALPHA * WINO_MAX_ALPHA], ty[4 * 4];
+    for (int c = 0; c < p->c; ++c) {
+        abs_filter(p, &a, w, k, c, u);
+        abs_input(p, &a, x, n, c, th, tw, v);
+        for (int e = 0; e < a.a2; ++e)
+            acc[e] += u[e] * v[e];
+    }
+    sandwich(a.at, a.m, a.alpha, acc, a.alpha, a.at, a.m, ty);
+    return conv_gamma(wino_error_roundings(t, p->c)) * ty[(oh - th) * a.m + (ow - tw)];
 }

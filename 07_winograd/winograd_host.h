@@ -64,6 +64,12 @@ conv_status wino_conv_host(const conv_params *p, wino_tile t, const float *x, co
 conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, const float *w,
                              double *bound, conv_msg *msg);
 
+/* The same bound at one output (n, k, oh, ow) of a valid problem that
+ * wino_supports, computed from its tile alone: for checking a sample of
+ * outputs of a problem too large for the whole table. */
+double wino_error_bound_point(const conv_params *p, wino_tile t, const float *x, const float *w,
+                              int n, int k, int oh, int ow);
+
 /* n of gamma_n above for C channels. */
 size_t wino_error_roundings(wino_tile t, int c);
 

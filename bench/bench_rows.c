@@ -10,6 +10,7 @@
 #include "prefetch_rows.h"
 #include "tiled_1d_rows.h"
 #include "tiled_2d_rows.h"
+#include "winograd_rows.h"
 
 /* Storage for the reasons of the CPU rows skipped by their estimate. */
 static char estimates[4][64];
@@ -49,5 +50,7 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         n += conv_prefetch_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_06)
         n += conv_im2col_gemm_rows(p, NULL, rows + n, max_rows - n);
+    if (steps & BENCH_STEP_07)
+        n += conv_winograd_rows(p, NULL, rows + n, max_rows - n);
     return n;
 }

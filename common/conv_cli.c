@@ -136,7 +136,13 @@ static const char *shape_default(int id, const conv_params *d, char *buf, size_t
     case OPT_PAD:
     case OPT_PAD_H:
     case OPT_PAD_W: v = d->pad_h; break;
-    case OPT_PADDING: return "valid";
+    case OPT_PADDING: {
+        conv_params same = *d;
+        conv_params_set_same_padding(&same);
+        return d->pad_h == 0 && d->pad_w == 0                               ? "valid"
+               : d->pad_h == same.pad_h && d->pad_w == same.pad_w ? "same"
+                                                                          : NULL;
+    }
     case OPT_STRIDE:
     case OPT_STRIDE_H:
     case OPT_STRIDE_W: v = d->stride_h; break;
@@ -183,8 +189,10 @@ static void print_usage(FILE *out, const conv_cli_spec *spec, const conv_cli_opt
                    f->kind == CONV_FLAG_INT ? f->hi : 0, f->def);
     }
     if (spec->shape == CONV_CLI_SHAPE_2D) {
-        conv_params d = conv_params_default();
-        fprintf(out, "\nthe problem (default: the lecture's):\n");
+        conv_params d = spec->default_problem ? *spec->default_problem : conv_params_default();
+        fprintf(out, "\nthe problem (default: %s):\n",
+                spec->default_problem && spec->default_about ? spec->default_about
+                                                             : "the lecture's");
         for (int i = 0; i < FIRST_RUN_FLAG; ++i) {
             char buf[32];
             const common_flag *f = &common_flags[i];
@@ -340,7 +348,7 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
         return conv_fail(msg, CONV_ERR_INVALID, "internal error: %d program flags (max %d)",
                          spec->n_flags, CONV_CLI_MAX_FLAGS);
     memset(opt, 0, sizeof *opt);
-    opt->params = conv_params_default();
+    opt->params = spec->default_problem ? *spec->default_problem : conv_params_default();
     opt->warmup = spec->default_warmup || spec->default_repeat ? spec->default_warmup : 2;
     opt->repeat = spec->default_repeat ? spec->default_repeat : 10;
     opt->seed = 2024;

@@ -66,6 +66,10 @@ typedef struct {
     int n_flags;
     conv_cli_shape shape;
     int default_warmup, default_repeat; /* both 0: the usual 2 and 10; else both used */
+    /* The problem when no problem flag is given; NULL: the lecture's
+     * (conv_params_default). default_about names it in --help. */
+    const conv_params *default_problem;
+    const char *default_about;
 } conv_cli_spec;
 
 typedef struct {

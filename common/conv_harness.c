@@ -84,11 +84,9 @@ void conv_gpu_problem_destroy(conv_gpu_problem *pb)
 }
 
 /* Verifies h_y (already downloaded or written by a host version) and the
- * canary count, filling res->report, res->passed and res->verdict. The bound
- * factor is 1 for plain dot products (every kernel of this project). */
-static void judge(conv_gpu_problem *pb, conv_gpu_result *res, double bound_factor)
+ * canary count, filling res->report, res->passed and res->verdict. */
+static void judge_with(conv_gpu_problem *pb, conv_gpu_result *res, conv_verify_opts opts)
 {
-    conv_verify_opts opts = conv_verify_bound(bound_factor);
     res->report = pb->full_verify
                       ? conv_verify_precomputed(&pb->p, pb->h_y, pb->ref, pb->ref_abs, opts)
                       : conv_verify_sampled(&pb->p, pb->h_x, pb->h_w, pb->h_y, CONV_VERIFY_SAMPLES,
@@ -98,6 +96,13 @@ static void judge(conv_gpu_problem *pb, conv_gpu_result *res, double bound_facto
     if (res->canary_bad != 0)
         snprintf(res->verdict, sizeof res->verdict,
                  "FAILED: %zu canary floats after the output overwritten", res->canary_bad);
+}
+
+/* The same within bound_factor times the dot-product bound (1 for the kernels
+ * that compute plain dot products). */
+static void judge(conv_gpu_problem *pb, conv_gpu_result *res, double bound_factor)
+{
+    judge_with(pb, res, conv_verify_bound(bound_factor));
 }
 
 typedef struct {
@@ -114,7 +119,8 @@ static conv_status run_device(void *ctx, cudaStream_t stream, conv_msg *msg)
 }
 
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
-                                     int warmup, int repeat, conv_gpu_result *res, conv_msg *msg)
+                                     const conv_verify_opts *within, int warmup, int repeat,
+                                     conv_gpu_result *res, conv_msg *msg)
 {
     memset(res, 0, sizeof *res);
     if (pb->d_y == NULL)
@@ -132,7 +138,7 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
     if ((st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) != CONV_OK ||
         (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) != CONV_OK)
         return st;
-    judge(pb, res, 1.0);
+    judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
     return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
 }
 

@@ -80,9 +80,13 @@ void conv_gpu_problem_destroy(conv_gpu_problem *pb);
 /* Measures one device convolution on the problem (see the top of this file).
  * Returns an error only when something failed to run; a wrong result is
  * CONV_OK with res->passed == 0 and the reason in res->verdict. A result that
- * fails verification is still timed, so the table shows it, marked FAILED. */
+ * fails verification is still timed, so the table shows it, marked FAILED.
+ * within: how the result is verified; NULL for a dot product's bound
+ * (conv_verify_bound(1)), the options of conv_verify.h for an algorithm
+ * with its own (Winograd). */
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
-                                     int warmup, int repeat, conv_gpu_result *res, conv_msg *msg);
+                                     const conv_verify_opts *within, int warmup, int repeat,
+                                     conv_gpu_result *res, conv_msg *msg);
 
 /* The same for cuDNN (FP32, CUDNN_FMA_MATH, its fastest algorithm; plan
  * creation and the algorithm search are outside the timed region). The

@@ -139,10 +139,15 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
                 snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
             break;
         case CONV_ROW_COPY: st = measure_copy(pb, o, row, &msg); break;
-        default:
-            st = conv_gpu_problem_measure(pb, row->conv, row->ctx, o->warmup, o->repeat, &row->res,
-                                          &msg);
+        default: {
+            conv_verify_opts within = conv_verify_bound(1.0);
+            if (row->tolerance != NULL)
+                st = row->tolerance(row->ctx, pb, &within, &msg);
+            if (st == CONV_OK)
+                st = conv_gpu_problem_measure(pb, row->conv, row->ctx, &within, o->warmup,
+                                              o->repeat, &row->res, &msg);
             break;
+        }
         }
     }
     if (st == CONV_OK && row->res.passed && row->annotate != NULL) {

@@ -64,6 +64,12 @@ struct conv_row {
     /* Before its measurement (a workspace, a library handle) and after it. */
     conv_status (*setup)(void *ctx, conv_gpu_problem *pb, conv_msg *msg);
     void (*teardown)(void *ctx);
+    /* How its result is verified when it is not a dot product's (Winograd,
+     * whose transforms scale the rounding errors): fills opts for the
+     * problem's host tensors as they are now; called after setup. NULL:
+     * within the dot product's bound, and exact on small integers. */
+    conv_status (*tolerance)(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
+                             conv_msg *msg);
     /* After a verified measurement: extra measurements appended to the
      * verdict (e.g. "; im2col 0.2 + GEMM 1.3 ms"). */
     conv_status (*annotate)(void *ctx, conv_gpu_problem *pb, const conv_run_opts *o, char *note,

@@ -17,13 +17,20 @@ double conv_gamma(size_t n)
 
 conv_verify_opts conv_verify_exact(void)
 {
-    conv_verify_opts o = {CONV_VERIFY_EXACT, 1.0};
+    conv_verify_opts o = {.mode = CONV_VERIFY_EXACT, .bound_factor = 1.0};
     return o;
 }
 
 conv_verify_opts conv_verify_bound(double factor)
 {
-    conv_verify_opts o = {CONV_VERIFY_BOUND, factor};
+    conv_verify_opts o = {.mode = CONV_VERIFY_BOUND, .bound_factor = factor};
+    return o;
+}
+
+conv_verify_opts conv_verify_pointwise(conv_point_tol tol, const void *ctx)
+{
+    conv_verify_opts o = {.mode = CONV_VERIFY_BOUND, .bound_factor = 1.0, .point_tol = tol,
+                          .point_ctx = ctx};
     return o;
 }
 
@@ -131,6 +138,15 @@ static double tolerance(conv_verify_opts opts, size_t depth, double abs_sum)
 }
 /* excerpt end: tolerance */
 
+/* The tolerance of output (n, k, oh, ow): its own, where the options give one. */
+static double tolerance_at(conv_verify_opts opts, size_t depth, double abs_sum, int n, int k,
+                           int oh, int ow)
+{
+    if (opts.point_tol != NULL)
+        return opts.point_tol(opts.point_ctx, n, k, oh, ow);
+    return tolerance(opts, depth, abs_sum);
+}
+
 conv_verify_report conv_verify_full(const conv_params *p, const float *x, const float *w,
                                     const float *got, conv_verify_opts opts)
 {
@@ -145,7 +161,8 @@ conv_verify_report conv_verify_full(const conv_params *p, const float *x, const 
                     size_t at = conv_output_offset(p, n, k, oh, ow);
                     double want, mag;
                     conv_reference_point(p, x, w, n, k, oh, ow, &want, &mag);
-                    conv_report_add(&rep, at, got[at], want, tolerance(opts, depth, mag), exact);
+                    conv_report_add(&rep, at, got[at], want,
+                                    tolerance_at(opts, depth, mag, n, k, oh, ow), exact);
                 }
     conv_report_finish(&rep);
     locate_first(p, &rep);
@@ -158,9 +175,15 @@ conv_verify_report conv_verify_precomputed(const conv_params *p, const float *go
 {
     conv_verify_report rep = conv_report_init();
     size_t depth = (size_t)p->c * p->r * p->s, total = conv_output_elems(p);
-    for (size_t at = 0; at < total; ++at)
-        conv_report_add(&rep, at, got[at], ref[at], tolerance(opts, depth, ref_abs[at]),
-                        opts.mode == CONV_VERIFY_EXACT);
+    for (size_t at = 0; at < total; ++at) {
+        double tol = tolerance(opts, depth, ref_abs[at]);
+        if (opts.point_tol != NULL) {
+            int n, k, oh, ow;
+            conv_output_coords(p, at, &n, &k, &oh, &ow);
+            tol = opts.point_tol(opts.point_ctx, n, k, oh, ow);
+        }
+        conv_report_add(&rep, at, got[at], ref[at], tol, opts.mode == CONV_VERIFY_EXACT);
+    }
     conv_report_finish(&rep);
     locate_first(p, &rep);
     return rep;
@@ -181,7 +204,7 @@ conv_verify_report conv_verify_sampled(const conv_params *p, const float *x, con
         double want, mag;
         conv_output_coords(p, at, &n, &k, &oh, &ow);
         conv_reference_point(p, x, w, n, k, oh, ow, &want, &mag);
-        conv_report_add(&rep, at, got[at], want, tolerance(opts, depth, mag),
+        conv_report_add(&rep, at, got[at], want, tolerance_at(opts, depth, mag, n, k, oh, ow),
                         opts.mode == CONV_VERIFY_EXACT);
     }
     conv_report_finish(&rep);

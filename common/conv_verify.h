@@ -25,9 +25,16 @@ typedef enum {
     CONV_VERIFY_BOUND  /* |got - want| <= factor * gamma_n * sum|x*w| */
 } conv_verify_mode;
 
+/* The tolerance of one output element (n, k, oh, ow), for an algorithm
+ * whose rounding errors are not those of a dot product (Winograd's
+ * transforms scale them): ctx carries what it needs (the tensors, a table). */
+typedef double (*conv_point_tol)(const void *ctx, int n, int k, int oh, int ow);
+
 typedef struct {
     conv_verify_mode mode;
-    double bound_factor; /* 1 for plain dot products; > 1 only with a reason */
+    double bound_factor;     /* 1 for plain dot products; > 1 only with a reason */
+    conv_point_tol point_tol; /* NULL: factor * gamma_n * sum|x*w|; else this, factor unused */
+    const void *point_ctx;
 } conv_verify_opts;
 
 typedef struct {
@@ -48,6 +55,8 @@ double conv_gamma(size_t n);
 
 conv_verify_opts conv_verify_exact(void);
 conv_verify_opts conv_verify_bound(double factor);
+/* Bound mode with each output's own tolerance from tol(ctx, n, k, oh, ow). */
+conv_verify_opts conv_verify_pointwise(conv_point_tol tol, const void *ctx);
 
 /* The double reference of one output element: its value and sum |x*w|. */
 void conv_reference_point(const conv_params *p, const float *x, const float *w, int n, int k,

@@ -102,9 +102,10 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
                               conv_host_conv reference, const char *what);
 
 /* The same check for one row of a step (common/conv_rows.h), with its setup
- * and teardown around each run. Returns 0 without running anything when the
- * row's check says it does not support p (the caller decides whether that is
- * expected), 1 after a passed check. */
+ * and teardown around each run; a row with its own tolerance (Winograd) is
+ * checked within it on both inputs instead. Returns 0 without running
+ * anything when the row's check says it does not support p (the caller
+ * decides whether that is expected), 1 after a passed check. */
 int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv reference);
 
 /* A step's rows function (e.g. conv_naive_rows of 02_naive_gpu/naive_rows.h). */
@@ -117,6 +118,12 @@ typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_
  * must_run, a row whose check refuses a shape fails the test. */
 void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
                           int count, int must_run);
+
+/* The result of a row's run (pb->h_y) against the double reference of the
+ * problem's current host inputs: within the row's own tolerance where it has
+ * one (then its teardown frees what that took), else within the dot
+ * product's bound. */
+conv_verify_report conv_test_verify_row(conv_row *row, conv_gpu_problem *pb);
 
 /* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w):
  * upload, the row's setup, NaN poison, run, download into pb->h_y, canary

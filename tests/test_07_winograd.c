@@ -12,6 +12,7 @@
 #include "conv_verify.h"
 #include "winograd.h"
 #include "winograd_host.h"
+#include "winograd_rows.h"
 #include "winograd_transforms.h"
 
 /* Shapes Winograd takes (3x3 filters, stride 1): 1x1 and 2x2 images with
@@ -233,6 +234,38 @@ Test(cpu_winograd, bound_catches_a_wrong_filter_value)
     }
 }
 
+Test(cpu_winograd, bound_at_one_output_is_the_table_s_entry)
+{
+    conv_params t[WINO_SHAPES];
+    const size_t count = winograd_shapes(t);
+    for (int f = 0; f < 2; ++f)
+        for (size_t i = 0; i < count; ++i)
+            for (int layout = 0; layout < 2; ++layout) {
+                conv_params p = t[i];
+                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+                const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                             ny = conv_output_elems(&p);
+                float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+                double *bound = malloc(ny * sizeof(double));
+                cr_assert(x && w && bound);
+                conv_fill_uniform(x, nx, 41 + i, -1.0f, 1.0f);
+                conv_fill_uniform(w, nw, 42 + i, -1.0f, 1.0f);
+                conv_msg msg = {{0}};
+                CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
+                for (size_t j = 0; j < ny; ++j) {
+                    int n, k, oh, ow;
+                    conv_output_coords(&p, j, &n, &k, &oh, &ow);
+                    double at = wino_error_bound_point(&p, (wino_tile)f, x, w, n, k, oh, ow);
+                    cr_assert(fabs(at - bound[j]) <= 1e-12 * bound[j] && bound[j] > 0.0,
+                              "%s on %s: output %zu: %.17g from its tile, %.17g in the table",
+                              wino_tile_name((wino_tile)f), conv_shape_name(&p), j, at, bound[j]);
+                }
+                free(x);
+                free(w);
+                free(bound);
+            }
+}
+
 Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
 {
     /* The bound uses |B^T|, |G|, |A^T| as tables; read the signed matrices
@@ -284,10 +317,14 @@ Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
     const conv_params bad[] = {
         conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1), conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),
         conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 2, 1), conv_shape(1, 1, 8, 8, 1, 3, 3, 0, 1, 2)};
+    const char *const flag[] = {"--r 5 --s 5:", "--r 3 --s 1:", "--stride 2x2:",
+                                "--dilation 2x2:"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         conv_status st = wino_supports(&bad[i], WINO_F2, &msg);
         cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", conv_shape_name(&bad[i]));
         CONV_ASSERT_ONE_LINE(msg.text, "needs a 3x3 filter, stride 1 and dilation 1");
+        cr_assert(strncmp(msg.text, flag[i], strlen(flag[i])) == 0, "'%s' does not start with '%s'",
+                  msg.text, flag[i]);
     }
     conv_params invalid = conv_shape(1, 1, 2, 2, 1, 3, 3, 0, 1, 1); /* filter larger */
     cr_assert_eq(wino_supports(&invalid, WINO_F2, &msg), CONV_ERR_INVALID);
@@ -416,3 +453,99 @@ Test(gpu_winograd, rejects_what_it_cannot_compute_before_any_launch)
     conv_device_free(d_y);
     conv_device_free(d_work);
 }
+
+/* The rows (winograd_rows.h) as every program measures them: the usual shapes
+ * of every step and this step's own, in both layouts, each within its own
+ * bound on small integers and on floats (conv_test_check_row); shapes other
+ * than 3x3 stride 1 skipped. */
+static void check_rows_on(conv_layout layout)
+{
+    conv_test_check_rows(conv_winograd_rows, conv_test_host_reference, layout, WINO_TILE_COUNT,
+                         0);
+    conv_params t[WINO_SHAPES];
+    const size_t count = winograd_shapes(t);
+    for (size_t i = 0; i < count; ++i) {
+        conv_params p = t[i];
+        p.layout = layout;
+        conv_row r[WINO_TILE_COUNT];
+        cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
+        for (int k = 0; k < WINO_TILE_COUNT; ++k)
+            cr_assert(conv_test_check_row(&p, &r[k], conv_test_host_reference), "%s skipped %s",
+                      r[k].name, conv_shape_name(&p));
+    }
+}
+
+Test(gpu_winograd_rows, pass_the_shape_tables_in_nchw)
+{
+    CONV_TEST_REQUIRE_GPU();
+    check_rows_on(CONV_LAYOUT_NCHW);
+}
+
+Test(gpu_winograd_rows, pass_the_shape_tables_in_nhwc)
+{
+    CONV_TEST_REQUIRE_GPU();
+    check_rows_on(CONV_LAYOUT_NHWC);
+}
+
+/* Through the harness (conv_rows_run): verified within the bound, timed, the
+ * four stage times in the verdict and in conv_winograd_row_stages; a 5x5
+ * problem skipped with the reason. */
+Test(gpu_winograd_rows, measure_verify_and_split_their_time_into_stages)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(2, 9, 21, 18, 7, 3, 3, 1, 1, 1);
+    conv_row r[WINO_TILE_COUNT];
+    cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
+    cr_assert_eq(conv_rows_check(r, WINO_TILE_COUNT, &p, NULL, 0), WINO_TILE_COUNT);
+    conv_gpu_problem pb = conv_test_device_problem(p, 5);
+    conv_run_opts o = {.warmup = 1, .repeat = 3, .host_warmup = 0, .host_repeat = 1};
+    double ref_ms[CONV_MAX_REFS] = {0};
+    cr_assert_eq(conv_rows_run(&pb, r, WINO_TILE_COUNT, &o, ref_ms), 0);
+    for (int k = 0; k < WINO_TILE_COUNT; ++k) {
+        cr_assert_eq(r[k].state, CONV_ROW_OK, "%s: %s %s", r[k].name, r[k].res.verdict, r[k].why);
+        cr_assert(strstr(r[k].res.verdict, "filter") && strstr(r[k].res.verdict, "GEMMs"), "%s",
+                  r[k].res.verdict);
+        wino_tile t;
+        double ms[WINO_STAGE_COUNT];
+        cr_assert(conv_winograd_row_stages(&r[k], &t, ms));
+        cr_assert_eq(t, (wino_tile)k);
+        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
+            cr_assert(ms[s] > 0.0 && isfinite(ms[s]), "%s: stage %d took %g ms", r[k].name, s,
+                      ms[s]);
+    }
+    conv_gpu_problem_destroy(&pb);
+
+    conv_params p5 = conv_shape(1, 2, 9, 9, 2, 5, 5, 2, 1, 1);
+    cr_assert_eq(conv_winograd_rows(&p5, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
+    char why[CONV_MSG_LEN] = "";
+    cr_assert_eq(conv_rows_check(r, WINO_TILE_COUNT, &p5, why, sizeof why), 0);
+    cr_assert(strstr(why, "needs a 3x3 filter") != NULL, "%s", why);
+    for (int k = 0; k < WINO_TILE_COUNT; ++k)
+        cr_assert_eq(r[k].state, CONV_ROW_SKIPPED);
+}
+
+/* The tolerance a row gives the harness can fail: one output moved by a
+ * little more than its bound is caught. */
+Test(gpu_winograd_rows, tolerance_catches_an_output_just_outside_it)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(1, 4, 10, 10, 3, 3, 3, 1, 1, 1);
+    conv_row r[WINO_TILE_COUNT];
+    conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT);
+    conv_gpu_problem pb = conv_test_device_problem(p, 9);
+    for (int k = 0; k < WINO_TILE_COUNT; ++k) {
+        conv_test_run_row(&pb, &r[k], r[k].name);
+        conv_verify_report rep = conv_test_verify_row(&r[k], &pb);
+        CONV_ASSERT_REPORT(rep, r[k].name, &p);
+        const size_t at = conv_output_offset(&p, 0, 1, 4, 5);
+        const double bound = wino_error_bound_point(&p, (wino_tile)k, pb.h_x, pb.h_w, 0, 1, 4, 5);
+        double want;
+        conv_reference_point(&p, pb.h_x, pb.h_w, 0, 1, 4, 5, &want, NULL);
+        pb.h_y[at] = (float)(want + 2.0 * bound + 1e-6);
+        rep = conv_test_verify_row(&r[k], &pb);
+        cr_assert(!rep.passed && rep.first_index == (long long)at, "%s: moved output passed",
+                  r[k].name);
+    }
+    conv_gpu_problem_destroy(&pb);
+}
+

@@ -21,6 +21,7 @@
 #include "prefetch_rows.h"
 #include "tiled_1d_rows.h"
 #include "tiled_2d_rows.h"
+#include "winograd_rows.h"
 
 /* A problem of at most this many multiply-adds keeps the CPU references of a
  * shape well under a second. */
@@ -56,8 +57,8 @@ static int size(draw *d, int most)
 
 /* Draws one valid shape within MAX_MACS. Kinds of shape, so that every step
  * gets work: 1D problems (step 03), one channel in and out (step 04's
- * single-channel strategies), stride and dilation 1 (steps 04 and 05), 1x1
- * NHWC (step 06's GEMMs), and anything. */
+ * single-channel strategies), stride and dilation 1 (steps 04 and 05), 3x3
+ * at stride 1 (step 07's Winograd), 1x1 NHWC (step 06's GEMMs), and anything. */
 static conv_params draw_shape(draw *d)
 {
     for (;;) {
@@ -76,6 +77,8 @@ static conv_params draw_shape(draw *d)
             p.w = size(d, 320);
             p.r = chance(d, 80) ? pick(d, 1, 7) : pick(d, 8, 16);
             p.s = chance(d, 70) ? p.r : pick(d, 1, 16);
+            if (kind == 3) /* Winograd's filter */
+                p.r = p.s = 3;
             p.pad_h = chance(d, 50) ? 0 : pick(d, 0, p.r);
             p.pad_w = chance(d, 70) ? p.pad_h : pick(d, 0, p.s);
             int unit = kind <= 5; /* stride and dilation 1 */
@@ -112,6 +115,7 @@ static int all_rows(const conv_params *p, conv_row *rows)
     n += conv_prefetch_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_im2col_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_winograd_rows(p, NULL, rows + n, MAX_ROWS - n);
     return n;
 }
 
@@ -149,9 +153,10 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
             memcpy(pb.h_w, w, nw * sizeof *w);
             conv_test_run_row(&pb, &rows[r], label);
             conv_verify_report rep =
-                pb.full_verify ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
-                                                         conv_verify_bound(1.0))
-                               : conv_verify_full(&p, x, w, pb.h_y, conv_verify_bound(1.0));
+                rows[r].tolerance != NULL ? conv_test_verify_row(&rows[r], &pb)
+                : pb.full_verify ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
+                                                           conv_verify_bound(1.0))
+                                 : conv_verify_full(&p, x, w, pb.h_y, conv_verify_bound(1.0));
             CONV_ASSERT_REPORT(rep, label, &p);
             ++checked;
         }
@@ -169,7 +174,9 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
             memcpy(pb.h_x, x, nx * sizeof *x);
             memcpy(pb.h_w, w, nw * sizeof *w);
             conv_test_run_row(&pb, &rows[r], label);
-            conv_verify_report rep = conv_compare_exact(&p, pb.h_y, want, ny);
+            conv_verify_report rep = rows[r].tolerance != NULL /* not exact: within its bound */
+                                         ? conv_test_verify_row(&rows[r], &pb)
+                                         : conv_compare_exact(&p, pb.h_y, want, ny);
             CONV_ASSERT_REPORT(rep, label, &p);
         }
         conv_host_free(x);
@@ -188,7 +195,7 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
 Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
 {
     draw a = {1, 0}, b = {1, 0};
-    int one_d = 0, gemm = 0, strided = 0, nhwc = 0, batched = 0, single = 0;
+    int one_d = 0, gemm = 0, strided = 0, nhwc = 0, batched = 0, single = 0, wino = 0;
     for (int i = 0; i < 500; ++i) {
         conv_params p = draw_shape(&a), q = draw_shape(&b);
         cr_assert(memcmp(&p, &q, sizeof p) == 0, "shape %d differs between two draws", i);
@@ -200,8 +207,12 @@ Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
         nhwc += p.layout == CONV_LAYOUT_NHWC;
         batched += p.n > 1;
         single += p.c == 1 && p.k == 1;
+        wino += p.r == 3 && p.s == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 &&
+                p.dil_w == 1;
     }
-    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 && single > 50,
-              "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d", one_d, gemm,
-              strided, nhwc, batched, single);
+    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 && single > 50 &&
+                  wino > 30,
+              "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d, 3x3 "
+              "stride 1 %d",
+              one_d, gemm, strided, nhwc, batched, single, wino);
 }

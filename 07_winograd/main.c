@@ -1,0 +1,102 @@
+/* 07_winograd: one 3x3, stride-1 convolution (the common problem flags, both
+ * layouts; default: CUTLASS's reference problem) by Winograd F(2x2, 3x3) (7a)
+ * and F(4x4, 3x3) (7b), beside cuDNN and step 06 in the same run (6f, the
+ * implicit GEMM, in NHWC; im2col + 6e in NCHW). Each row's verdict splits its
+ * time into the four stages; after the table, where the time goes. The
+ * program body, the common flags and the exit status are those of every
+ * program (common/conv_program.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "conv_program.h"
+#include "im2col_gemm_rows.h"
+#include "winograd.h"
+#include "winograd_rows.h"
+
+enum { REF_CUDNN, REF_STEP06 };
+
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
+{
+    (void)opt;
+    int n = 0;
+    r[n] = conv_row_cudnn();
+    r[n++].ref = REF_CUDNN;
+    /* step 06's best for the layout, as the "vs step 06" column */
+    const char *best06 = p->layout == CONV_LAYOUT_NHWC ? "6f" : "6e";
+    int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
+    for (int i = 0; i < listed; ++i)
+        if (strcmp(r[n + i].key, best06) == 0) {
+            r[n] = r[n + i];
+            r[n++].ref = REF_STEP06;
+            break;
+        }
+    return n + conv_winograd_rows(p, select, r + n, max - n);
+}
+
+static void describe(FILE *out, const conv_cli_options *opt, const conv_params *p)
+{
+    (void)opt;
+    conv_cli_print_problem(out, p);
+    for (int t = 0; t < WINO_TILE_COUNT; ++t) {
+        const long long tiles = (long long)p->n * wino_tiles(p, (wino_tile)t);
+        const int a = wino_alpha((wino_tile)t);
+        const double products = (double)a * a * p->k * (double)p->c * (double)tiles;
+        fprintf(out,
+                "%s: %d GEMMs of %d x %d times %d x %lld (tiles); %.2f times fewer "
+                "multiplications than direct; workspace %.1f MB\n",
+                wino_tile_name((wino_tile)t), a * a, p->k, p->c, p->c, tiles,
+                conv_flops(p) / (2.0 * products),
+                4.0 * (double)wino_workspace_elems(p, (wino_tile)t) / 1e6);
+    }
+}
+
+/* Where each row's time goes, from the stage times in the rows. */
+static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
+{
+    (void)p;
+    for (int i = 0; i < n; ++i) {
+        wino_tile t;
+        double ms[WINO_STAGE_COUNT], sum = 0.0;
+        if (r[i].state != CONV_ROW_OK || !conv_winograd_row_stages(&r[i], &t, ms))
+            continue;
+        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
+            sum += ms[s];
+        if (sum <= 0.0)
+            continue;
+        fprintf(out, "stages of %s:", r[i].name);
+        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
+            fprintf(out, "%s %s %.0f%%", s ? "," : "", wino_stage_name((wino_stage)s),
+                    100.0 * ms[s] / sum);
+        fprintf(out, "\n");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const conv_flag flags[] = {
+        {"variant", CONV_FLAG_CHOICE, "7a|7b|all",
+         "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3))", "all", 0, 0},
+    };
+    /* CUTLASS's reference problem: 3x3, stride 1, same padding */
+    static const conv_params cutlass = {.n = 8, .c = 128, .h = 224, .w = 224, .k = 128,
+                                        .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                                        .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1,
+                                        .layout = CONV_LAYOUT_NCHW};
+    static const conv_program prog = {
+        .cli = {.program = "07_winograd",
+                .summary = "Step 07: Winograd convolution F(2x2,3x3) and F(4x4,3x3): filter and "
+                           "input transforms, a batched GEMM of step 06, output transform; 3x3 "
+                           "filters, stride 1, NCHW and NHWC; against cuDNN and step 06.",
+                CONV_FLAGS(flags),
+                .default_problem = &cutlass,
+                .default_about = "CUTLASS's reference problem, N=8 C=K=128 224x224 3x3 same"},
+        .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused",
+        .select_flag = "variant",
+        .ref_names = {"cuDNN", "step 06"},
+        .rows = rows,
+        .describe = describe,
+        .footer = footer,
+    };
+    return conv_program_main(&prog, argc, argv);
+}

@@ -1,0 +1,160 @@
+#include "winograd_rows.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_cuda.h"
+#include "winograd.h"
+
+/* What one row needs around its measurement. */
+typedef struct {
+    wino_tile t;
+    float *d_work;
+    size_t work_elems;
+    const conv_gpu_problem *pb; /* the problem its tolerance is for */
+    double *bound;              /* that tolerance at every output (full verification) */
+    double stage_ms[WINO_STAGE_COUNT];
+} wino_row;
+
+static wino_row contexts[WINO_TILE_COUNT];
+static char names[WINO_TILE_COUNT][32];
+static const char *const keys[WINO_TILE_COUNT] = {"7a", "7b"};
+
+conv_status conv2d_winograd_conv(void *ctx, const conv_params *p, const float *d_x,
+                                 const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    const wino_row *r = ctx;
+    return conv2d_winograd(p, r->t, d_x, d_w, d_y, r->d_work, r->work_elems, stream, msg);
+}
+
+/* The problem and the GEMM's sizes; the memory is checked against the device in setup. */
+static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    return wino_check(p, ((const wino_row *)ctx)->t, SIZE_MAX, msg);
+}
+
+static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    wino_row *r = ctx;
+    memset(r->stage_ms, 0, sizeof r->stage_ms);
+    size_t free_b = 0, total_b = 0;
+    CONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), msg);
+    /* the tensors are allocated already: the workspace alone must fit */
+    size_t tensors = (conv_input_elems(&pb->p) + conv_filter_elems(&pb->p) +
+                      conv_output_elems(&pb->p)) * sizeof(float);
+    conv_status st = wino_check(&pb->p, r->t, free_b + tensors, msg);
+    if (st != CONV_OK)
+        return st;
+    r->work_elems = wino_workspace_elems(&pb->p, r->t);
+    return conv_device_alloc(&r->d_work, r->work_elems, "Winograd workspace (U, V, M)", msg);
+}
+
+static void teardown(void *ctx)
+{
+    wino_row *r = ctx;
+    conv_device_free(r->d_work);
+    r->d_work = NULL;
+    free(r->bound);
+    r->bound = NULL;
+    r->pb = NULL;
+}
+
+/* The tolerance of output (n, k, oh, ow): Winograd's own bound, from the
+ * table when every output is verified, else from its tile alone. */
+static double bound_at(const void *ctx, int n, int k, int oh, int ow)
+{
+    const wino_row *r = ctx;
+    const conv_params *p = &r->pb->p;
+    if (r->bound != NULL)
+        return r->bound[conv_output_offset(p, n, k, oh, ow)];
+    return wino_error_bound_point(p, r->t, r->pb->h_x, r->pb->h_w, n, k, oh, ow);
+}
+
+static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
+                             conv_msg *msg)
+{
+    wino_row *r = ctx;
+    free(r->bound);
+    r->bound = NULL;
+    r->pb = pb;
+    if (pb->full_verify) {
+        r->bound = malloc(conv_output_elems(&pb->p) * sizeof *r->bound);
+        if (r->bound == NULL)
+            return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                             "out of host memory for Winograd's error bound");
+        conv_status st = wino_error_bound(&pb->p, r->t, pb->h_x, pb->h_w, r->bound, msg);
+        if (st != CONV_OK)
+            return st;
+    }
+    *opts = conv_verify_pointwise(bound_at, r);
+    return CONV_OK;
+}
+
+/* One stage alone, as timed work. */
+typedef struct {
+    conv_gpu_problem *pb;
+    const wino_row *r;
+    wino_stage stage;
+} stage_work;
+
+static conv_status run_stage(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    const stage_work *s = ctx;
+    const conv_gpu_problem *pb = s->pb;
+    return conv2d_winograd_stages(&pb->p, s->r->t, s->stage, s->stage, pb->d_x, pb->d_w, pb->d_y,
+                                  s->r->d_work, s->r->work_elems, stream, msg);
+}
+
+/* After a verified run (the workspace holds every stage's input): the time
+ * of each stage, into the verdict. */
+static conv_status annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts *o, char *note,
+                            size_t len, conv_msg *msg)
+{
+    wino_row *r = ctx;
+    for (int i = 0; i < WINO_STAGE_COUNT; ++i) {
+        stage_work s = {pb, r, (wino_stage)i};
+        conv_timing t;
+        conv_status st = conv_time_gpu(run_stage, &s, pb->stream, o->warmup, o->repeat, &t, msg);
+        if (st != CONV_OK)
+            return st;
+        r->stage_ms[i] = t.median_ms;
+    }
+    snprintf(note, len, "; filter %.3f + input %.3f + GEMMs %.3f + output %.3f ms",
+             r->stage_ms[WINO_STAGE_FILTER], r->stage_ms[WINO_STAGE_INPUT],
+             r->stage_ms[WINO_STAGE_GEMM], r->stage_ms[WINO_STAGE_OUTPUT]);
+    return CONV_OK;
+}
+
+int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
+{
+    (void)p;
+    (void)select;
+    int n = 0;
+    for (; n < WINO_TILE_COUNT && n < max_rows; ++n) {
+        wino_row *r = &contexts[n];
+        free(r->bound);
+        memset(r, 0, sizeof *r);
+        r->t = (wino_tile)n;
+        snprintf(names[n], sizeof names[n], "07 %s %s", keys[n], wino_tile_name(r->t));
+        rows[n] = conv_row_device(names[n], keys[n], conv2d_winograd_conv, r);
+        rows[n].check = check;
+        rows[n].setup = setup;
+        rows[n].teardown = teardown;
+        rows[n].tolerance = tolerance;
+        rows[n].annotate = annotate;
+    }
+    return n;
+}
+
+int conv_winograd_row_stages(const conv_row *row, wino_tile *tile, double ms[4])
+{
+    for (int i = 0; i < WINO_TILE_COUNT; ++i)
+        if (row->ctx == &contexts[i]) {
+            *tile = contexts[i].t;
+            memcpy(ms, contexts[i].stage_ms, sizeof contexts[i].stage_ms);
+            return 1;
+        }
+    return 0;
+}
