@@ -57,16 +57,19 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
     (void)p;
     for (int i = 0; i < n; ++i) {
         wino_tile t;
+        int fused;
         double ms[WINO_STAGE_COUNT], sum = 0.0;
-        if (r[i].state != CONV_ROW_OK || !conv_winograd_row_stages(&r[i], &t, ms))
+        if (r[i].state != CONV_ROW_OK || !conv_winograd_row_stages(&r[i], &t, &fused, ms))
             continue;
-        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
+        const int stages = fused ? 2 : WINO_STAGE_COUNT;
+        for (int s = 0; s < stages; ++s)
             sum += ms[s];
         if (sum <= 0.0)
             continue;
         fprintf(out, "stages of %s:", r[i].name);
-        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
-            fprintf(out, "%s %s %.0f%%", s ? "," : "", wino_stage_name((wino_stage)s),
+        for (int s = 0; s < stages; ++s)
+            fprintf(out, "%s %s %.0f%%", s ? "," : "",
+                    fused && s == 1 ? "fused kernel" : wino_stage_name((wino_stage)s),
                     100.0 * ms[s] / sum);
         fprintf(out, "\n");
     }
@@ -75,8 +78,9 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "7a|7b|all",
-         "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3))", "all", 0, 0},
+        {"variant", CONV_FLAG_CHOICE, "7a|7b|7c|all",
+         "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3), 7c: fused F(4x4,3x3))",
+         "all", 0, 0},
     };
     /* CUTLASS's reference problem: 3x3, stride 1, same padding */
     static const conv_params cutlass = {.n = 8, .c = 128, .h = 224, .w = 224, .k = 128,
@@ -86,12 +90,13 @@ int main(int argc, char **argv)
     static const conv_program prog = {
         .cli = {.program = "07_winograd",
                 .summary = "Step 07: Winograd convolution F(2x2,3x3) and F(4x4,3x3): filter and "
-                           "input transforms, a batched GEMM of step 06, output transform; 3x3 "
-                           "filters, stride 1, NCHW and NHWC; against cuDNN and step 06.",
+                           "input transforms, a batched GEMM of step 06, output transform (7a, "
+                           "7b), and all of it in one kernel (7c); 3x3 filters, stride 1, NCHW "
+                           "and NHWC; against cuDNN and step 06.",
                 CONV_FLAGS(flags),
                 .default_problem = &cutlass,
                 .default_about = "CUTLASS's reference problem, N=8 C=K=128 224x224 3x3 same"},
-        .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused",
+        .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused and fused",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06"},
         .rows = rows,

@@ -68,6 +68,31 @@ conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t, wino_stage
                                    float *d_work, size_t work_elems, cudaStream_t stream,
                                    conv_msg *msg);
 
+/* ---- 7c: the fused F(4x4, 3x3) (winograd_fused.cu) ----
+ * The filter transform, then one kernel for the input transform, the
+ * products summed over the channels and the output transform, with V and M
+ * in shared memory and registers only. */
+
+/* Floats of workspace conv2d_winograd_fused needs: U, 36 * K * C. */
+size_t wino_fused_workspace_elems(const conv_params *p);
+
+/* As wino_check, for the fused kernel. No CUDA call. */
+conv_status wino_fused_check(const conv_params *p, size_t device_bytes, conv_msg *msg);
+
+/* y = conv(x, w) by the fused F(4x4, 3x3), d_work holding at least
+ * wino_fused_workspace_elems floats. */
+conv_status conv2d_winograd_fused(const conv_params *p, const float *d_x, const float *d_w,
+                                  float *d_y, float *d_work, size_t work_elems,
+                                  cudaStream_t stream, conv_msg *msg);
+
+/* Its two launches one by one (for timing each): the filter transform when
+ * `filter` is non-zero, the fused kernel when `rest` is (it needs the
+ * transformed filters in d_work). */
+conv_status conv2d_winograd_fused_stages(const conv_params *p, int filter, int rest,
+                                         const float *d_x, const float *d_w, float *d_y,
+                                         float *d_work, size_t work_elems, cudaStream_t stream,
+                                         conv_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 /* What one row needs around its measurement. */
 typedef struct {
     wino_tile t;
+    int fused; /* 7c */
     float *d_work;
     size_t work_elems;
     const conv_gpu_problem *pb; /* the problem its tolerance is for */
@@ -18,21 +19,24 @@ typedef struct {
     double stage_ms[WINO_STAGE_COUNT];
 } wino_row;
 
-static wino_row contexts[WINO_TILE_COUNT];
-static char names[WINO_TILE_COUNT][32];
-static const char *const keys[WINO_TILE_COUNT] = {"7a", "7b"};
+static wino_row contexts[WINO_ROW_COUNT];
+static char names[WINO_ROW_COUNT][40];
+static const char *const keys[WINO_ROW_COUNT] = {"7a", "7b", "7c"};
 
 conv_status conv2d_winograd_conv(void *ctx, const conv_params *p, const float *d_x,
                                  const float *d_w, float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const wino_row *r = ctx;
+    if (r->fused)
+        return conv2d_winograd_fused(p, d_x, d_w, d_y, r->d_work, r->work_elems, stream, msg);
     return conv2d_winograd(p, r->t, d_x, d_w, d_y, r->d_work, r->work_elems, stream, msg);
 }
 
 /* The problem and the GEMM's sizes; the memory is checked against the device in setup. */
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
-    return wino_check(p, ((const wino_row *)ctx)->t, SIZE_MAX, msg);
+    const wino_row *r = ctx;
+    return r->fused ? wino_fused_check(p, SIZE_MAX, msg) : wino_check(p, r->t, SIZE_MAX, msg);
 }
 
 static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
@@ -44,10 +48,12 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     /* the tensors are allocated already: the workspace alone must fit */
     size_t tensors = (conv_input_elems(&pb->p) + conv_filter_elems(&pb->p) +
                       conv_output_elems(&pb->p)) * sizeof(float);
-    conv_status st = wino_check(&pb->p, r->t, free_b + tensors, msg);
+    conv_status st = r->fused ? wino_fused_check(&pb->p, free_b + tensors, msg)
+                              : wino_check(&pb->p, r->t, free_b + tensors, msg);
     if (st != CONV_OK)
         return st;
-    r->work_elems = wino_workspace_elems(&pb->p, r->t);
+    r->work_elems = r->fused ? wino_fused_workspace_elems(&pb->p)
+                             : wino_workspace_elems(&pb->p, r->t);
     return conv_device_alloc(&r->d_work, r->work_elems, "Winograd workspace (U, V, M)", msg);
 }
 
@@ -103,6 +109,10 @@ static conv_status run_stage(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
     const stage_work *s = ctx;
     const conv_gpu_problem *pb = s->pb;
+    if (s->r->fused) /* two launches: the filter transform, then the rest */
+        return conv2d_winograd_fused_stages(&pb->p, s->stage == WINO_STAGE_FILTER,
+                                            s->stage != WINO_STAGE_FILTER, pb->d_x, pb->d_w,
+                                            pb->d_y, s->r->d_work, s->r->work_elems, stream, msg);
     return conv2d_winograd_stages(&pb->p, s->r->t, s->stage, s->stage, pb->d_x, pb->d_w, pb->d_y,
                                   s->r->d_work, s->r->work_elems, stream, msg);
 }
@@ -113,13 +123,18 @@ static conv_status annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts
                             size_t len, conv_msg *msg)
 {
     wino_row *r = ctx;
-    for (int i = 0; i < WINO_STAGE_COUNT; ++i) {
+    const int stages = r->fused ? 2 : WINO_STAGE_COUNT;
+    for (int i = 0; i < stages; ++i) {
         stage_work s = {pb, r, (wino_stage)i};
         conv_timing t;
         conv_status st = conv_time_gpu(run_stage, &s, pb->stream, o->warmup, o->repeat, &t, msg);
         if (st != CONV_OK)
             return st;
         r->stage_ms[i] = t.median_ms;
+    }
+    if (r->fused) {
+        snprintf(note, len, "; filter %.3f + fused %.3f ms", r->stage_ms[0], r->stage_ms[1]);
+        return CONV_OK;
     }
     snprintf(note, len, "; filter %.3f + input %.3f + GEMMs %.3f + output %.3f ms",
              r->stage_ms[WINO_STAGE_FILTER], r->stage_ms[WINO_STAGE_INPUT],
@@ -132,12 +147,14 @@ int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows,
     (void)p;
     (void)select;
     int n = 0;
-    for (; n < WINO_TILE_COUNT && n < max_rows; ++n) {
+    for (; n < WINO_ROW_COUNT && n < max_rows; ++n) {
         wino_row *r = &contexts[n];
         free(r->bound);
         memset(r, 0, sizeof *r);
-        r->t = (wino_tile)n;
-        snprintf(names[n], sizeof names[n], "07 %s %s", keys[n], wino_tile_name(r->t));
+        r->fused = n == 2;
+        r->t = r->fused ? WINO_F4 : (wino_tile)n;
+        snprintf(names[n], sizeof names[n], "07 %s %s%s", keys[n], r->fused ? "fused " : "",
+                 wino_tile_name(r->t));
         rows[n] = conv_row_device(names[n], keys[n], conv2d_winograd_conv, r);
         rows[n].check = check;
         rows[n].setup = setup;
@@ -148,11 +165,12 @@ int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows,
     return n;
 }
 
-int conv_winograd_row_stages(const conv_row *row, wino_tile *tile, double ms[4])
+int conv_winograd_row_stages(const conv_row *row, wino_tile *tile, int *fused, double ms[4])
 {
-    for (int i = 0; i < WINO_TILE_COUNT; ++i)
+    for (int i = 0; i < WINO_ROW_COUNT; ++i)
         if (row->ctx == &contexts[i]) {
             *tile = contexts[i].t;
+            *fused = contexts[i].fused;
             memcpy(ms, contexts[i].stage_ms, sizeof contexts[i].stage_ms);
             return 1;
         }

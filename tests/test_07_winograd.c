@@ -335,28 +335,55 @@ Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
 
 /* ---- GPU ---------------------------------------------------------------- */
 
-/* conv2d_winograd of tile t on p, with inputs from fill (small integers or
- * floats): the output poisoned with NaN before, the canaries after the output
- * and the workspace checked after. Writes the result to h_y. */
-static void run_gpu(const conv_params *p, wino_tile t, const float *h_x, const float *h_w,
-                    float *h_y)
+/* The GPU versions of step 07: the non-fused pipeline with each tile, and
+ * the fused F(4x4, 3x3). */
+enum { RUN_F2, RUN_F4, RUN_F4_FUSED, RUN_COUNT };
+static const char *const run_names[RUN_COUNT] = {"F(2x2,3x3)", "F(4x4,3x3)",
+                                                 "fused F(4x4,3x3)"};
+
+static wino_tile tile_of(int run)
+{
+    return run == RUN_F2 ? WINO_F2 : WINO_F4;
+}
+
+/* Version `run` on p with the host inputs h_x, h_w: the output poisoned with
+ * NaN before, the canaries after the output and the workspace checked after.
+ * Writes the result to h_y; returns the launcher's status (the test fails on
+ * any other error than `expect`). */
+static conv_status run_gpu_status(const conv_params *p, int run, const float *h_x,
+                                  const float *h_w, float *h_y, conv_status expect)
 {
     const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    const size_t nwork = wino_workspace_elems(p, t);
+    const size_t nwork = run == RUN_F4_FUSED ? wino_fused_workspace_elems(p)
+                                             : wino_workspace_elems(p, tile_of(run));
     float *d_x = conv_test_device_copy(h_x, nx, "x");
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     float *d_work = conv_test_device_output(nwork, "workspace");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(conv2d_winograd(p, t, d_x, d_w, d_y, d_work, nwork, 0, &msg), msg);
-    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
-    conv_test_assert_canary(d_y, ny, "%s output on %s", wino_tile_name(t), conv_shape_name(p));
-    conv_test_assert_canary(d_work, nwork, "%s workspace on %s", wino_tile_name(t),
-                            conv_shape_name(p));
+    conv_status st =
+        run == RUN_F4_FUSED
+            ? conv2d_winograd_fused(p, d_x, d_w, d_y, d_work, nwork, 0, &msg)
+            : conv2d_winograd(p, tile_of(run), d_x, d_w, d_y, d_work, nwork, 0, &msg);
+    if (st != expect)
+        cr_assert_fail("%s on %s: %s", run_names[run], conv_shape_name(p), msg.text);
+    if (st == CONV_OK) {
+        CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
+        conv_test_assert_canary(d_y, ny, "%s output on %s", run_names[run], conv_shape_name(p));
+        conv_test_assert_canary(d_work, nwork, "%s workspace on %s", run_names[run],
+                                conv_shape_name(p));
+    }
     conv_device_free(d_x);
     conv_device_free(d_w);
     conv_device_free(d_y);
     conv_device_free(d_work);
+    return st;
+}
+
+static void run_gpu(const conv_params *p, int run, const float *h_x, const float *h_w,
+                    float *h_y)
+{
+    run_gpu_status(p, run, h_x, h_w, h_y, CONV_OK);
 }
 
 Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
@@ -377,7 +404,7 @@ Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
             conv_fill_small_int(w, nw, 22 + i, -3, 3);
             conv_msg msg = {{0}};
             CONV_ASSERT_OK(conv_test_host_reference(&p, x, w, want, &msg), msg);
-            run_gpu(&p, WINO_F2, x, w, y);
+            run_gpu(&p, RUN_F2, x, w, y);
             conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
             CONV_ASSERT_REPORT(rep, "F(2x2,3x3) on the GPU, small integers", &p);
             free(x);
@@ -387,17 +414,20 @@ Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
         }
 }
 
-Test(gpu_winograd, both_tiles_stay_within_the_bound_on_random_floats)
+Test(gpu_winograd, every_version_stays_within_the_bound_on_random_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[WINO_SHAPES + 2];
+    conv_params t[WINO_SHAPES + 3];
     size_t count = winograd_shapes(t);
-    /* and two larger ones where the GEMM takes its float4 path (C and T
-     * multiples of 4) and where it does not */
+    /* and larger ones: where the GEMM takes its float4 path (C and T
+     * multiples of 4) and where it does not; for the fused kernel, several
+     * blocks of output channels and of tiles, each with a partial last one,
+     * and a partial last chunk of channels */
     t[count++] = conv_shape(2, 8, 30, 30, 12, 3, 3, 1, 1, 1);
     t[count++] = conv_shape(1, 7, 33, 21, 9, 3, 3, 1, 1, 1);
-    const size_t last = conv_test_under_sanitizer() ? WINO_SHAPES : count;
-    for (int f = 0; f < 2; ++f)
+    t[count++] = conv_shape(2, 11, 19, 23, 37, 3, 3, 1, 1, 1);
+    const size_t last = conv_test_under_sanitizer() ? WINO_SHAPES + 1 : count;
+    for (int f = 0; f < RUN_COUNT; ++f)
         for (size_t i = 0; i < last; ++i)
             for (int layout = 0; layout < 2; ++layout) {
                 conv_params p = t[i];
@@ -411,14 +441,14 @@ Test(gpu_winograd, both_tiles_stay_within_the_bound_on_random_floats)
                 conv_fill_uniform(x, nx, 31 + i, -1.0f, 1.0f);
                 conv_fill_uniform(w, nw, 32 + i, -1.0f, 1.0f);
                 conv_msg msg = {{0}};
-                CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
+                CONV_ASSERT_OK(wino_error_bound(&p, tile_of(f), x, w, bound, &msg), msg);
                 conv_reference_double(&p, x, w, ref, NULL);
-                run_gpu(&p, (wino_tile)f, x, w, y);
+                run_gpu(&p, f, x, w, y);
                 conv_verify_report rep = conv_report_init();
                 for (size_t j = 0; j < ny; ++j)
                     conv_report_add(&rep, j, y[j], ref[j], bound[j], 0);
                 conv_report_finish(&rep);
-                CONV_ASSERT_REPORT(rep, wino_tile_name((wino_tile)f), &p);
+                CONV_ASSERT_REPORT(rep, run_names[f], &p);
                 free(x);
                 free(w);
                 free(y);
@@ -443,6 +473,12 @@ Test(gpu_winograd, rejects_what_it_cannot_compute_before_any_launch)
     cr_assert_eq(conv2d_winograd(&p3, WINO_F4, d_any, d_any, d_y, d_work, 16, 0, &msg),
                  CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "the workspace holds 16 floats");
+    cr_assert_eq(conv2d_winograd_fused(&p5, d_any, d_any, d_y, d_work, 16, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "needs a 3x3 filter");
+    cr_assert_eq(conv2d_winograd_fused(&p3, d_any, d_any, d_y, d_work, 16, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "the workspace holds 16 floats");
     /* nothing ran: the output still holds its NaN poison */
     float *h = malloc(ny * sizeof(float));
     cr_assert(h);
@@ -454,22 +490,63 @@ Test(gpu_winograd, rejects_what_it_cannot_compute_before_any_launch)
     conv_device_free(d_work);
 }
 
+/* The fused kernel takes 8 channels per chunk where a block may have 54 KB
+ * of shared memory and 4 below that; both sum the channels in the same order,
+ * so their results are the same bits. Below 27 KB it refuses, with the limit,
+ * before any launch. */
+Test(gpu_winograd, fused_gives_the_same_bits_with_the_smaller_chunk_and_names_the_limit)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const conv_params p = conv_shape(2, 13, 17, 22, 35, 3, 3, 1, 1, 1);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+          *y8 = malloc(ny * sizeof(float)), *y4 = malloc(ny * sizeof(float));
+    cr_assert(x && w && y8 && y4);
+    conv_fill_uniform(x, nx, 51, -1.0f, 1.0f);
+    conv_fill_uniform(w, nw, 52, -1.0f, 1.0f);
+    cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
+    run_gpu(&p, RUN_F4_FUSED, x, w, y8);
+    cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, "32", 1), 0); /* 27 KB fits, 54 KB does not */
+    run_gpu(&p, RUN_F4_FUSED, x, w, y4);
+    conv_verify_report rep = conv_compare_exact(&p, y4, y8, ny);
+    CONV_ASSERT_REPORT(rep, "fused F(4x4,3x3), 4-channel chunks against 8", &p);
+
+    cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, "16", 1), 0);
+    conv_msg msg = {{0}};
+    const size_t nwork = wino_fused_workspace_elems(&p);
+    float *d_y = conv_test_device_output(ny, "y");
+    float *d_work = conv_test_device_output(nwork, "workspace");
+    cr_assert_eq(conv2d_winograd_fused(&p, d_work, d_work, d_y, d_work, nwork, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "wino_fused_kernel: needs 27.0 KB of shared memory");
+    CONV_ASSERT_OK(conv_device_download(y4, d_y, ny, &msg), msg);
+    for (size_t i = 0; i < ny; ++i)
+        cr_assert(isnan(y4[i]), "y[%zu] was written", i);
+    cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
+    conv_device_free(d_y);
+    conv_device_free(d_work);
+    free(x);
+    free(w);
+    free(y8);
+    free(y4);
+}
+
 /* The rows (winograd_rows.h) as every program measures them: the usual shapes
  * of every step and this step's own, in both layouts, each within its own
  * bound on small integers and on floats (conv_test_check_row); shapes other
  * than 3x3 stride 1 skipped. */
 static void check_rows_on(conv_layout layout)
 {
-    conv_test_check_rows(conv_winograd_rows, conv_test_host_reference, layout, WINO_TILE_COUNT,
+    conv_test_check_rows(conv_winograd_rows, conv_test_host_reference, layout, WINO_ROW_COUNT,
                          0);
     conv_params t[WINO_SHAPES];
     const size_t count = winograd_shapes(t);
     for (size_t i = 0; i < count; ++i) {
         conv_params p = t[i];
         p.layout = layout;
-        conv_row r[WINO_TILE_COUNT];
-        cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
-        for (int k = 0; k < WINO_TILE_COUNT; ++k)
+        conv_row r[WINO_ROW_COUNT];
+        cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_ROW_COUNT), WINO_ROW_COUNT);
+        for (int k = 0; k < WINO_ROW_COUNT; ++k)
             cr_assert(conv_test_check_row(&p, &r[k], conv_test_host_reference), "%s skipped %s",
                       r[k].name, conv_shape_name(&p));
     }
@@ -494,33 +571,36 @@ Test(gpu_winograd_rows, measure_verify_and_split_their_time_into_stages)
 {
     CONV_TEST_REQUIRE_GPU();
     conv_params p = conv_shape(2, 9, 21, 18, 7, 3, 3, 1, 1, 1);
-    conv_row r[WINO_TILE_COUNT];
-    cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
-    cr_assert_eq(conv_rows_check(r, WINO_TILE_COUNT, &p, NULL, 0), WINO_TILE_COUNT);
+    conv_row r[WINO_ROW_COUNT];
+    cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_ROW_COUNT), WINO_ROW_COUNT);
+    cr_assert_eq(conv_rows_check(r, WINO_ROW_COUNT, &p, NULL, 0), WINO_ROW_COUNT);
     conv_gpu_problem pb = conv_test_device_problem(p, 5);
     conv_run_opts o = {.warmup = 1, .repeat = 3, .host_warmup = 0, .host_repeat = 1};
     double ref_ms[CONV_MAX_REFS] = {0};
-    cr_assert_eq(conv_rows_run(&pb, r, WINO_TILE_COUNT, &o, ref_ms), 0);
-    for (int k = 0; k < WINO_TILE_COUNT; ++k) {
+    cr_assert_eq(conv_rows_run(&pb, r, WINO_ROW_COUNT, &o, ref_ms), 0);
+    for (int k = 0; k < WINO_ROW_COUNT; ++k) {
         cr_assert_eq(r[k].state, CONV_ROW_OK, "%s: %s %s", r[k].name, r[k].res.verdict, r[k].why);
-        cr_assert(strstr(r[k].res.verdict, "filter") && strstr(r[k].res.verdict, "GEMMs"), "%s",
-                  r[k].res.verdict);
+        cr_assert(strstr(r[k].res.verdict, "filter") &&
+                      strstr(r[k].res.verdict, k == 2 ? "fused" : "GEMMs"),
+                  "%s", r[k].res.verdict);
         wino_tile t;
+        int fused;
         double ms[WINO_STAGE_COUNT];
-        cr_assert(conv_winograd_row_stages(&r[k], &t, ms));
-        cr_assert_eq(t, (wino_tile)k);
-        for (int s = 0; s < WINO_STAGE_COUNT; ++s)
+        cr_assert(conv_winograd_row_stages(&r[k], &t, &fused, ms));
+        cr_assert_eq(t, k == 2 ? WINO_F4 : (wino_tile)k);
+        cr_assert_eq(fused, k == 2);
+        for (int s = 0; s < (fused ? 2 : WINO_STAGE_COUNT); ++s)
             cr_assert(ms[s] > 0.0 && isfinite(ms[s]), "%s: stage %d took %g ms", r[k].name, s,
                       ms[s]);
     }
     conv_gpu_problem_destroy(&pb);
 
     conv_params p5 = conv_shape(1, 2, 9, 9, 2, 5, 5, 2, 1, 1);
-    cr_assert_eq(conv_winograd_rows(&p5, NULL, r, WINO_TILE_COUNT), WINO_TILE_COUNT);
+    cr_assert_eq(conv_winograd_rows(&p5, NULL, r, WINO_ROW_COUNT), WINO_ROW_COUNT);
     char why[CONV_MSG_LEN] = "";
-    cr_assert_eq(conv_rows_check(r, WINO_TILE_COUNT, &p5, why, sizeof why), 0);
+    cr_assert_eq(conv_rows_check(r, WINO_ROW_COUNT, &p5, why, sizeof why), 0);
     cr_assert(strstr(why, "needs a 3x3 filter") != NULL, "%s", why);
-    for (int k = 0; k < WINO_TILE_COUNT; ++k)
+    for (int k = 0; k < WINO_ROW_COUNT; ++k)
         cr_assert_eq(r[k].state, CONV_ROW_SKIPPED);
 }
 
@@ -530,15 +610,16 @@ Test(gpu_winograd_rows, tolerance_catches_an_output_just_outside_it)
 {
     CONV_TEST_REQUIRE_GPU();
     conv_params p = conv_shape(1, 4, 10, 10, 3, 3, 3, 1, 1, 1);
-    conv_row r[WINO_TILE_COUNT];
-    conv_winograd_rows(&p, NULL, r, WINO_TILE_COUNT);
+    conv_row r[WINO_ROW_COUNT];
+    conv_winograd_rows(&p, NULL, r, WINO_ROW_COUNT);
     conv_gpu_problem pb = conv_test_device_problem(p, 9);
-    for (int k = 0; k < WINO_TILE_COUNT; ++k) {
+    for (int k = 0; k < WINO_ROW_COUNT; ++k) {
         conv_test_run_row(&pb, &r[k], r[k].name);
         conv_verify_report rep = conv_test_verify_row(&r[k], &pb);
         CONV_ASSERT_REPORT(rep, r[k].name, &p);
         const size_t at = conv_output_offset(&p, 0, 1, 4, 5);
-        const double bound = wino_error_bound_point(&p, (wino_tile)k, pb.h_x, pb.h_w, 0, 1, 4, 5);
+        const wino_tile t = k == 2 ? WINO_F4 : (wino_tile)k;
+        const double bound = wino_error_bound_point(&p, t, pb.h_x, pb.h_w, 0, 1, 4, 5);
         double want;
         conv_reference_point(&p, pb.h_x, pb.h_w, 0, 1, 4, 5, &want, NULL);
         pb.h_y[at] = (float)(want + 2.0 * bound + 1e-6);
