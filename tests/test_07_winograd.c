@@ -108,35 +108,16 @@ Test(cpu_winograd_transforms, compute_the_correlation_with_the_matrices_of_the_c
     }
 }
 
+/* F(2x2, 3x3) on every shape of the table in both layouts, small integers:
+ * the host model (on_gpu 0) or the GPU pipeline equals step 01 exactly. */
+static void f2_exact_over_the_shapes(int on_gpu);
+
 Test(cpu_winograd_transforms, f2_is_exact_on_small_integers)
 {
     /* F(2,3)'s constants are 0, 1 and 1/2: on small integers every
      * intermediate is a multiple of 1/2 that float holds exactly, so the
      * whole convolution equals step 01's. */
-    conv_params t[WINO_SHAPES];
-    const size_t count = winograd_shapes(t);
-    for (size_t i = 0; i < count; ++i)
-        for (int layout = 0; layout < 2; ++layout) {
-            conv_params p = t[i];
-            p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                         ny = conv_output_elems(&p);
-            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
-            cr_assert(x && w && y && want);
-            conv_fill_small_int(x, nx, 11 + i, -4, 4);
-            conv_fill_small_int(w, nw, 12 + i, -3, 3);
-            conv_fill_nan(y, ny);
-            conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv2d_cpu_serial(&p, x, w, want, &msg), msg);
-            CONV_ASSERT_OK(wino_conv_host(&p, WINO_F2, x, w, y, &msg), msg);
-            conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
-            CONV_ASSERT_REPORT(rep, "F(2x2,3x3) host model, small integers", &p);
-            free(x);
-            free(w);
-            free(y);
-            free(want);
-        }
+    f2_exact_over_the_shapes(0);
 }
 
 /* The host model of tile t on p with random floats in [-1, 1]: every output
@@ -386,9 +367,8 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     run_gpu_status(p, run, h_x, h_w, h_y, CONV_OK);
 }
 
-Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
+static void f2_exact_over_the_shapes(int on_gpu)
 {
-    CONV_TEST_REQUIRE_GPU();
     conv_params t[WINO_SHAPES];
     const size_t count = winograd_shapes(t);
     for (size_t i = 0; i < count; ++i)
@@ -400,18 +380,30 @@ Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
             float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
                   *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
             cr_assert(x && w && y && want);
-            conv_fill_small_int(x, nx, 21 + i, -3, 3);
-            conv_fill_small_int(w, nw, 22 + i, -3, 3);
+            conv_fill_small_int(x, nx, 11 + i, -4, 4);
+            conv_fill_small_int(w, nw, 12 + i, -3, 3);
+            conv_fill_nan(y, ny);
             conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv_test_host_reference(&p, x, w, want, &msg), msg);
-            run_gpu(&p, RUN_F2, x, w, y);
+            CONV_ASSERT_OK(conv2d_cpu_serial(&p, x, w, want, &msg), msg);
+            if (on_gpu)
+                run_gpu(&p, RUN_F2, x, w, y);
+            else
+                CONV_ASSERT_OK(wino_conv_host(&p, WINO_F2, x, w, y, &msg), msg);
             conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
-            CONV_ASSERT_REPORT(rep, "F(2x2,3x3) on the GPU, small integers", &p);
+            CONV_ASSERT_REPORT(rep, on_gpu ? "F(2x2,3x3) on the GPU, small integers"
+                                           : "F(2x2,3x3) host model, small integers",
+                               &p);
             free(x);
             free(w);
             free(y);
             free(want);
         }
+}
+
+Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
+{
+    CONV_TEST_REQUIRE_GPU();
+    f2_exact_over_the_shapes(1);
 }
 
 Test(gpu_winograd, every_version_stays_within_the_bound_on_random_floats)
