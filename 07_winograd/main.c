@@ -83,9 +83,19 @@ int main(int argc, char **argv)
          "all", 0, 0},
     };
     /* CUTLASS's reference problem: 3x3, stride 1, same padding */
-    static const conv_params cutlass = {.n = 8, .c = 128, .h = 224, .w = 224, .k = 128,
-                                        .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
-                                        .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1,
+    static const conv_params cutlass = {.n = 8,
+                                        .c = 128,
+                                        .h = 224,
+                                        .w = 224,
+                                        .k = 128,
+                                        .r = 3,
+                                        .s = 3,
+                                        .pad_h = 1,
+                                        .pad_w = 1,
+                                        .stride_h = 1,
+                                        .stride_w = 1,
+                                        .dil_h = 1,
+                                        .dil_w = 1,
                                         .layout = CONV_LAYOUT_NCHW};
     static const conv_program prog = {
         .cli = {.program = "07_winograd",

@@ -24,6 +24,7 @@ __global__ void __launch_bounds__(WINO_THREADS)
     const long long total = (long long)g.c * g.tiles;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
+        /* excerpt: input tile */
         const int c = (int)(i / g.tiles);
         const long long t = i % g.tiles;
         const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
@@ -43,9 +44,11 @@ __global__ void __launch_bounds__(WINO_THREADS)
 #pragma unroll
         for (int e = 0; e < A2; ++e)
             v[e * total + i] = vt[e]; /* V[e] is C x T, row-major */
+        /* excerpt end: input tile */
     }
 }
 
+/* excerpt: gemm over e */
 /* Stage 3: M[e] = U[e] (K x C) * V[e] (C x T), e = blockIdx.y: step 06's 6e
  * body on the e-th matrices (its grid's x is unchanged). */
 template <bool VEC>
@@ -59,6 +62,7 @@ __global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
         m, n, k, a + e * m * (long long)k, b + e * k * (long long)n, c + e * m * (long long)n,
         tiles_n, geom);
 }
+/* excerpt end: gemm over e */
 
 /* Stage 4: the output tile (k, t) = A^T M[.][k][t] A, cut to P x Q at the
  * edges; one thread per (k, t). */
@@ -137,8 +141,8 @@ static conv_status run_stages(const wino_geom &g, int first, int last, const flo
                               cudaStream_t stream, conv_msg *msg)
 {
     constexpr int A2 = (M + 2) * (M + 2);
-    conv_status st = conv_kernel_fits((const void *)wino_filter_kernel<M, false>, "wino_filter_kernel",
-                                      WINO_THREADS, 0, msg);
+    conv_status st = conv_kernel_fits((const void *)wino_filter_kernel<M, false>,
+                                      "wino_filter_kernel", WINO_THREADS, 0, msg);
     if (st == CONV_OK)
         st = conv_kernel_fits((const void *)wino_input_kernel<M>, "wino_input_kernel", WINO_THREADS,
                               0, msg);
@@ -198,8 +202,8 @@ extern "C" conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t,
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
     if (st == CONV_OK && d_work == NULL)
         st = conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: work is NULL");
-    if (st == CONV_OK && ((unsigned)first >= WINO_STAGE_COUNT || (unsigned)last >= WINO_STAGE_COUNT ||
-                          first > last))
+    if (st == CONV_OK &&
+        ((unsigned)first >= WINO_STAGE_COUNT || (unsigned)last >= WINO_STAGE_COUNT || first > last))
         st = conv_fail(msg, CONV_ERR_INVALID, "invalid Winograd stages %d..%d", (int)first,
                        (int)last);
     if (st == CONV_OK)
@@ -216,15 +220,14 @@ extern "C" conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t,
     float *d_u = d_work;
     float *d_v = d_u + (size_t)a2 * g.k * g.c;
     float *d_m = d_v + (size_t)a2 * g.c * g.tiles;
-    return t == WINO_F4
-               ? run_stages<4>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg)
-               : run_stages<2>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg);
+    return t == WINO_F4 ? run_stages<4>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg)
+                        : run_stages<2>(g, first, last, d_x, d_w, d_y, d_u, d_v, d_m, stream, msg);
 }
 
 extern "C" conv_status conv2d_winograd(const conv_params *p, wino_tile t, const float *d_x,
                                        const float *d_w, float *d_y, float *d_work,
                                        size_t work_elems, cudaStream_t stream, conv_msg *msg)
 {
-    return conv2d_winograd_stages(p, t, WINO_STAGE_FILTER, WINO_STAGE_OUTPUT, d_x, d_w, d_y,
-                                  d_work, work_elems, stream, msg);
+    return conv2d_winograd_stages(p, t, WINO_STAGE_FILTER, WINO_STAGE_OUTPUT, d_x, d_w, d_y, d_work,
+                                  work_elems, stream, msg);
 }

@@ -82,8 +82,8 @@ conv_status wino_fused_check(const conv_params *p, size_t device_bytes, conv_msg
 /* y = conv(x, w) by the fused F(4x4, 3x3), d_work holding at least
  * wino_fused_workspace_elems floats. */
 conv_status conv2d_winograd_fused(const conv_params *p, const float *d_x, const float *d_w,
-                                  float *d_y, float *d_work, size_t work_elems,
-                                  cudaStream_t stream, conv_msg *msg);
+                                  float *d_y, float *d_work, size_t work_elems, cudaStream_t stream,
+                                  conv_msg *msg);
 
 /* Its two launches one by one (for timing each): the filter transform when
  * `filter` is non-zero, the fused kernel when `rest` is (it needs the

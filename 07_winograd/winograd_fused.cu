@@ -22,10 +22,10 @@
 #include "conv_device.h"
 #include "winograd_kernels.cuh"
 
-#define FUSED_BK      32  /* output channels per block */
-#define FUSED_BT      16  /* output tiles per block */
-#define FUSED_A2      36  /* tile positions e of F(4x4, 3x3) */
-#define FUSED_THREADS 288 /* 8 threads per position */
+#define FUSED_BK      32             /* output channels per block */
+#define FUSED_BT      16             /* output tiles per block */
+#define FUSED_A2      36             /* tile positions e of F(4x4, 3x3) */
+#define FUSED_THREADS 288            /* 8 threads per position */
 #define FUSED_TP      (FUSED_BT + 1) /* row stride of the output passes (no bank conflicts) */
 
 /* Shared floats of the kernel with chunk BC: U_s and V_s. */
@@ -43,12 +43,12 @@ __global__ void __launch_bounds__(FUSED_THREADS)
     static_assert(FUSED_A2 * KP * FUSED_TP <= FUSED_SMEM_FLOATS(BC), "epilogue must fit");
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
-    float *us = smem;                              /* [36][BC][BK] */
-    float *vs = smem + FUSED_A2 * BC * FUSED_BK;   /* [36][BC][BT] */
+    float *us = smem;                            /* [36][BC][BK] */
+    float *vs = smem + FUSED_A2 * BC * FUSED_BK; /* [36][BC][BT] */
     const int tid = threadIdx.x;
-    const int e = tid >> 3;             /* this thread's tile position */
-    const int kq = (tid & 7) >> 1;      /* its 8 output channels: kq * 8 .. */
-    const int tq = tid & 1;             /* its 8 tiles: tq * 8 .. */
+    const int e = tid >> 3;        /* this thread's tile position */
+    const int kq = (tid & 7) >> 1; /* its 8 output channels: kq * 8 .. */
+    const int tq = tid & 1;        /* its 8 tiles: tq * 8 .. */
     const int k0 = blockIdx.y * FUSED_BK;
     const long long t0 = (long long)blockIdx.x * FUSED_BT;
     const bool nhwc = g.xs_c == 1;
@@ -202,13 +202,13 @@ extern "C" conv_status wino_fused_check(const conv_params *p, size_t device_byte
 /* The kernel with chunk BC if it fits this device (shared memory, registers). */
 template <int BC> static conv_status fused_fits(conv_msg *msg)
 {
-    return conv_kernel_fits((const void *)wino_fused_kernel<BC>, "wino_fused_kernel",
-                            FUSED_THREADS, FUSED_SMEM_FLOATS(BC) * sizeof(float), msg);
+    return conv_kernel_fits((const void *)wino_fused_kernel<BC>, "wino_fused_kernel", FUSED_THREADS,
+                            FUSED_SMEM_FLOATS(BC) * sizeof(float), msg);
 }
 
 extern "C" conv_status conv2d_winograd_fused_stages(const conv_params *p, int filter, int rest,
-                                                    const float *d_x, const float *d_w,
-                                                    float *d_y, float *d_work, size_t work_elems,
+                                                    const float *d_x, const float *d_w, float *d_y,
+                                                    float *d_work, size_t work_elems,
                                                     cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
@@ -243,11 +243,13 @@ extern "C" conv_status conv2d_winograd_fused_stages(const conv_params *p, int fi
         const dim3 grid((unsigned)((g.tiles + FUSED_BT - 1) / FUSED_BT),
                         (unsigned)((g.k + FUSED_BK - 1) / FUSED_BK));
         if (bc == 8)
-            wino_fused_kernel<8><<<grid, FUSED_THREADS, FUSED_SMEM_FLOATS(8) * sizeof(float),
-                                   stream>>>(d_x, d_work, d_y, g);
+            wino_fused_kernel<8>
+                <<<grid, FUSED_THREADS, FUSED_SMEM_FLOATS(8) * sizeof(float), stream>>>(d_x, d_work,
+                                                                                        d_y, g);
         else
-            wino_fused_kernel<4><<<grid, FUSED_THREADS, FUSED_SMEM_FLOATS(4) * sizeof(float),
-                                   stream>>>(d_x, d_work, d_y, g);
+            wino_fused_kernel<4>
+                <<<grid, FUSED_THREADS, FUSED_SMEM_FLOATS(4) * sizeof(float), stream>>>(d_x, d_work,
+                                                                                        d_y, g);
         CONV_CHECK_LAUNCH("wino_fused_kernel", msg);
     }
     return CONV_OK;

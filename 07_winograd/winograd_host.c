@@ -204,8 +204,12 @@ typedef struct {
 
 static abs_mats mats_of(wino_tile t)
 {
-    abs_mats a = {t == WINO_F4 ? &BT4[0][0] : &BT2[0][0], t == WINO_F4 ? &G4[0][0] : &G2[0][0],
-                  t == WINO_F4 ? &AT4[0][0] : &AT2[0][0], wino_m(t), wino_alpha(t), 0};
+    abs_mats a = {t == WINO_F4 ? &BT4[0][0] : &BT2[0][0],
+                  t == WINO_F4 ? &G4[0][0] : &G2[0][0],
+                  t == WINO_F4 ? &AT4[0][0] : &AT2[0][0],
+                  wino_m(t),
+                  wino_alpha(t),
+                  0};
     a.a2 = a.alpha * a.alpha;
     return a;
 }
@@ -222,8 +226,8 @@ static void abs_filter(const conv_params *p, const abs_mats *a, const float *w, 
     sandwich(a->gm, a->alpha, 3, ga, 3, a->gm, a->alpha, u);
 }
 
-static void abs_input(const conv_params *p, const abs_mats *a, const float *x, int n, int c,
-                      int th, int tw, double *v)
+static void abs_input(const conv_params *p, const abs_mats *a, const float *x, int n, int c, int th,
+                      int tw, double *v)
 {
     float d[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
     double da[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
@@ -285,7 +289,7 @@ double wino_error_bound_point(const conv_params *p, wino_tile t, const float *x,
     const abs_mats a = mats_of(t);
     const int th = oh - oh % a.m, tw = ow - ow % a.m;
     double acc[WINO_MAX_ALPHA * WINO_MAX_ALPHA] = {0}, u[WINO_MAX_ALPHA * WINO_MAX_ALPHA],
-           v[WINO_MAX_ALPHA * WINO_MAX_ALPHA], ty[4 * 4];
+                                v[WINO_MAX_ALPHA * WINO_MAX_ALPHA], ty[4 * 4];
     for (int c = 0; c < p->c; ++c) {
         abs_filter(p, &a, w, k, c, u);
         abs_input(p, &a, x, n, c, th, tw, v);

@@ -46,14 +46,15 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     size_t free_b = 0, total_b = 0;
     CONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), msg);
     /* the tensors are allocated already: the workspace alone must fit */
-    size_t tensors = (conv_input_elems(&pb->p) + conv_filter_elems(&pb->p) +
-                      conv_output_elems(&pb->p)) * sizeof(float);
+    size_t tensors =
+        (conv_input_elems(&pb->p) + conv_filter_elems(&pb->p) + conv_output_elems(&pb->p)) *
+        sizeof(float);
     conv_status st = r->fused ? wino_fused_check(&pb->p, free_b + tensors, msg)
                               : wino_check(&pb->p, r->t, free_b + tensors, msg);
     if (st != CONV_OK)
         return st;
-    r->work_elems = r->fused ? wino_fused_workspace_elems(&pb->p)
-                             : wino_workspace_elems(&pb->p, r->t);
+    r->work_elems =
+        r->fused ? wino_fused_workspace_elems(&pb->p) : wino_workspace_elems(&pb->p, r->t);
     return conv_device_alloc(&r->d_work, r->work_elems, "Winograd workspace (U, V, M)", msg);
 }
 

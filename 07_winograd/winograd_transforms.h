@@ -37,6 +37,7 @@
 
 /* ---- F(2, 3): alpha = 4 ------------------------------------------------ */
 
+/* excerpt: f23 1d */
 /* u = G g,  G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]; strides in elements. */
 WINO_HD void wino_f2_filter_1d(const float *g, int gs, float *u, int us)
 {
@@ -62,6 +63,7 @@ WINO_HD void wino_f2_output_1d(const float *m, int ms, float *y, int ys)
     y[0] = m[0] + m[ms] + m[2 * ms];
     y[ys] = m[ms] - m[2 * ms] - m[3 * ms];
 }
+/* excerpt end: f23 1d */
 
 /* U = G g G^T: g is 3x3, U is 4x4. */
 WINO_HD void wino_f2_filter_2d(const float *g, float *u)

@@ -83,9 +83,9 @@ conv_status bench_parse_steps(const char *list, unsigned *mask, conv_msg *msg)
     static const struct {
         const char *name;
         unsigned bit;
-    } steps[] = {{"01", BENCH_STEP_01},       {"02", BENCH_STEP_02},  {"03", BENCH_STEP_03},
-                 {"04", BENCH_STEP_04},       {"05", BENCH_STEP_05},  {"06", BENCH_STEP_06},
-                 {"07", BENCH_STEP_07},       {"cudnn", BENCH_STEP_CUDNN}, {"all", BENCH_STEP_ALL}};
+    } steps[] = {{"01", BENCH_STEP_01}, {"02", BENCH_STEP_02},       {"03", BENCH_STEP_03},
+                 {"04", BENCH_STEP_04}, {"05", BENCH_STEP_05},       {"06", BENCH_STEP_06},
+                 {"07", BENCH_STEP_07}, {"cudnn", BENCH_STEP_CUDNN}, {"all", BENCH_STEP_ALL}};
     *mask = 0;
     const char *at = list;
     while (1) {

@@ -139,9 +139,9 @@ static const char *shape_default(int id, const conv_params *d, char *buf, size_t
     case OPT_PADDING: {
         conv_params same = *d;
         conv_params_set_same_padding(&same);
-        return d->pad_h == 0 && d->pad_w == 0                               ? "valid"
+        return d->pad_h == 0 && d->pad_w == 0                     ? "valid"
                : d->pad_h == same.pad_h && d->pad_w == same.pad_w ? "same"
-                                                                          : NULL;
+                                                                  : NULL;
     }
     case OPT_STRIDE:
     case OPT_STRIDE_H:

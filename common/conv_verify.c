@@ -29,8 +29,8 @@ conv_verify_opts conv_verify_bound(double factor)
 
 conv_verify_opts conv_verify_pointwise(conv_point_tol tol, const void *ctx)
 {
-    conv_verify_opts o = {.mode = CONV_VERIFY_BOUND, .bound_factor = 1.0, .point_tol = tol,
-                          .point_ctx = ctx};
+    conv_verify_opts o = {
+        .mode = CONV_VERIFY_BOUND, .bound_factor = 1.0, .point_tol = tol, .point_ctx = ctx};
     return o;
 }
 

@@ -32,7 +32,7 @@ typedef double (*conv_point_tol)(const void *ctx, int n, int k, int oh, int ow);
 
 typedef struct {
     conv_verify_mode mode;
-    double bound_factor;     /* 1 for plain dot products; > 1 only with a reason */
+    double bound_factor;      /* 1 for plain dot products; > 1 only with a reason */
     conv_point_tol point_tol; /* NULL: factor * gamma_n * sum|x*w|; else this, factor unused */
     const void *point_ctx;
 } conv_verify_opts;

@@ -159,6 +159,9 @@ def main():
          + ")", "problem hpc101-image"),
         ("a #define renamed", r"^(#define\s+)CONV_PREFETCH_5A_KC(\s)",
          r"\g<1>CONV_PREFETCH_5A_CHUNK\g<2>", "CONV_PREFETCH_5A_KC"),
+        ("a #define of a .c file changed (step 07's largest tile)",
+         r"^(#define\s+WINO_MAX_ALPHA\s+)(\d+)", lambda m: m.group(1) + str(int(m.group(2)) + 2),
+         "WINO_MAX_ALPHA"),
     ]
     for what, pattern, replacement, key in cases:
         with tempfile.TemporaryDirectory() as copy:
@@ -180,6 +183,8 @@ def main():
         ("a helper of step06a.py changed, also used by step06e.py", "dbuf_shape",
          {"06_gemm_tiles", "06_swizzle"}),
         ("a helper of draw.py changed", "gantt_bar", {"05_prefetch_timeline", "06_dbuf_timeline"}),
+        ("a helper of step07.py changed, used by its figures directly and through another",
+         "tile_sides", {"07_f23_dataflow", "07_tiles", "07_pipeline"}),
     ]
     for what, function, expected in code_cases:
         with tempfile.TemporaryDirectory() as copy:

@@ -190,8 +190,9 @@ Test(harness, device_measurements_on_a_host_problem_say_there_is_no_device)
     conv_gpu_problem pb = conv_test_host_problem(conv_shape(1, 2, 9, 9, 2, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
     conv_gpu_result res;
-    cr_assert_eq(conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg),
-                 CONV_ERR_NO_DEVICE);
+    cr_assert_eq(
+        conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg),
+        CONV_ERR_NO_DEVICE);
     CONV_ASSERT_ONE_LINE(msg.text, "no CUDA device: the problem is host-only");
     char algo[64] = "stale";
     cr_assert_eq(conv_gpu_problem_measure_cudnn(&pb, 0, 1, &res, algo, sizeof algo, &msg),
@@ -236,19 +237,22 @@ Test(gpu_harness, measures_a_correct_convolution_as_passed_and_a_wrong_one_as_fa
     cr_assert(pb.full_verify);
     conv_gpu_result res;
     CONV_ASSERT_OK(
-        conv_gpu_problem_measure(&pb, conv_test_device_through_host, NULL, NULL, 1, 3, &res, &msg), msg);
+        conv_gpu_problem_measure(&pb, conv_test_device_through_host, NULL, NULL, 1, 3, &res, &msg),
+        msg);
     cr_assert(res.passed, "a correct result: %s", res.verdict);
     cr_assert_gt(res.timing.median_ms, 0.0);
-    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg),
-                   msg);
+    CONV_ASSERT_OK(
+        conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg), msg);
     cr_assert_not(res.passed, "zeros passed verification: %s", res.verdict);
     cr_assert(strstr(res.verdict, "FAILED") != NULL, "%s", res.verdict);
-    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, one_too_many_device, NULL, NULL, 0, 1, &res, &msg), msg);
+    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, one_too_many_device, NULL, NULL, 0, 1, &res, &msg),
+                   msg);
     cr_assert_not(res.passed, "a write past the output went unnoticed: %s", res.verdict);
     cr_assert(strstr(res.verdict, "canary") != NULL, "%s", res.verdict);
     /* the canary is re-armed: the next correct run passes again */
     CONV_ASSERT_OK(
-        conv_gpu_problem_measure(&pb, conv_test_device_through_host, NULL, NULL, 0, 1, &res, &msg), msg);
+        conv_gpu_problem_measure(&pb, conv_test_device_through_host, NULL, NULL, 0, 1, &res, &msg),
+        msg);
     cr_assert(res.passed, "after a canary failure: %s", res.verdict);
     CONV_ASSERT_OK(conv_gpu_problem_measure_host(&pb, conv_test_host_reference, 0, 1, &res, &msg),
                    msg);
@@ -266,8 +270,8 @@ Test(gpu_harness, large_problems_are_verified_by_sampling)
     cr_assert_not(pb.full_verify);
     cr_assert_null(pb.ref);
     conv_gpu_result res;
-    CONV_ASSERT_OK(conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg),
-                   msg);
+    CONV_ASSERT_OK(
+        conv_gpu_problem_measure(&pb, conv_test_device_zeros, NULL, NULL, 0, 1, &res, &msg), msg);
     cr_assert_not(res.passed, "%s", res.verdict);
     cr_assert_eq(res.report.checked, CONV_VERIFY_SAMPLES);
     conv_gpu_problem_destroy(&pb);

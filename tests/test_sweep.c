@@ -154,8 +154,8 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
             conv_test_run_row(&pb, &rows[r], label);
             conv_verify_report rep =
                 rows[r].tolerance != NULL ? conv_test_verify_row(&rows[r], &pb)
-                : pb.full_verify ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
-                                                           conv_verify_bound(1.0))
+                : pb.full_verify          ? conv_verify_precomputed(&p, pb.h_y, pb.ref, pb.ref_abs,
+                                                                    conv_verify_bound(1.0))
                                  : conv_verify_full(&p, x, w, pb.h_y, conv_verify_bound(1.0));
             CONV_ASSERT_REPORT(rep, label, &p);
             ++checked;
@@ -210,8 +210,8 @@ Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
         wino += p.r == 3 && p.s == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 &&
                 p.dil_w == 1;
     }
-    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 && single > 50 &&
-                  wino > 30,
+    cr_assert(one_d > 10 && gemm > 10 && strided > 50 && nhwc > 100 && batched > 50 &&
+                  single > 50 && wino > 30,
               "kinds: 1D %d, GEMM %d, strided %d, NHWC %d, batched %d, one channel %d, 3x3 "
               "stride 1 %d",
               one_d, gemm, strided, nhwc, batched, single, wino);

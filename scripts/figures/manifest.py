@@ -300,8 +300,8 @@ def readme_text(texts):
         "",
         "`scripts/figures.py` is the command line. Each concept figure is a function "
         "`fig_<name>()` in the module of its step in [scripts/figures/](../../scripts/figures) "
-        "(`step01.py` to `step05.py`, then `step06a.py` and `step06e.py`), drawn with the "
-        "helpers and colours of `scripts/figures/draw.py`, and its caption a function "
+        "(`step01.py` to `step05.py`, then `step06a.py`, `step06e.py` and `step07.py`), drawn "
+        "with the helpers and colours of `scripts/figures/draw.py`, and its caption a function "
         "`caption_<name>()` beside it; `scripts/figures/manifest.py` reads the constants, "
         "writes the manifest and this page, and runs the check.",
         "",
