@@ -9,6 +9,7 @@
 #include "naive_rows.h"
 #include "prefetch_rows.h"
 #include "tiled_1d_rows.h"
+#include "tc_rows.h"
 #include "tiled_2d_rows.h"
 #include "winograd_rows.h"
 
@@ -52,5 +53,7 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         n += conv_im2col_gemm_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_07)
         n += conv_winograd_rows(p, NULL, rows + n, max_rows - n);
+    if (steps & BENCH_STEP_08)
+        n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
     return n;
 }

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
          "all",
          "a named problem (without it: the shape given by the problem flags)", NULL, 0, 0},
         {"steps", CONV_FLAG_TEXT, "LIST",
-         "rows to run: comma-separated 01,02,03,04,05,06,07,cudnn, or all", "all", 0, 0},
+         "rows to run: comma-separated 01,02,03,04,05,06,07,08,cudnn, or all", "all", 0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "conv_bench",

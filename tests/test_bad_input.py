@@ -98,9 +98,13 @@ OWN = {
         (["--n", "1000", "--c", "1000", "--k", "1000", "--h", "1000", "--w", "1000"],
          "out of host memory"),
     ],
+    "08_tensor_cores": [
+        (["--variant", "8b"], "--variant"),
+        (["--layout", "nchw"], "--layout nchw"),
+    ],
     "conv_bench": [
         (["--problem", "nope"], "--problem"),
-        (["--steps", "08"], "--steps"),
+        (["--steps", "09"], "--steps"),
         (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
         (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
     ],

@@ -20,6 +20,8 @@
 #include "naive_rows.h"
 #include "prefetch_rows.h"
 #include "tiled_1d_rows.h"
+#include "tc_rows.h"
+#include "tensor_cores.h"
 #include "tiled_2d_rows.h"
 #include "winograd_rows.h"
 
@@ -116,6 +118,8 @@ static int all_rows(const conv_params *p, conv_row *rows)
     n += conv_im2col_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_winograd_rows(p, NULL, rows + n, MAX_ROWS - n);
+    if (tc_available(NULL) == CONV_OK) /* TF32 tensor cores: compute capability 8.0 and up */
+        n += conv_tc_rows(p, NULL, rows + n, MAX_ROWS - n);
     return n;
 }
 

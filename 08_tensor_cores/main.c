@@ -1,0 +1,67 @@
+/* 08_tensor_cores: one NHWC convolution (the common problem flags; default:
+ * CUTLASS's reference problem in NHWC) by 6f's implicit GEMM on the tensor
+ * cores through WMMA, in TF32 (8a) and 3xTF32 (8c), beside cuDNN (FP32) and
+ * 6f in the same run. The program body, the common flags and the exit status
+ * are those of every program (common/conv_program.h). */
+#include <string.h>
+
+#include "conv_program.h"
+#include "im2col_gemm_rows.h"
+#include "tc_rows.h"
+
+enum { REF_CUDNN, REF_STEP06 };
+
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
+{
+    (void)opt;
+    int n = 0;
+    r[n] = conv_row_cudnn();
+    r[n++].ref = REF_CUDNN;
+    int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
+    for (int i = 0; i < listed; ++i)
+        if (strcmp(r[n + i].key, "6f") == 0) { /* 6f: the FP32 kernel 8a puts on tensor cores */
+            r[n] = r[n + i];
+            r[n++].ref = REF_STEP06;
+            break;
+        }
+    return n + conv_tc_rows(p, select, r + n, max - n);
+}
+
+int main(int argc, char **argv)
+{
+    static const conv_flag flags[] = {
+        {"variant", CONV_FLAG_CHOICE, "8a|8c|all",
+         "which step 08 versions to run (8a: TF32, 8c: 3xTF32, both through WMMA)", "all", 0, 0},
+    };
+    /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
+    static const conv_params cutlass = {.n = 8,
+                                        .c = 128,
+                                        .h = 224,
+                                        .w = 224,
+                                        .k = 128,
+                                        .r = 3,
+                                        .s = 3,
+                                        .pad_h = 1,
+                                        .pad_w = 1,
+                                        .stride_h = 1,
+                                        .stride_w = 1,
+                                        .dil_h = 1,
+                                        .dil_w = 1,
+                                        .layout = CONV_LAYOUT_NHWC};
+    static const conv_program prog = {
+        .cli = {.program = "08_tensor_cores",
+                .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores through WMMA: "
+                           "TF32 (8a) and 3xTF32 (8c, about FP32's accuracy); against cuDNN "
+                           "(FP32) and 6f. Needs compute capability 8.0 or newer.",
+                CONV_FLAGS(flags),
+                .default_problem = &cutlass,
+                .default_about = "CUTLASS's reference problem in NHWC, N=8 C=K=128 224x224 3x3 "
+                                 "same"},
+        .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA",
+        .select_flag = "variant",
+        .ref_names = {"cuDNN", "step 06"},
+        .rows = rows,
+    };
+    return conv_program_main(&prog, argc, argv);
+}

@@ -1,0 +1,57 @@
+/* Step 08 on the host: TF32 rounding, the error bounds, the problems the
+ * kernels take (tc_host.h). */
+#include "tc_host.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv_verify.h"
+
+const char *tc_precision_name(tc_precision t)
+{
+    return t == TC_3XTF32 ? "3xTF32" : "TF32";
+}
+
+/* excerpt: tf32 round */
+float tc_tf32_round(float x)
+{
+    if (!isfinite(x))
+        return x;
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    bits = (bits + 0x1000u) & 0xffffe000u; /* + half of bit 13, then clear bits 0..12 */
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+/* excerpt end: tf32 round */
+
+/* gamma'_n = n * 2u / (1 - n * 2u): float additions that may truncate. */
+static double gamma_truncating(size_t n)
+{
+    const double nu = (double)n * ldexp(1.0, -23);
+    return nu < 1.0 ? nu / (1.0 - nu) : INFINITY;
+}
+
+double tc_bound_factor(tc_precision t, size_t n)
+{
+    const double ut = ldexp(1.0, -11), g = conv_gamma(n);
+    double c;
+    if (t == TC_3XTF32)
+        c = 3.01 * ut * ut + gamma_truncating(3 * n) * (1 + ut) * (1 + ut) * (1 + 2 * ut);
+    else
+        c = (1 + ut) * (1 + ut) - 1 + gamma_truncating(n) * (1 + ut) * (1 + ut);
+    return c / g > 1.0 ? c / g : 1.0;
+}
+
+conv_status tc_supports(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = conv_params_validate(p, msg);
+    if (st != CONV_OK)
+        return st;
+    if (p->layout != CONV_LAYOUT_NHWC)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "--layout nchw: step 08 runs the NHWC implicit GEMM of 6f (x[N][H][W][C], "
+                         "w[R][S][C][K]); give --layout nhwc");
+    return CONV_OK;
+}

@@ -1,0 +1,236 @@
+/* Step 08, 8a and 8c: 6f's implicit GEMM with its inner products on the
+ * tensor cores, through WMMA (tensor_cores.h).
+ *
+ * The GEMM view of an NHWC convolution (as in 6f): C[m][k] = sum_j A[m][j] B[j][k],
+ *   m = (n*P + p)*Q + q        the output pixel, M = N*P*Q rows,
+ *   j = (r*S + s)*C + c        the filter tap and channel, J = R*S*C,
+ *   A[m][j] = x[n][p*sh - ph + r*dh][q*sw - pw + s*dw][c]   (0 outside the image),
+ *   B[j][k] = w[r][s][c][k] = w[j*K + k],   C[m][k] = y[m*K + k].
+ *
+ * A block computes TC_BM x TC_BN = 64 x 64 outputs with 4 warps, each warp a
+ * 32 x 32 quarter: 2 x 2 accumulator fragments of 16 x 16. Per step of
+ * TC_BK = 16 along j, the block gathers its A tile (64 x 16) and B tile
+ * (16 x 64) into shared memory (zeros past the edges), then each warp loads
+ * 16 x 8 and 8 x 16 fragments and issues mma_sync (m16n16k8, TF32 inputs,
+ * float accumulators) twice. A fragment is a warp's share of a matrix tile:
+ * each thread holds a few of its elements, in an order the hardware chooses;
+ * load_matrix_sync, mma_sync and store_matrix_sync move them together.
+ *
+ * 8c, 3xTF32, splits each loaded element v into big = tf32(v) and
+ * small = tf32(v - big) and accumulates big*big + big*small + small*big: three
+ * mma_sync where 8a has one, for about float's accuracy (tc_host.h).
+ *
+ * TF32 tensor cores exist from compute capability 8.0: the kernel body is
+ * compiled for __CUDA_ARCH__ >= 800 only, and the launcher refuses, before
+ * any launch, a GPU or a build that has none. */
+#include "tensor_cores.h"
+
+#include <stdint.h>
+
+#include <mma.h>
+
+#include "conv_cuda.h"
+#include "conv_device.h"
+
+#define TC_BM      64
+#define TC_BN      64
+#define TC_BK      16
+#define TC_THREADS 128
+#define TC_LDA     (TC_BK + 4) /* shared rows padded by 16 bytes: ldm a multiple of 4 */
+#define TC_LDB     (TC_BN + 4)
+#define TC_LDC     (TC_BN + 4)
+
+/* What the A-tile loader needs (NHWC). */
+typedef struct {
+    int c, h, w, r, s, p, q, k;
+    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+    long long m; /* N*P*Q */
+    int j;       /* R*S*C */
+} tc_geom;
+
+/* A[m][j] of the implicit matrix: the image element, or 0 outside it. */
+__device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom &g, long long m,
+                                      int j)
+{
+    if (m >= g.m || j >= g.j)
+        return 0.0f;
+    const int c = j % g.c, rs = j / g.c, s = rs % g.s, r = rs / g.s;
+    const long long pq = (long long)g.p * g.q;
+    const long long n = m / pq;
+    const int rem = (int)(m % pq), op = rem / g.q, oq = rem % g.q;
+    const int h = op * g.stride_h - g.pad_h + r * g.dil_h;
+    const int w = oq * g.stride_w - g.pad_w + s * g.dil_w;
+    if (h < 0 || h >= g.h || w < 0 || w >= g.w)
+        return 0.0f;
+    return x[((n * g.h + h) * g.w + w) * g.c + c];
+}
+
+template <bool THREE>
+__global__ void __launch_bounds__(TC_THREADS)
+    conv2d_tc_wmma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
+                          float *__restrict__ y, tc_geom g)
+{
+#if __CUDA_ARCH__ >= 800
+    using namespace nvcuda;
+    __shared__ __align__(32) float as[TC_BM * TC_LDA];
+    __shared__ __align__(32) float bs[TC_BK * TC_LDB];
+    __shared__ __align__(32) float cs[TC_BM * TC_LDC];
+    const int tid = threadIdx.x, warp = tid / 32;
+    const int wm = (warp / 2) * 32, wn = (warp % 2) * 32; /* the warp's quarter */
+    const long long m0 = (long long)blockIdx.x * TC_BM;
+    const int k0 = blockIdx.y * TC_BN;
+
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            wmma::fill_fragment(acc[i][jj], 0.0f);
+
+    for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
+        /* A tile: 64 x 16, consecutive threads along j (channels: contiguous in x) */
+        for (int e = tid; e < TC_BM * TC_BK; e += TC_THREADS) {
+            const int row = e / TC_BK, col = e % TC_BK;
+            as[row * TC_LDA + col] = tc_a(x, g, m0 + row, j0 + col);
+        }
+        /* B tile: 16 x 64, consecutive threads along k (contiguous in w) */
+        for (int e = tid; e < TC_BK * TC_BN; e += TC_THREADS) {
+            const int row = e / TC_BN, col = e % TC_BN;
+            const int j = j0 + row, k = k0 + col;
+            bs[row * TC_LDB + col] = j < g.j && k < g.k ? wt[(long long)j * g.k + k] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < TC_BK; kk += 8) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2],
+                a_small[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b[2],
+                b_small[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * TC_LDA + kk, TC_LDA);
+                wmma::load_matrix_sync(b[i], bs + kk * TC_LDB + wn + 16 * i, TC_LDB);
+                /* the loaded floats, rounded to TF32 (8c: and their remainders) */
+#pragma unroll
+                for (int t = 0; t < a[i].num_elements; ++t) {
+                    const float v = a[i].x[t], big = wmma::__float_to_tf32(v);
+                    a[i].x[t] = big;
+                    if (THREE)
+                        a_small[i].x[t] = wmma::__float_to_tf32(v - big);
+                }
+#pragma unroll
+                for (int t = 0; t < b[i].num_elements; ++t) {
+                    const float v = b[i].x[t], big = wmma::__float_to_tf32(v);
+                    b[i].x[t] = big;
+                    if (THREE)
+                        b_small[i].x[t] = wmma::__float_to_tf32(v - big);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int jj = 0; jj < 2; ++jj) {
+                    if (THREE) { /* the small terms first: they are the smaller sums */
+                        wmma::mma_sync(acc[i][jj], a_small[i], b[jj], acc[i][jj]);
+                        wmma::mma_sync(acc[i][jj], a[i], b_small[jj], acc[i][jj]);
+                    }
+                    wmma::mma_sync(acc[i][jj], a[i], b[jj], acc[i][jj]);
+                }
+        }
+        __syncthreads();
+    }
+
+    /* through shared memory, so that edge tiles are stored under a guard */
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj], TC_LDC,
+                                    wmma::mem_row_major);
+    __syncthreads();
+    for (int e = tid; e < TC_BM * TC_BN; e += TC_THREADS) {
+        const int row = e / TC_BN, col = e % TC_BN;
+        const long long m = m0 + row;
+        const int k = k0 + col;
+        if (m < g.m && k < g.k)
+            y[m * g.k + k] = cs[row * TC_LDC + col];
+    }
+#endif
+}
+
+/* The kernel can run TF32 on tensor cores here: a GPU of compute capability
+ * 8.0 or newer, and code compiled for one (a build for compute_75 alone runs
+ * its PTX on any GPU, with the body above left out). */
+static conv_status require_tf32(const void *kernel, const char *what, conv_msg *msg)
+{
+    int major = 0, minor = 0;
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), msg);
+    if (major < 8)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: TF32 tensor cores need compute capability 8.0 or newer; this GPU "
+                         "is sm_%d%d",
+                         what, major, minor);
+    struct cudaFuncAttributes attr;
+    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel), msg);
+    if (attr.ptxVersion < 80)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: this build runs compute_%d code on this sm_%d%d GPU, which has no "
+                         "TF32 tensor-core instructions: rebuild with "
+                         "-DCMAKE_CUDA_ARCHITECTURES=%d%d (or native)",
+                         what, attr.ptxVersion, major, minor, major, minor);
+    return CONV_OK;
+}
+
+extern "C" conv_status tc_available(conv_msg *msg)
+{
+    return require_tf32((const void *)conv2d_tc_wmma_kernel<false>, "step 08", msg);
+}
+
+extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = tc_supports(p, msg);
+    if (st != CONV_OK)
+        return st;
+    const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    const long long j = (long long)p->r * p->s * p->c;
+    if ((m + TC_BM - 1) / TC_BM > 0x7fffffffLL || (p->k + TC_BN - 1) / TC_BN > 65535 ||
+        j > 0x7fffffffLL)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "--n %d --k %d: step 08 needs %lld x %d blocks, more than a grid holds",
+                         p->n, p->k, (m + TC_BM - 1) / TC_BM, (p->k + TC_BN - 1) / TC_BN);
+    return CONV_OK;
+}
+
+extern "C" conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, const float *d_x,
+                                      const float *d_w, float *d_y, cudaStream_t stream,
+                                      conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    if (st == CONV_OK && (unsigned)t >= TC_PRECISION_COUNT)
+        st = conv_fail(msg, CONV_ERR_INVALID, "invalid step 08 precision %d", (int)t);
+    if (st == CONV_OK)
+        st = tc_check(p, msg);
+    if (st != CONV_OK)
+        return st;
+    const void *kernel = t == TC_3XTF32 ? (const void *)conv2d_tc_wmma_kernel<true>
+                                        : (const void *)conv2d_tc_wmma_kernel<false>;
+    const char *what = t == TC_3XTF32 ? "8c 3xTF32" : "8a TF32";
+    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
+        (st = require_tf32(kernel, what, msg)) != CONV_OK)
+        return st;
+    tc_geom g;
+    g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.k = p->k;
+    g.p = conv_out_h(p), g.q = conv_out_w(p);
+    g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
+    g.dil_h = p->dil_h, g.dil_w = p->dil_w;
+    g.m = (long long)p->n * g.p * g.q;
+    g.j = p->r * p->s * p->c;
+    const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
+    if (t == TC_3XTF32)
+        conv2d_tc_wmma_kernel<true><<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
+    else
+        conv2d_tc_wmma_kernel<false><<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
+    CONV_CHECK_LAUNCH("conv2d_tc_wmma_kernel", msg);
+    return CONV_OK;
+}

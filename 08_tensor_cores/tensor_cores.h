@@ -1,0 +1,37 @@
+/* Step 08 on the GPU: 6f's implicit GEMM (NHWC) with its inner products on
+ * the tensor cores, through WMMA (tensor_cores.cu):
+ *   8a  TF32 inputs, float accumulation;
+ *   8c  3xTF32: each input split into a TF32 part and a TF32 remainder, three
+ *       products per term, about float's accuracy (tc_host.h).
+ * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
+ * a GPU of compute capability 8.0 or newer and code built for one; otherwise
+ * CONV_ERR_UNSUPPORTED with one line, before any launch. Device pointers d_. */
+#ifndef TENSOR_CORES_H
+#define TENSOR_CORES_H
+
+#include <cuda_runtime_api.h>
+
+#include "conv_params.h"
+#include "conv_status.h"
+#include "tc_host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* tc_supports and the grid's limits. No CUDA call. */
+conv_status tc_check(const conv_params *p, conv_msg *msg);
+
+/* CONV_OK when this GPU and this build run TF32 on tensor cores; else
+ * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
+conv_status tc_available(conv_msg *msg);
+
+/* y = conv(x, w) with precision t (8a: TC_TF32, 8c: TC_3XTF32). */
+conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
+                           float *d_y, cudaStream_t stream, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSOR_CORES_H */

@@ -1,0 +1,268 @@
+/* Step 08: TF32 rounding and the error bounds on the host; on the GPU, 8a
+ * and 8c exact on small integers (which TF32 holds exactly) and within their
+ * own bounds on random floats over the shape table, or, on a GPU or a build
+ * without TF32 tensor cores, refused with the reason before any launch. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "conv_verify.h"
+#include "tc_host.h"
+#include "tc_rows.h"
+#include "tensor_cores.h"
+
+/* ---- host ---------------------------------------------------------------- */
+
+static uint32_t bits_of(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+Test(cpu_tf32, rounds_to_ten_mantissa_bits_to_nearest_ties_away)
+{
+    const float one = 1.0f, ulp = ldexpf(1.0f, -10); /* TF32's last bit at 1 */
+    cr_assert_eq(tc_tf32_round(one), one);
+    cr_assert_eq(tc_tf32_round(one + ulp / 2), one + ulp, "a tie goes away from zero");
+    cr_assert_eq(tc_tf32_round(-(one + ulp / 2)), -(one + ulp));
+    cr_assert_eq(tc_tf32_round(one + ulp / 4), one);
+    cr_assert_eq(tc_tf32_round(one + 3 * ulp / 4), one + ulp);
+    cr_assert(isnan(tc_tf32_round(NAN)));
+    cr_assert_eq(tc_tf32_round(INFINITY), INFINITY);
+    for (int i = -2048; i <= 2048; ++i)
+        cr_assert_eq(tc_tf32_round((float)i), (float)i, "%d is not exact in TF32", i);
+    float v[4096];
+    conv_fill_uniform(v, 4096, 3, -1000.0f, 1000.0f);
+    for (int i = 0; i < 4096; ++i) {
+        const float r = tc_tf32_round(v[i]);
+        cr_assert_eq(bits_of(r) & 0x1fffu, 0u, "%.9g kept bits below TF32's", r);
+        cr_assert_leq(fabs((double)r - v[i]), ldexp(fabs(v[i]), -11), "%.9g -> %.9g", v[i], r);
+    }
+}
+
+/* The arithmetic of each precision on the host, in double: inputs rounded
+ * (8a) or split (8c) as the kernel does, products and sums exact. Only the
+ * accumulation's own rounding is left out, so the measured error is the
+ * rounding of the inputs: what the bound adds to float's. */
+static double model_term(tc_precision t, float x, float w)
+{
+    const float xb = tc_tf32_round(x), wb = tc_tf32_round(w);
+    if (t == TC_TF32)
+        return (double)xb * wb;
+    const float xs = tc_tf32_round(x - xb), ws = tc_tf32_round(w - wb);
+    return (double)xb * wb + (double)xb * ws + (double)xs * wb;
+}
+
+Test(cpu_tf32, bounds_hold_for_the_model_and_tf32_s_is_needed)
+{
+    const conv_params p = conv_shape(1, 64, 9, 9, 4, 3, 3, 1, 1, 1);
+    conv_params q = p;
+    q.layout = CONV_LAYOUT_NHWC;
+    const size_t nx = conv_input_elems(&q), nw = conv_filter_elems(&q), ny = conv_output_elems(&q);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+    cr_assert(x && w);
+    conv_fill_uniform(x, nx, 5, -1.0f, 1.0f);
+    conv_fill_uniform(w, nw, 6, -1.0f, 1.0f);
+    const size_t depth = (size_t)q.c * q.r * q.s;
+    int beyond_fp32 = 0;
+    for (int t = 0; t < TC_PRECISION_COUNT; ++t) {
+        const double factor = tc_bound_factor((tc_precision)t, depth);
+        cr_assert_geq(factor, 1.0);
+        double worst = 0.0;
+        for (size_t at = 0; at < ny; ++at) {
+            int n, k, oh, ow;
+            conv_output_coords(&q, at, &n, &k, &oh, &ow);
+            double want, mag, got = 0.0;
+            conv_reference_point(&q, x, w, n, k, oh, ow, &want, &mag);
+            for (int c = 0; c < q.c; ++c)
+                for (int r = 0; r < 3; ++r)
+                    for (int s = 0; s < 3; ++s) {
+                        const int h = oh - 1 + r, wi = ow - 1 + s;
+                        if (h >= 0 && h < q.h && wi >= 0 && wi < q.w)
+                            got +=
+                                model_term((tc_precision)t, x[conv_input_offset(&q, n, c, h, wi)],
+                                           w[conv_filter_offset(&q, k, c, r, s)]);
+                    }
+            const double err = fabs(got - want), tol = factor * conv_gamma(depth) * mag;
+            cr_assert_leq(err, tol, "%s: output %zu off by %g, bound %g",
+                          tc_precision_name((tc_precision)t), at, err, tol);
+            worst = fmax(worst, err / tol);
+            if (t == TC_TF32 && err > conv_gamma(depth) * mag)
+                ++beyond_fp32;
+        }
+        cr_log_info("%s: largest error / bound %.3g (factor %.3g of the dot product's bound)",
+                    tc_precision_name((tc_precision)t), worst, factor);
+    }
+    cr_assert_gt(beyond_fp32, 0,
+                 "TF32's rounding never left float's bound: the test shows nothing");
+    free(x);
+    free(w);
+}
+
+Test(cpu_tf32, three_tf32_is_near_fp32_and_tf32_is_not)
+{
+    /* about 2^-10 against float's n * 2^-24: hundreds of times wider for
+     * n = 1152 (C = 128, 3x3); 3xTF32 within a small factor of float's */
+    const size_t n = 128 * 9;
+    cr_assert_gt(tc_bound_factor(TC_TF32, n), 10.0);
+    cr_assert_lt(tc_bound_factor(TC_3XTF32, n), 8.0);
+}
+
+Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
+{
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape(1, 3, 8, 8, 2, 3, 3, 1, 2, 2);
+    cr_assert_eq(tc_supports(&p, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
+    p.layout = CONV_LAYOUT_NHWC;
+    CONV_ASSERT_OK(tc_supports(&p, &msg), msg);
+    CONV_ASSERT_OK(tc_check(&p, &msg), msg);
+}
+
+/* ---- GPU ----------------------------------------------------------------- */
+
+/* Whether this GPU and this build run TF32 on tensor cores. When they do
+ * not, the launcher must say so in one line before any launch (asserted
+ * here: the output keeps its NaN poison), and the caller has nothing more
+ * to check. */
+static int tf32_runs_here(void)
+{
+    conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    const size_t ny = conv_output_elems(&p);
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    conv_status st = conv2d_tc_wmma(&p, TC_TF32, d_y, d_y, d_y, 0, &msg);
+    if (st == CONV_OK) {
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+        conv_device_free(d_y);
+        return 1;
+    }
+    cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+    CONV_ASSERT_ONE_LINE(msg.text, "TF32 tensor");
+    float *h = malloc(ny * sizeof(float));
+    cr_assert(h);
+    CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
+    for (size_t i = 0; i < ny; ++i)
+        cr_assert(isnan(h[i]), "y[%zu] was written", i);
+    free(h);
+    conv_device_free(d_y);
+    cr_log_info("no TF32 tensor cores here; the refusal was checked instead");
+    return 0;
+}
+
+static void run_gpu(const conv_params *p, tc_precision t, const float *h_x, const float *h_w,
+                    float *h_y)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *d_x = conv_test_device_copy(h_x, nx, "x");
+    float *d_w = conv_test_device_copy(h_w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv2d_tc_wmma(p, t, d_x, d_w, d_y, 0, &msg), msg);
+    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
+    conv_test_assert_canary(d_y, ny, "%s output on %s", tc_precision_name(t), conv_shape_name(p));
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+}
+
+/* The shape table of every step in NHWC, and two larger shapes with several
+ * blocks in both directions and partial edge tiles. */
+static size_t shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1);
+    for (size_t i = 0; i < n; ++i)
+        t[i].layout = CONV_LAYOUT_NHWC;
+    return n;
+}
+
+Test(gpu_tensor_cores, are_exact_on_small_integers)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    conv_params t[CONV_USUAL_SHAPES + 2];
+    const size_t count = shapes(t);
+    for (int v = 0; v < TC_PRECISION_COUNT; ++v)
+        for (size_t i = 0; i < count; ++i) {
+            const conv_params *p = &t[i];
+            const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
+                         ny = conv_output_elems(p);
+            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
+            cr_assert(x && w && y && want);
+            conv_fill_small_int(x, nx, 61 + i, -3, 3);
+            conv_fill_small_int(w, nw, 62 + i, -3, 3);
+            conv_msg msg = {{0}};
+            CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+            run_gpu(p, (tc_precision)v, x, w, y);
+            conv_verify_report rep = conv_compare_exact(p, y, want, ny);
+            CONV_ASSERT_REPORT(rep, tc_precision_name((tc_precision)v), p);
+            free(x);
+            free(w);
+            free(y);
+            free(want);
+        }
+}
+
+Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    conv_params t[CONV_USUAL_SHAPES + 2];
+    const size_t count = shapes(t);
+    for (int v = 0; v < TC_PRECISION_COUNT; ++v)
+        for (size_t i = 0; i < count; ++i) {
+            const conv_params *p = &t[i];
+            const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
+                         ny = conv_output_elems(p);
+            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+                  *y = malloc(ny * sizeof(float));
+            cr_assert(x && w && y);
+            conv_fill_uniform(x, nx, 71 + i, -1.0f, 1.0f);
+            conv_fill_uniform(w, nw, 72 + i, -1.0f, 1.0f);
+            run_gpu(p, (tc_precision)v, x, w, y);
+            const size_t depth = (size_t)p->c * p->r * p->s;
+            conv_verify_report rep = conv_verify_full(
+                p, x, w, y, conv_verify_bound(tc_bound_factor((tc_precision)v, depth)));
+            CONV_ASSERT_REPORT(rep, tc_precision_name((tc_precision)v), p);
+            free(x);
+            free(w);
+            free(y);
+        }
+}
+
+/* The rows through the test helpers (setup, poison, canary, tolerance). */
+Test(gpu_tensor_cores, rows_pass_the_shape_table)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, TC_ROW_COUNT, 1);
+}
+
+Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const conv_params p = conv_shape(1, 2, 6, 6, 2, 3, 3, 1, 1, 1); /* NCHW */
+    const size_t ny = conv_output_elems(&p);
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_tc_wmma(&p, TC_3XTF32, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
+    float *h = malloc(ny * sizeof(float));
+    cr_assert(h);
+    CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
+    for (size_t i = 0; i < ny; ++i)
+        cr_assert(isnan(h[i]), "y[%zu] was written", i);
+    free(h);
+    conv_device_free(d_y);
+}
