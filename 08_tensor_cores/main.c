@@ -1,15 +1,15 @@
 /* 08_tensor_cores: one NHWC convolution (the common problem flags; default:
  * CUTLASS's reference problem in NHWC) by 6f's implicit GEMM on the tensor
- * cores through WMMA, in TF32 (8a) and 3xTF32 (8c), beside cuDNN (FP32) and
- * 6f in the same run. The program body, the common flags and the exit status
- * are those of every program (common/conv_program.h). */
+ * cores through WMMA, in TF32 (8a) and 3xTF32 (8c), beside cuDNN in FP32 and
+ * with TF32 allowed, and 6f, in the same run. The program body, the common flags and the exit
+ * status are those of every program (common/conv_program.h). */
 #include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
 #include "tc_rows.h"
 
-enum { REF_CUDNN, REF_STEP06 };
+enum { REF_CUDNN, REF_STEP06, REF_CUDNN_TF32 };
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
                 int max)
@@ -18,6 +18,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     int n = 0;
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
+    r[n] = conv_row_cudnn_tf32(); /* TF32 against TF32 */
+    r[n++].ref = REF_CUDNN_TF32;
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
     for (int i = 0; i < listed; ++i)
         if (strcmp(r[n + i].key, "6f") == 0) { /* 6f: the FP32 kernel 8a puts on tensor cores */
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
                                  "same"},
         .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA",
         .select_flag = "variant",
-        .ref_names = {"cuDNN", "step 06"},
+        .ref_names = {"cuDNN", "step 06", "cuDNN TF32"},
         .rows = rows,
     };
     return conv_program_main(&prog, argc, argv);

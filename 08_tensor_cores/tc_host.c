@@ -35,12 +35,10 @@ static double gamma_truncating(size_t n)
 
 double tc_bound_factor(tc_precision t, size_t n)
 {
+    if (t != TC_3XTF32)
+        return conv_tf32_bound_factor(n); /* conv_verify.h: the same bound */
     const double ut = ldexp(1.0, -11), g = conv_gamma(n);
-    double c;
-    if (t == TC_3XTF32)
-        c = 3.01 * ut * ut + gamma_truncating(3 * n) * (1 + ut) * (1 + ut) * (1 + 2 * ut);
-    else
-        c = (1 + ut) * (1 + ut) - 1 + gamma_truncating(n) * (1 + ut) * (1 + ut);
+    const double c = 3.01 * ut * ut + gamma_truncating(3 * n) * (1 + ut) * (1 + ut) * (1 + 2 * ut);
     return c / g > 1.0 ? c / g : 1.0;
 }
 

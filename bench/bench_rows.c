@@ -53,7 +53,9 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         n += conv_im2col_gemm_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_07)
         n += conv_winograd_rows(p, NULL, rows + n, max_rows - n);
-    if (steps & BENCH_STEP_08)
+    if ((steps & BENCH_STEP_08) && n < max_rows) {
+        rows[n++] = conv_row_cudnn_tf32(); /* a labelled row: TF32 against TF32 */
         n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
+    }
     return n;
 }

@@ -23,6 +23,15 @@ static conv_status unavailable(conv_msg *msg)
                      "found when the project was configured");
 }
 
+conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **plan, const conv_params *p,
+                                        conv_cudnn_math math, conv_msg *msg)
+{
+    (void)p;
+    (void)math;
+    *plan = NULL;
+    return unavailable(msg);
+}
+
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **plan, const conv_params *p, conv_msg *msg)
 {
     (void)p;
@@ -77,6 +86,7 @@ struct conv_cudnn_plan {
     cudnnFilterDescriptor_t w_desc;
     cudnnConvolutionDescriptor_t conv_desc;
     cudnnConvolutionFwdAlgo_t algo;
+    conv_cudnn_math math;
     void *workspace;
     size_t workspace_bytes;
     const float *d_w; /* the filter cuDNN reads */
@@ -141,7 +151,10 @@ static conv_status describe(conv_cudnn_plan *plan, conv_msg *msg)
                                                      p->stride_h, p->stride_w, p->dil_h, p->dil_w,
                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                      msg);
-    CONV_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv_desc, CUDNN_FMA_MATH), msg);
+    CONV_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv_desc, plan->math == CONV_CUDNN_TF32
+                                                                      ? CUDNN_TENSOR_OP_MATH
+                                                                      : CUDNN_FMA_MATH),
+                     msg);
     int n, c, h, w;
     CONV_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(plan->conv_desc, plan->x_desc,
                                                            plan->w_desc, &n, &c, &h, &w),
@@ -154,7 +167,8 @@ static conv_status describe(conv_cudnn_plan *plan, conv_msg *msg)
     return CONV_OK;
 }
 
-/* Measures every algorithm and keeps the fastest that succeeded in plain FP32. */
+/* Measures every algorithm and keeps the fastest that succeeded in the plan's
+ * arithmetic: plain FP32, or (TF32) on tensor cores. */
 static conv_status choose_algorithm(conv_cudnn_plan *plan, conv_msg *msg)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -163,14 +177,19 @@ static conv_status choose_algorithm(conv_cudnn_plan *plan, conv_msg *msg)
                          plan->handle, plan->x_desc, plan->w_desc, plan->conv_desc, plan->y_desc,
                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
                      msg);
+    const cudnnMathType_t want =
+        plan->math == CONV_CUDNN_TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     for (int i = 0; i < returned; ++i) /* sorted fastest first */
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == want) {
             plan->algo = perf[i].algo;
             plan->workspace_bytes = perf[i].memory;
             return CONV_OK;
         }
     return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                     "cuDNN found no FP32 (CUDNN_FMA_MATH) algorithm for this problem");
+                     plan->math == CONV_CUDNN_TF32
+                         ? "cuDNN found no TF32 tensor-core (CUDNN_TENSOR_OP_MATH) algorithm for "
+                           "this problem on this GPU"
+                         : "cuDNN found no FP32 (CUDNN_FMA_MATH) algorithm for this problem");
 }
 
 void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
@@ -192,7 +211,8 @@ void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
     free(plan);
 }
 
-static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_msg *msg)
+static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_cudnn_math math,
+                          conv_msg *msg)
 {
     conv_status st = conv_cuda_require_device(msg);
     if (st == CONV_OK)
@@ -200,6 +220,7 @@ static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_msg 
     if (st != CONV_OK)
         return st;
     plan->params = *p;
+    plan->math = math;
     CONV_CUDNN_CHECK(cudnnCreate(&plan->handle), msg);
     if ((st = describe(plan, msg)) != CONV_OK || (st = choose_algorithm(plan, msg)) != CONV_OK)
         return st;
@@ -215,11 +236,17 @@ static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_msg 
 
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **out, const conv_params *p, conv_msg *msg)
 {
+    return conv_cudnn_plan_create_math(out, p, CONV_CUDNN_FP32, msg);
+}
+
+conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **out, const conv_params *p,
+                                        conv_cudnn_math math, conv_msg *msg)
+{
     *out = NULL;
     conv_cudnn_plan *plan = calloc(1, sizeof *plan);
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN plan");
-    conv_status st = create(plan, p, msg);
+    conv_status st = create(plan, p, math, msg);
     if (st != CONV_OK) {
         conv_cudnn_plan_destroy(plan);
         return st;

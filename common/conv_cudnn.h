@@ -25,9 +25,19 @@ int conv_cudnn_compiled(void);
 /* cuDNN's version as major*10000 + minor*100 + patch (0 when unavailable). */
 long conv_cudnn_version(void);
 
+/* The arithmetic cuDNN may use: plain FP32 (CUDNN_FMA_MATH, the reference of
+ * every table), or TF32 tensor cores allowed (CUDNN_TENSOR_OP_MATH: what
+ * frameworks do by default on Ampere and newer), a labelled extra row. */
+typedef enum { CONV_CUDNN_FP32 = 0, CONV_CUDNN_TF32 } conv_cudnn_math;
+
 /* Creates the plan: both layouts (NCHW, and NHWC with the RSCK filter of
- * conv_params.h), padding, stride and dilation. */
+ * conv_params.h), padding, stride and dilation; FP32 arithmetic. */
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **plan, const conv_params *p, conv_msg *msg);
+/* The same with the given arithmetic; TF32 keeps the fastest algorithm that
+ * runs on tensor cores (CONV_ERR_UNSUPPORTED when there is none, as below
+ * compute capability 8.0). */
+conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **plan, const conv_params *p,
+                                        conv_cudnn_math math, conv_msg *msg);
 /* Hands the plan the device filter. For NCHW it is used in place; for NHWC it
  * is reordered once (RSCK -> cuDNN's KRSC) into a buffer the plan owns. */
 conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_msg *msg);

@@ -152,13 +152,21 @@ conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int
                                            conv_gpu_result *res, char *algo, size_t algo_len,
                                            conv_msg *msg)
 {
+    return conv_gpu_problem_measure_cudnn_math(pb, CONV_CUDNN_FP32, warmup, repeat, res, algo,
+                                               algo_len, msg);
+}
+
+conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn_math math,
+                                                int warmup, int repeat, conv_gpu_result *res,
+                                                char *algo, size_t algo_len, conv_msg *msg)
+{
     memset(res, 0, sizeof *res);
     if (algo != NULL && algo_len > 0)
         algo[0] = '\0';
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
     conv_cudnn_plan *plan = NULL;
-    conv_status st = conv_cudnn_plan_create(&plan, &pb->p, msg);
+    conv_status st = conv_cudnn_plan_create_math(&plan, &pb->p, math, msg);
     if (st != CONV_OK)
         return st;
     size_t ny = conv_output_elems(&pb->p);
@@ -173,7 +181,10 @@ conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int
     }
     if (st == CONV_OK && (st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) == CONV_OK &&
         (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) == CONV_OK) {
-        judge(pb, res, conv_cudnn_bound_factor(conv_cudnn_algo_name(plan)));
+        double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
+        if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
+            factor *= conv_tf32_bound_factor((size_t)pb->p.c * pb->p.r * pb->p.s);
+        judge(pb, res, factor);
         st = conv_time_gpu(run_cudnn, &run, pb->stream, warmup, repeat, &res->timing, msg);
     }
     if (algo != NULL && algo_len > 0)

@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "conv_cudnn.h"
 #include "conv_device.h"
 #include "conv_params.h"
 #include "conv_timer.h"
@@ -94,6 +95,11 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
 conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int repeat,
                                            conv_gpu_result *res, char *algo, size_t algo_len,
                                            conv_msg *msg);
+/* The same with the given arithmetic (conv_cudnn.h): CONV_CUDNN_TF32 is
+ * verified within the TF32 bound (conv_tf32_bound_factor). */
+conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn_math math,
+                                                int warmup, int repeat, conv_gpu_result *res,
+                                                char *algo, size_t algo_len, conv_msg *msg);
 
 /* Times a host convolution (step 01 serial or OpenMP) on the problem's host
  * tensors and verifies it like the device ones. */

@@ -33,6 +33,14 @@ conv_row conv_row_cudnn(void)
     return r;
 }
 
+conv_row conv_row_cudnn_tf32(void)
+{
+    static const conv_cudnn_math tf32 = CONV_CUDNN_TF32;
+    conv_row r = conv_row_device("cuDNN TF32", NULL, NULL, (void *)&tf32);
+    r.kind = CONV_ROW_CUDNN;
+    return r;
+}
+
 conv_row conv_row_copy(void)
 {
     conv_row r = conv_row_device("device-to-device copy", NULL, NULL, NULL);
@@ -133,8 +141,9 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
                                                &row->res, &msg);
             break;
         case CONV_ROW_CUDNN:
-            st = conv_gpu_problem_measure_cudnn(pb, o->warmup, o->repeat, &row->res, algo,
-                                                sizeof algo, &msg);
+            st = conv_gpu_problem_measure_cudnn_math(
+                pb, row->ctx != NULL ? *(const conv_cudnn_math *)row->ctx : CONV_CUDNN_FP32,
+                o->warmup, o->repeat, &row->res, algo, sizeof algo, &msg);
             if (algo[0] != '\0')
                 snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
             break;

@@ -87,6 +87,9 @@ struct conv_row {
 conv_row conv_row_device(const char *name, const char *key, conv_gpu_conv conv, void *ctx);
 conv_row conv_row_host(const char *name, const char *key, conv_host_conv host);
 conv_row conv_row_cudnn(void);
+/* cuDNN with TF32 tensor cores allowed: a labelled extra row ("cuDNN TF32"),
+ * skipped with the reason where cuDNN has no tensor-core algorithm. */
+conv_row conv_row_cudnn_tf32(void);
 conv_row conv_row_copy(void);
 
 /* Marks a row skipped before it runs (e.g. "estimated 40 s per run"). */

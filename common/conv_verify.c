@@ -15,6 +15,14 @@ double conv_gamma(size_t n)
 }
 /* excerpt end: conv_gamma */
 
+double conv_tf32_bound_factor(size_t n)
+{
+    const double ut = ldexp(1.0, -11), nu = (double)n * ldexp(1.0, -23);
+    const double g2 = nu < 1.0 ? nu / (1.0 - nu) : INFINITY;
+    const double c = (1 + ut) * (1 + ut) - 1 + g2 * (1 + ut) * (1 + ut);
+    return c / conv_gamma(n) > 1.0 ? c / conv_gamma(n) : 1.0;
+}
+
 conv_verify_opts conv_verify_exact(void)
 {
     conv_verify_opts o = {.mode = CONV_VERIFY_EXACT, .bound_factor = 1.0};

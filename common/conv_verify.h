@@ -53,6 +53,13 @@ typedef struct {
 /* u = 2^-24 and gamma_n = n*u / (1 - n*u) (infinite when n*u >= 1). */
 double conv_gamma(size_t n);
 
+/* The bound of a dot product of depth n computed on TF32 tensor cores (each
+ * input rounded to TF32, u_t = 2^-11; the products exact; the additions in
+ * float, allowed 2u each since they may truncate) as a factor of gamma_n:
+ * [(1 + u_t)^2 - 1 + gamma'_n (1 + u_t)^2] / gamma_n, gamma'_n = n*2u / (1 - n*2u).
+ * Step 08 (tc_host.h) derives it. */
+double conv_tf32_bound_factor(size_t n);
+
 conv_verify_opts conv_verify_exact(void);
 conv_verify_opts conv_verify_bound(double factor);
 /* Bound mode with each output's own tolerance from tol(ctx, n, k, oh, ow). */

@@ -116,3 +116,34 @@ Test(gpu_reference, cudnn_matches_the_double_reference_in_both_layouts)
         check_cudnn(shapes[i]);
     }
 }
+
+/* cuDNN with TF32 allowed: verified within the TF32 bound where it has a
+ * tensor-core algorithm, refused with one line where it has none (below
+ * compute capability 8.0 it never has). */
+Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
+{
+    CONV_TEST_REQUIRE_GPU();
+    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    int major = 0;
+    cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    for (int layout = 0; layout < 2; ++layout) {
+        conv_params p = conv_shape(2, 32, 20, 22, 64, 3, 3, 1, 1, 1);
+        p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        conv_gpu_problem pb = conv_test_device_problem(p, 3);
+        conv_gpu_result res;
+        char algo[64];
+        conv_msg msg = {{0}};
+        conv_status st = conv_gpu_problem_measure_cudnn_math(&pb, CONV_CUDNN_TF32, 1, 2, &res, algo,
+                                                             sizeof algo, &msg);
+        if (st == CONV_OK) {
+            cr_assert_geq(major, 8, "a TF32 algorithm below compute capability 8.0");
+            cr_assert(res.passed, "cuDNN TF32 (%s) on %s: %s", algo, conv_shape_name(&p),
+                      res.verdict);
+            cr_log_info("cuDNN TF32 %s on %s: %s", algo, conv_shape_name(&p), res.verdict);
+        } else {
+            cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+            CONV_ASSERT_ONE_LINE(msg.text, "no TF32 tensor-core");
+        }
+        conv_gpu_problem_destroy(&pb);
+    }
+}
