@@ -33,8 +33,10 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "8a|8c|all",
-         "which step 08 versions to run (8a: TF32, 8c: 3xTF32, both through WMMA)", "all", 0, 0},
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|all",
+         "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with a "
+         "cp.async pipeline, 8c: 3xTF32 through WMMA)",
+         "all", 0, 0},
     };
     /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
     static const conv_params cutlass = {.n = 8,

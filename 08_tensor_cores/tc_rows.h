@@ -10,15 +10,16 @@
 extern "C" {
 #endif
 
-#define TC_ROW_COUNT 2
+#define TC_ROW_COUNT 3
 
-/* "08 8a WMMA TF32" (key "8a") and "08 8c WMMA 3xTF32" (key "8c"), each
+/* "08 8a WMMA TF32" (key "8a"), "08 8b mma.sync TF32" (key "8b") and
+ * "08 8c WMMA 3xTF32" (key "8c"), each
  * verified within its own bound (tc_host.h); NCHW problems, and GPUs or
  * builds without TF32 tensor cores, skipped with the reason. select is
  * unused; returns how many rows were written. */
 int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
-/* The adapter the rows hand to the harness: ctx points at a tc_precision. */
+/* The adapter the rows hand to the harness: ctx is the row's variant. */
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg);
 

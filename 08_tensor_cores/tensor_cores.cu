@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(TC_THREADS)
 /* The kernel can run TF32 on tensor cores here: a GPU of compute capability
  * 8.0 or newer, and code compiled for one (a build for compute_75 alone runs
  * its PTX on any GPU, with the body above left out). */
-static conv_status require_tf32(const void *kernel, const char *what, conv_msg *msg)
+extern "C" conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg)
 {
     int major = 0, minor = 0;
     CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), msg);
@@ -184,7 +184,7 @@ static conv_status require_tf32(const void *kernel, const char *what, conv_msg *
 
 extern "C" conv_status tc_available(conv_msg *msg)
 {
-    return require_tf32((const void *)conv2d_tc_wmma_kernel<false>, "step 08", msg);
+    return tc_available_for((const void *)conv2d_tc_wmma_kernel<false>, "step 08", msg);
 }
 
 extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
@@ -217,7 +217,7 @@ extern "C" conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, cons
                                         : (const void *)conv2d_tc_wmma_kernel<false>;
     const char *what = t == TC_3XTF32 ? "8c 3xTF32" : "8a TF32";
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
-        (st = require_tf32(kernel, what, msg)) != CONV_OK)
+        (st = tc_available_for(kernel, what, msg)) != CONV_OK)
         return st;
     tc_geom g;
     g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.k = p->k;

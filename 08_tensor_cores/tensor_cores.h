@@ -1,6 +1,7 @@
 /* Step 08 on the GPU: 6f's implicit GEMM (NHWC) with its inner products on
  * the tensor cores, through WMMA (tensor_cores.cu):
  *   8a  TF32 inputs, float accumulation;
+ *   8b  the same through mma.sync with a cp.async pipeline;
  *   8c  3xTF32: each input split into a TF32 part and a TF32 remainder, three
  *       products per term, about float's accuracy (tc_host.h).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
@@ -25,10 +26,19 @@ conv_status tc_check(const conv_params *p, conv_msg *msg);
 /* CONV_OK when this GPU and this build run TF32 on tensor cores; else
  * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
 conv_status tc_available(conv_msg *msg);
+/* The same for one kernel (a __global__ function's address), named `what`
+ * in the message: the GPU's compute capability and the code the kernel was
+ * compiled as (a compute_75 build runs on any GPU, without tensor cores). */
+conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg);
 
 /* y = conv(x, w) with precision t (8a: TC_TF32, 8c: TC_3XTF32). */
 conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg);
+
+/* 8b: the same product with mma.sync.m16n8k8 (TF32) and a cp.async pipeline
+ * (tensor_cores_mma.cu); 128 x 128 outputs per block. */
+conv_status conv2d_tc_mma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                          cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* Step 08: TF32 rounding and the error bounds on the host; on the GPU, 8a
- * and 8c exact on small integers (which TF32 holds exactly) and within their
+ * to 8c exact on small integers (which TF32 holds exactly) and within their
  * own bounds on random floats over the shape table, or, on a GPU or a build
  * without TF32 tensor cores, refused with the reason before any launch. */
 #include <math.h>
@@ -155,17 +155,28 @@ static int tf32_runs_here(void)
     return 0;
 }
 
-static void run_gpu(const conv_params *p, tc_precision t, const float *h_x, const float *h_w,
-                    float *h_y)
+/* The GPU versions: 8a, 8b and 8c, with the precision of each. */
+enum { RUN_8A, RUN_8B, RUN_8C, RUN_COUNT };
+static const char *const run_names[RUN_COUNT] = {"8a WMMA TF32", "8b mma.sync TF32",
+                                                 "8c WMMA 3xTF32"};
+
+static tc_precision precision_of(int run)
+{
+    return run == RUN_8C ? TC_3XTF32 : TC_TF32;
+}
+
+static void run_gpu(const conv_params *p, int run, const float *h_x, const float *h_w, float *h_y)
 {
     const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     float *d_x = conv_test_device_copy(h_x, nx, "x");
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(conv2d_tc_wmma(p, t, d_x, d_w, d_y, 0, &msg), msg);
+    CONV_ASSERT_OK(run == RUN_8B ? conv2d_tc_mma(p, d_x, d_w, d_y, 0, &msg)
+                                 : conv2d_tc_wmma(p, precision_of(run), d_x, d_w, d_y, 0, &msg),
+                   msg);
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
-    conv_test_assert_canary(d_y, ny, "%s output on %s", tc_precision_name(t), conv_shape_name(p));
+    conv_test_assert_canary(d_y, ny, "%s output on %s", run_names[run], conv_shape_name(p));
     conv_device_free(d_x);
     conv_device_free(d_w);
     conv_device_free(d_y);
@@ -176,8 +187,8 @@ static void run_gpu(const conv_params *p, tc_precision t, const float *h_x, cons
 static size_t shapes(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1);
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1); /* 2 x 1 blocks of 8b, 13 x 2 of 8a */
+    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1); /* K past one 128-wide block */
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
@@ -190,7 +201,7 @@ Test(gpu_tensor_cores, are_exact_on_small_integers)
         return;
     conv_params t[CONV_USUAL_SHAPES + 2];
     const size_t count = shapes(t);
-    for (int v = 0; v < TC_PRECISION_COUNT; ++v)
+    for (int v = 0; v < RUN_COUNT; ++v)
         for (size_t i = 0; i < count; ++i) {
             const conv_params *p = &t[i];
             const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
@@ -202,9 +213,9 @@ Test(gpu_tensor_cores, are_exact_on_small_integers)
             conv_fill_small_int(w, nw, 62 + i, -3, 3);
             conv_msg msg = {{0}};
             CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
-            run_gpu(p, (tc_precision)v, x, w, y);
+            run_gpu(p, v, x, w, y);
             conv_verify_report rep = conv_compare_exact(p, y, want, ny);
-            CONV_ASSERT_REPORT(rep, tc_precision_name((tc_precision)v), p);
+            CONV_ASSERT_REPORT(rep, run_names[v], p);
             free(x);
             free(w);
             free(y);
@@ -219,7 +230,7 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
         return;
     conv_params t[CONV_USUAL_SHAPES + 2];
     const size_t count = shapes(t);
-    for (int v = 0; v < TC_PRECISION_COUNT; ++v)
+    for (int v = 0; v < RUN_COUNT; ++v)
         for (size_t i = 0; i < count; ++i) {
             const conv_params *p = &t[i];
             const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
@@ -229,11 +240,11 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
             cr_assert(x && w && y);
             conv_fill_uniform(x, nx, 71 + i, -1.0f, 1.0f);
             conv_fill_uniform(w, nw, 72 + i, -1.0f, 1.0f);
-            run_gpu(p, (tc_precision)v, x, w, y);
+            run_gpu(p, v, x, w, y);
             const size_t depth = (size_t)p->c * p->r * p->s;
             conv_verify_report rep = conv_verify_full(
-                p, x, w, y, conv_verify_bound(tc_bound_factor((tc_precision)v, depth)));
-            CONV_ASSERT_REPORT(rep, tc_precision_name((tc_precision)v), p);
+                p, x, w, y, conv_verify_bound(tc_bound_factor(precision_of(v), depth)));
+            CONV_ASSERT_REPORT(rep, run_names[v], p);
             free(x);
             free(w);
             free(y);

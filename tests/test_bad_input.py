@@ -99,7 +99,7 @@ OWN = {
          "out of host memory"),
     ],
     "08_tensor_cores": [
-        (["--variant", "8b"], "--variant"),
+        (["--variant", "8d"], "--variant"),
         (["--layout", "nchw"], "--layout nchw"),
     ],
     "conv_bench": [
