@@ -1,5 +1,7 @@
 #include "tc_rows.h"
 
+#include "conv_cublas.h"
+#include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
 /* What a row runs: the WMMA kernel in either precision, or 8b. */
@@ -50,4 +52,56 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
         rows[n].tolerance = tolerance;
     }
     return n;
+}
+
+/* ---- the GEMM alone: cuBLAS with TF32 allowed ---- */
+
+static conv_cublas *cublas_tf32;
+
+static conv_status cublas_tf32_conv(void *ctx, const conv_params *p, const float *d_x,
+                                    const float *d_w, float *d_y, cudaStream_t stream,
+                                    conv_msg *msg)
+{
+    (void)ctx;
+    long long m, n, k;
+    gemm_of_conv_params(p, &m, &n, &k);
+    return conv_cublas_sgemm(cublas_tf32, (int)m, (int)n, (int)k, d_x, d_w, d_y, stream, msg);
+}
+
+static conv_status cublas_tf32_check(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    (void)ctx;
+    if (p->layout != CONV_LAYOUT_NHWC || p->r != 1 || p->s != 1 || p->pad_h || p->pad_w ||
+        p->stride_h != 1 || p->stride_w != 1 || p->dil_h != 1 || p->dil_w != 1)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a GEMM row runs a 1x1 NHWC problem only");
+    return CONV_OK;
+}
+
+static conv_status cublas_tf32_setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    (void)ctx;
+    (void)pb;
+    return conv_cublas_create_tf32(&cublas_tf32, msg);
+}
+
+static void cublas_tf32_teardown(void *ctx)
+{
+    (void)ctx;
+    conv_cublas_destroy(cublas_tf32);
+    cublas_tf32 = NULL;
+}
+
+static const tc_variant cublas_variant = {TC_TF32, 0};
+
+int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
+{
+    if (max_rows < 1)
+        return 0;
+    rows[0] = conv_row_device("08 GEMM cuBLAS TF32", "cublas-tf32", cublas_tf32_conv,
+                              (void *)&cublas_variant);
+    rows[0].check = cublas_tf32_check;
+    rows[0].setup = cublas_tf32_setup;
+    rows[0].teardown = cublas_tf32_teardown;
+    rows[0].tolerance = tolerance;
+    return 1 + conv_tc_rows(p, select, rows + 1, max_rows - 1);
 }

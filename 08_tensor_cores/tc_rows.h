@@ -19,6 +19,12 @@ extern "C" {
  * unused; returns how many rows were written. */
 int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
+/* The GEMM alone, C = A * B as the 1x1 NHWC problem of gemm_as_conv_params
+ * (06_im2col_gemm/im2col_gemm_rows.h): "08 GEMM cuBLAS TF32" (key
+ * "cublas-tf32", cuBLAS with TF32 allowed, within the TF32 bound), then the
+ * rows above. Returns how many rows were written. */
+int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
 /* The adapter the rows hand to the harness: ctx is the row's variant. */
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg);

@@ -16,7 +16,19 @@ static conv_status cublas_fail(conv_msg *msg, cublasStatus_t st, const char *wha
                      "%s failed: %s", what, cublasGetStatusString(st));
 }
 
+static conv_status create(conv_cublas **out, cublasMath_t math, conv_msg *msg);
+
 conv_status conv_cublas_create(conv_cublas **out, conv_msg *msg)
+{
+    return create(out, CUBLAS_DEFAULT_MATH, msg);
+}
+
+conv_status conv_cublas_create_tf32(conv_cublas **out, conv_msg *msg)
+{
+    return create(out, CUBLAS_TF32_TENSOR_OP_MATH, msg);
+}
+
+static conv_status create(conv_cublas **out, cublasMath_t math, conv_msg *msg)
 {
     *out = NULL;
     conv_status st = conv_cuda_require_device(msg);
@@ -30,7 +42,7 @@ conv_status conv_cublas_create(conv_cublas **out, conv_msg *msg)
         free(h);
         return cublas_fail(msg, cs, "cublasCreate");
     }
-    cs = cublasSetMathMode(h->handle, CUBLAS_DEFAULT_MATH);
+    cs = cublasSetMathMode(h->handle, math);
     if (cs != CUBLAS_STATUS_SUCCESS) {
         conv_cublas_destroy(h);
         return cublas_fail(msg, cs, "cublasSetMathMode");

@@ -14,6 +14,9 @@ extern "C" {
 typedef struct conv_cublas conv_cublas;
 
 conv_status conv_cublas_create(conv_cublas **handle, conv_msg *msg);
+/* A handle whose SGEMM may use TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH;
+ * plain FP32 below compute capability 8.0): a labelled extra reference. */
+conv_status conv_cublas_create_tf32(conv_cublas **handle, conv_msg *msg);
 void conv_cublas_destroy(conv_cublas *handle);
 
 /* C[m][n] = A[m][k] * B[k][n], all row-major, on the stream. */

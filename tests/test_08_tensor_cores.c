@@ -10,6 +10,7 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_verify.h"
+#include "im2col_gemm_rows.h"
 #include "tc_host.h"
 #include "tc_rows.h"
 #include "tensor_cores.h"
@@ -276,4 +277,23 @@ Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
         cr_assert(isnan(h[i]), "y[%zu] was written", i);
     free(h);
     conv_device_free(d_y);
+}
+
+/* The GEMM alone (08_gemm): cuBLAS with TF32 allowed and every step 08 row
+ * on C = A * B as a 1x1 NHWC problem, sizes not multiples of any tile. */
+Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        const conv_params p = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
+        conv_row r[TC_ROW_COUNT + 1];
+        const int n = conv_tc_gemm_rows(&p, NULL, r, TC_ROW_COUNT + 1);
+        cr_assert_eq(n, TC_ROW_COUNT + 1);
+        for (int k = 0; k < n; ++k)
+            cr_assert(conv_test_check_row(&p, &r[k], conv_test_host_reference), "%s skipped %s",
+                      r[k].name, conv_shape_name(&p));
+    }
 }

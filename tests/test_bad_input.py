@@ -102,6 +102,12 @@ OWN = {
         (["--variant", "8d"], "--variant"),
         (["--layout", "nchw"], "--layout nchw"),
     ],
+    "08_gemm": [
+        (["--m", "0"], "--m"),
+        (["--k", "x"], "--k"),
+        (["--variant", "6e"], "--variant"),
+        (["--h", "5"], "unknown option '--h'"),
+    ],
     "conv_bench": [
         (["--problem", "nope"], "--problem"),
         (["--steps", "09"], "--steps"),
@@ -109,7 +115,7 @@ OWN = {
         (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
     ],
 }
-NO_SHAPE = {"03_tiled_1d", "06_gemm"}
+NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm"}
 
 failures = []
 
