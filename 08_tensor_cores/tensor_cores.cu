@@ -48,7 +48,6 @@ typedef struct {
     int j;       /* R*S*C */
 } tc_geom;
 
-/* excerpt: wmma a element */
 /* A[m][j] of the implicit matrix: the image element, or 0 outside it. */
 __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom &g, long long m,
                                       int j)
@@ -65,7 +64,6 @@ __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom
         return 0.0f;
     return x[((n * g.h + h) * g.w + w) * g.c + c];
 }
-/* excerpt end: wmma a element */
 
 template <bool THREE>
 __global__ void __launch_bounds__(TC_THREADS)
@@ -74,7 +72,6 @@ __global__ void __launch_bounds__(TC_THREADS)
 {
 #if __CUDA_ARCH__ >= 800
     using namespace nvcuda;
-    /* excerpt: wmma tiles */
     __shared__ __align__(32) float as[TC_BM * TC_LDA];
     __shared__ __align__(32) float bs[TC_BK * TC_LDB];
     __shared__ __align__(32) float cs[TC_BM * TC_LDC];
@@ -89,10 +86,8 @@ __global__ void __launch_bounds__(TC_THREADS)
 #pragma unroll
         for (int jj = 0; jj < 2; ++jj)
             wmma::fill_fragment(acc[i][jj], 0.0f);
-    /* excerpt end: wmma tiles */
 
     for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
-        /* excerpt: wmma tile loads */
         /* A tile: 64 x 16, consecutive threads along j (channels: contiguous in x) */
         for (int e = tid; e < TC_BM * TC_BK; e += TC_THREADS) {
             const int row = e / TC_BK, col = e % TC_BK;
@@ -104,7 +99,6 @@ __global__ void __launch_bounds__(TC_THREADS)
             const int j = j0 + row, k = k0 + col;
             bs[row * TC_LDB + col] = j < g.j && k < g.k ? wt[(long long)j * g.k + k] : 0.0f;
         }
-        /* excerpt end: wmma tile loads */
         __syncthreads();
         /* excerpt: wmma k step */
 #pragma unroll
@@ -148,7 +142,6 @@ __global__ void __launch_bounds__(TC_THREADS)
         __syncthreads();
     }
 
-    /* excerpt: wmma store */
     /* through shared memory, so that edge tiles are stored under a guard */
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -164,7 +157,6 @@ __global__ void __launch_bounds__(TC_THREADS)
         if (m < g.m && k < g.k)
             y[m * g.k + k] = cs[row * TC_LDC + col];
     }
-    /* excerpt end: wmma store */
 #endif
 }
 

@@ -149,6 +149,7 @@ __global__ void __launch_bounds__(TC8B_THREADS)
                        w0);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
+    /* excerpt: mma pipeline */
     for (int step = 0; step < steps; ++step) {
         /* stage `step` has landed (at most TC_STAGES - 2 groups still pending) */
         asm volatile("cp.async.wait_group %0;\n" ::"n"(TC_STAGES - 2) : "memory");
@@ -159,6 +160,7 @@ __global__ void __launch_bounds__(TC8B_THREADS)
             load_stage(smem + (next % TC_STAGES) * TC8B_STAGE, x, wt, g, next * TC8B_BK, k0, tid,
                        row_ok, x_img, h0, w0);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
+        /* excerpt end: mma pipeline */
 
         const float *as = smem + (step % TC_STAGES) * TC8B_STAGE;
         const float *bs = as + TC8B_BM * TC8B_LDA;

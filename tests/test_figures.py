@@ -162,6 +162,9 @@ def main():
         ("a #define of a .c file changed (step 07's largest tile)",
          r"^(#define\s+WINO_MAX_ALPHA\s+)(\d+)", lambda m: m.group(1) + str(int(m.group(2)) + 2),
          "WINO_MAX_ALPHA"),
+        ("a #define of a .cu file changed (step 08's depth of a shared-memory step)",
+         r"^(#define\s+TC_BK\s+)(\d+)", lambda m: m.group(1) + str(2 * int(m.group(2))),
+         "TC_BK"),
     ]
     for what, pattern, replacement, key in cases:
         with tempfile.TemporaryDirectory() as copy:
@@ -185,6 +188,11 @@ def main():
         ("a helper of draw.py changed", "gantt_bar", {"05_prefetch_timeline", "06_dbuf_timeline"}),
         ("a helper of step07.py changed, used by its figures directly and through another",
          "tile_sides", {"07_f23_dataflow", "07_tiles", "07_pipeline"}),
+        ("a helper of step08.py changed", "wmma_geometry", {"08_wmma_tiles"}),
+        ("a helper of step08.py changed, used by a figure without constants", "split3",
+         {"08_tf32_split"}),
+        ("a helper of step08.py changed (the fragment layout of mma.sync)", "mma_owner_a",
+         {"08_mma_fragments"}),
     ]
     for what, function, expected in code_cases:
         with tempfile.TemporaryDirectory() as copy:

@@ -300,7 +300,8 @@ def readme_text(texts):
         "",
         "`scripts/figures.py` is the command line. Each concept figure is a function "
         "`fig_<name>()` in the module of its step in [scripts/figures/](../../scripts/figures) "
-        "(`step01.py` to `step05.py`, then `step06a.py`, `step06e.py` and `step07.py`), drawn "
+        "(`step01.py` to `step05.py`, then `step06a.py`, `step06e.py`, `step07.py` and "
+        "`step08.py`), drawn "
         "with the helpers and colours of `scripts/figures/draw.py`, and its caption a function "
         "`caption_<name>()` beside it; `scripts/figures/manifest.py` reads the constants, "
         "writes the manifest and this page, and runs the check.",
@@ -319,7 +320,8 @@ def readme_text(texts):
     ]
     for fig in FIGURES:
         what = fig["function"].__doc__.strip().split("\n")[0]
-        consts = ", ".join(f"`{u}`" for u in fig["uses"])
+        consts = (", ".join(f"`{u}`" for u in fig["uses"])
+                  or "none (what it shows is fixed by the hardware)")
         lines += ["", f"### [{fig['name']}.png]({fig['name']}.png)", "",
                   f"{markdown_escape(what)} In [{fig['note']}](../{fig['note']}): "
                   f"{markdown_escape(fig['section'])}. "
