@@ -31,6 +31,7 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_geom.cuh"
 
 #define TC_BM      64
 #define TC_BN      64
@@ -39,14 +40,6 @@
 #define TC_LDA     (TC_BK + 4) /* shared rows padded by 16 bytes: ldm a multiple of 4 */
 #define TC_LDB     (TC_BN + 4)
 #define TC_LDC     (TC_BN + 4)
-
-/* What the A-tile loader needs (NHWC). */
-typedef struct {
-    int c, h, w, r, s, p, q, k;
-    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
-    long long m; /* N*P*Q */
-    int j;       /* R*S*C */
-} tc_geom;
 
 /* A[m][j] of the implicit matrix: the image element, or 0 outside it. */
 __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom &g, long long m,
@@ -221,13 +214,7 @@ extern "C" conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, cons
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
         (st = tc_available_for(kernel, what, msg)) != CONV_OK)
         return st;
-    tc_geom g;
-    g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.k = p->k;
-    g.p = conv_out_h(p), g.q = conv_out_w(p);
-    g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
-    g.dil_h = p->dil_h, g.dil_w = p->dil_w;
-    g.m = (long long)p->n * g.p * g.q;
-    g.j = p->r * p->s * p->c;
+    const tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
     if (t == TC_3XTF32)
         conv2d_tc_wmma_kernel<true><<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);

@@ -26,6 +26,7 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_geom.cuh"
 
 #define TC8B_BM      128
 #define TC8B_BN      128
@@ -35,14 +36,6 @@
 #define TC8B_LDA     (TC8B_BK + 4) /* A rows of a stage: g*20 + t covers 32 banks */
 #define TC8B_LDB     (TC8B_BN + 8) /* B rows: t*136 + g covers 32 banks */
 #define TC8B_STAGE   (TC8B_BM * TC8B_LDA + TC8B_BK * TC8B_LDB) /* floats per stage */
-
-/* What the loader needs (NHWC), as in 8a. */
-typedef struct {
-    int c, h, w, r, s, p, q, k;
-    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
-    long long m; /* N*P*Q */
-    int j;       /* R*S*C */
-} tc8b_geom;
 
 #if __CUDA_ARCH__ >= 800
 /* A 4-byte cp.async; src_bytes 0 writes a zero (the source is not read). */
@@ -76,7 +69,7 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
  * consecutive elements of each. The A row of this thread is fixed: (n, h0,
  * w0) computed once by the caller; along j it steps (c, s, r) by additions. */
 __device__ __forceinline__ void load_stage(float *stage, const float *__restrict__ x,
-                                           const float *__restrict__ wt, const tc8b_geom &g, int j0,
+                                           const float *__restrict__ wt, const tc_geom &g, int j0,
                                            int k0, int tid, bool row_ok, const float *x_img, int h0,
                                            int w0)
 {
@@ -112,7 +105,7 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
 
 __global__ void __launch_bounds__(TC8B_THREADS)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
-                         float *__restrict__ y, tc8b_geom g)
+                         float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 800
     extern __shared__ float4 smem4[];
@@ -224,13 +217,7 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, const float *d_x, con
             CONV_OK ||
         (st = tc_available_for(kernel, "8b mma.sync TF32", msg)) != CONV_OK)
         return st;
-    tc8b_geom g;
-    g.c = p->c, g.h = p->h, g.w = p->w, g.r = p->r, g.s = p->s, g.k = p->k;
-    g.p = conv_out_h(p), g.q = conv_out_w(p);
-    g.pad_h = p->pad_h, g.pad_w = p->pad_w, g.stride_h = p->stride_h, g.stride_w = p->stride_w;
-    g.dil_h = p->dil_h, g.dil_w = p->dil_w;
-    g.m = (long long)p->n * g.p * g.q;
-    g.j = p->r * p->s * p->c;
+    const tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
                     (unsigned)((g.k + TC8B_BN - 1) / TC8B_BN));
     conv2d_tc_mma_kernel<<<grid, TC8B_THREADS, smem, stream>>>(d_x, d_w, d_y, g);

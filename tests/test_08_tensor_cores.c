@@ -195,11 +195,10 @@ static size_t shapes(conv_params *t)
     return n;
 }
 
-Test(gpu_tensor_cores, are_exact_on_small_integers)
+/* Every version on every shape: small integers (ints) exact against the
+ * reference, or random floats within the bound of its precision. */
+static void check_versions_over_the_shapes(int ints)
 {
-    CONV_TEST_REQUIRE_GPU();
-    if (!tf32_runs_here())
-        return;
     conv_params t[CONV_USUAL_SHAPES + 2];
     const size_t count = shapes(t);
     for (int v = 0; v < RUN_COUNT; ++v)
@@ -210,12 +209,21 @@ Test(gpu_tensor_cores, are_exact_on_small_integers)
             float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
                   *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
             cr_assert(x && w && y && want);
-            conv_fill_small_int(x, nx, 61 + i, -3, 3);
-            conv_fill_small_int(w, nw, 62 + i, -3, 3);
             conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+            if (ints) {
+                conv_fill_small_int(x, nx, 61 + i, -3, 3);
+                conv_fill_small_int(w, nw, 62 + i, -3, 3);
+                CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+            } else {
+                conv_fill_uniform(x, nx, 71 + i, -1.0f, 1.0f);
+                conv_fill_uniform(w, nw, 72 + i, -1.0f, 1.0f);
+            }
             run_gpu(p, v, x, w, y);
-            conv_verify_report rep = conv_compare_exact(p, y, want, ny);
+            const size_t depth = (size_t)p->c * p->r * p->s;
+            conv_verify_report rep =
+                ints ? conv_compare_exact(p, y, want, ny)
+                     : conv_verify_full(p, x, w, y,
+                                        conv_verify_bound(tc_bound_factor(precision_of(v), depth)));
             CONV_ASSERT_REPORT(rep, run_names[v], p);
             free(x);
             free(w);
@@ -224,32 +232,18 @@ Test(gpu_tensor_cores, are_exact_on_small_integers)
         }
 }
 
+Test(gpu_tensor_cores, are_exact_on_small_integers)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (tf32_runs_here())
+        check_versions_over_the_shapes(1);
+}
+
 Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    if (!tf32_runs_here())
-        return;
-    conv_params t[CONV_USUAL_SHAPES + 2];
-    const size_t count = shapes(t);
-    for (int v = 0; v < RUN_COUNT; ++v)
-        for (size_t i = 0; i < count; ++i) {
-            const conv_params *p = &t[i];
-            const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
-                         ny = conv_output_elems(p);
-            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-                  *y = malloc(ny * sizeof(float));
-            cr_assert(x && w && y);
-            conv_fill_uniform(x, nx, 71 + i, -1.0f, 1.0f);
-            conv_fill_uniform(w, nw, 72 + i, -1.0f, 1.0f);
-            run_gpu(p, v, x, w, y);
-            const size_t depth = (size_t)p->c * p->r * p->s;
-            conv_verify_report rep = conv_verify_full(
-                p, x, w, y, conv_verify_bound(tc_bound_factor(precision_of(v), depth)));
-            CONV_ASSERT_REPORT(rep, run_names[v], p);
-            free(x);
-            free(w);
-            free(y);
-        }
+    if (tf32_runs_here())
+        check_versions_over_the_shapes(0);
 }
 
 /* The rows through the test helpers (setup, poison, canary, tolerance). */
