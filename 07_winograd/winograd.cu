@@ -2,7 +2,15 @@
  * input transforms, alpha^2 GEMMs in one launch of step 06's 6e kernel body,
  * and the output transform. One thread per transformed filter, per input
  * tile and channel, per output tile and filter; each thread does its whole
- * tile with the unrolled transforms of winograd_transforms.h in registers. */
+ * tile with the unrolled transforms of winograd_transforms.h in registers.
+ * The transformed tensors follow the problem's layout, so that the
+ * transforms' reads and writes coalesce in both (all row-major):
+ *
+ *          U[e]    V[e]    M[e]                 thread i: input / output transform
+ *   NCHW   K x C   C x T   K x T = U[e] V[e]    i = c*T + t / i = k*T + t
+ *   NHWC   C x K   T x C   T x K = V[e] U[e]    i = t*C + c / i = t*K + k
+ *
+ * Either way, element e of thread i's tile is element i of V[e] (of M[e]). */
 #include "winograd.h"
 
 #include <stdint.h>
@@ -13,9 +21,12 @@
 #include "gemm_dbuf.cuh"
 #include "winograd_kernels.cuh"
 
-/* Stage 2: V[e][c][t] = (B^T d_ct B)[e], one thread per (c, t); consecutive
- * threads take consecutive tiles of one channel, so the stores of each e are
- * contiguous. */
+/* Stage 2: V[e][c][t] (NCHW) or V[e][t][c] (NHWC) = (B^T d_ct B)[e], one
+ * thread per (c, t). NCHW: i = c*T + t, consecutive threads take consecutive
+ * tiles of one channel, whose inputs in x are M floats apart. NHWC:
+ * i = t*C + c, consecutive threads take consecutive channels of one tile,
+ * adjacent floats of x. Either way thread i stores element i of each V[e],
+ * so a warp's stores are contiguous too. */
 template <int M>
 __global__ void __launch_bounds__(WINO_THREADS)
     wino_input_kernel(const float *__restrict__ x, float *__restrict__ v, wino_geom g)
@@ -25,8 +36,8 @@ __global__ void __launch_bounds__(WINO_THREADS)
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
         /* excerpt: input tile */
-        const int c = (int)(i / g.tiles);
-        const long long t = i % g.tiles;
+        const int c = (int)(g.nhwc ? i % g.c : i / g.tiles);
+        const long long t = g.nhwc ? i / g.c : i % g.tiles;
         const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
         const int h0 = (tile / g.tiles_w) * M - g.pad_h, w0 = (tile % g.tiles_w) * M - g.pad_w;
         const float *xc = x + n * g.xs_n + c * g.xs_c;
@@ -43,14 +54,15 @@ __global__ void __launch_bounds__(WINO_THREADS)
         input_2d<M>(d, vt);
 #pragma unroll
         for (int e = 0; e < A2; ++e)
-            v[e * total + i] = vt[e]; /* V[e] is C x T, row-major */
+            v[e * total + i] = vt[e]; /* V[e] is C x T (NCHW) or T x C (NHWC) */
         /* excerpt end: input tile */
     }
 }
 
 /* excerpt: gemm over e */
-/* Stage 3: M[e] = U[e] (K x C) * V[e] (C x T), e = blockIdx.y: step 06's 6e
- * body on the e-th matrices (its grid's x is unchanged). */
+/* Stage 3: M[e] = A[e] * B[e], e = blockIdx.y: step 06's 6e body on the e-th
+ * matrices (its grid's x is unchanged). NCHW: U[e] (K x C) * V[e] (C x T);
+ * NHWC: V[e] (T x C) * U[e] (C x K). */
 template <bool VEC>
 __global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
     wino_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
@@ -65,7 +77,9 @@ __global__ void __launch_bounds__(DBUF_THREADS, DBUF_MINB)
 /* excerpt end: gemm over e */
 
 /* Stage 4: the output tile (k, t) = A^T M[.][k][t] A, cut to P x Q at the
- * edges; one thread per (k, t). */
+ * edges; one thread per (k, t), mapped as in stage 2: NCHW i = k*T + t,
+ * M[e][k][t]; NHWC i = t*K + k, M[e][t][k], consecutive threads on
+ * consecutive filters of one tile, whose outputs y[n][p][q][k] are adjacent. */
 template <int M>
 __global__ void __launch_bounds__(WINO_THREADS)
     wino_output_kernel(const float *__restrict__ mm, float *__restrict__ y, wino_geom g)
@@ -74,14 +88,14 @@ __global__ void __launch_bounds__(WINO_THREADS)
     const long long total = (long long)g.k * g.tiles;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
-        const int k = (int)(i / g.tiles);
-        const long long t = i % g.tiles;
+        const int k = (int)(g.nhwc ? i % g.k : i / g.tiles);
+        const long long t = g.nhwc ? i / g.k : i % g.tiles;
         const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
         const int p0 = (tile / g.tiles_w) * M, q0 = (tile % g.tiles_w) * M;
         float mt[A2], yt[M * M];
 #pragma unroll
         for (int e = 0; e < A2; ++e)
-            mt[e] = mm[e * total + i]; /* M[e] is K x T, row-major */
+            mt[e] = mm[e * total + i]; /* M[e] is K x T (NCHW) or T x K (NHWC) */
         output_2d<M>(mt, yt);
         float *yn = y + n * g.ys_n + k * g.ys_k;
 #pragma unroll
@@ -120,7 +134,8 @@ extern "C" conv_status wino_check(const conv_params *p, wino_tile t, size_t devi
     const long long tiles = (long long)p->n * wino_tiles(p, t);
     if (tiles > GEMM_MAX_DIM)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "Winograd %s: %lld output tiles exceed the GEMM's %d columns",
+                         "Winograd %s: %lld output tiles exceed the GEMM's %d rows (NHWC) "
+                         "or columns (NCHW)",
                          wino_tile_name(t), tiles, GEMM_MAX_DIM);
     const size_t work = workspace_elems(p, t, tiles);
     const double bytes = ((double)work + (double)conv_input_elems(p) +
@@ -141,27 +156,36 @@ static conv_status run_stages(const wino_geom &g, int first, int last, const flo
                               cudaStream_t stream, conv_msg *msg)
 {
     constexpr int A2 = (M + 2) * (M + 2);
-    conv_status st = conv_kernel_fits((const void *)wino_filter_kernel<M, false>,
-                                      "wino_filter_kernel", WINO_THREADS, 0, msg);
+    /* Each e's product, of depth C: M[e] = U[e] V[e] (K x T) in NCHW; in NHWC,
+     * with U[e] stored C x K (the filter kernel's CK), M[e] = V[e] U[e] (T x K). */
+    const long long gemm_m = g.nhwc ? g.tiles : g.k, gemm_n = g.nhwc ? g.k : g.tiles;
+    const float *gemm_a = g.nhwc ? d_v : d_u, *gemm_b = g.nhwc ? d_u : d_v;
+    const void *filter = g.nhwc ? (const void *)wino_filter_kernel<M, true>
+                                : (const void *)wino_filter_kernel<M, false>;
+    conv_status st = conv_kernel_fits(filter, "wino_filter_kernel", WINO_THREADS, 0, msg);
     if (st == CONV_OK)
         st = conv_kernel_fits((const void *)wino_input_kernel<M>, "wino_input_kernel", WINO_THREADS,
                               0, msg);
     if (st == CONV_OK)
         st = conv_kernel_fits((const void *)wino_output_kernel<M>, "wino_output_kernel",
                               WINO_THREADS, 0, msg);
-    const int vec = gemm_vec_ok((int)g.tiles, g.c, d_u, d_v, d_m);
+    const int vec = gemm_vec_ok((int)gemm_n, g.c, gemm_a, gemm_b, d_m);
     const void *gemm =
         vec ? (const void *)wino_gemm_kernel<true> : (const void *)wino_gemm_kernel<false>;
     gemm_launch l = {st, 0, 0};
     if (st == CONV_OK)
-        l = gemm_prepare(GEMM_6E_DBUF, g.k, g.tiles, g.c, d_u, d_v, d_m, gemm, "wino_gemm_kernel",
-                         DBUF_THREADS, msg);
+        l = gemm_prepare(GEMM_6E_DBUF, gemm_m, gemm_n, g.c, gemm_a, gemm_b, d_m, gemm,
+                         "wino_gemm_kernel", DBUF_THREADS, msg);
     if (l.status != CONV_OK)
         return l.status;
 
     if (first <= WINO_STAGE_FILTER && WINO_STAGE_FILTER <= last) {
-        wino_filter_kernel<M, false>
-            <<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
+        if (g.nhwc)
+            wino_filter_kernel<M, true>
+                <<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
+        else
+            wino_filter_kernel<M, false>
+                <<<grid_for((long long)g.k * g.c), WINO_THREADS, 0, stream>>>(d_w, d_u, g);
         CONV_CHECK_LAUNCH("wino_filter_kernel", msg);
     }
     if (first <= WINO_STAGE_INPUT && WINO_STAGE_INPUT <= last) {
@@ -170,13 +194,14 @@ static conv_status run_stages(const wino_geom &g, int first, int last, const flo
         CONV_CHECK_LAUNCH("wino_input_kernel", msg);
     }
     if (first <= WINO_STAGE_GEMM && WINO_STAGE_GEMM <= last) {
-        const dim3 grid(l.blocks, A2); /* blockIdx.y: the tile position e */
+        const dim3 grid(l.blocks, A2);              /* blockIdx.y: the tile position e */
+        const int m = (int)gemm_m, n = (int)gemm_n; /* <= GEMM_MAX_DIM (wino_check) */
         if (vec)
-            wino_gemm_kernel<true><<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u,
-                                                                      d_v, d_m, l.tiles_n);
+            wino_gemm_kernel<true>
+                <<<grid, DBUF_THREADS, 0, stream>>>(m, n, g.c, gemm_a, gemm_b, d_m, l.tiles_n);
         else
-            wino_gemm_kernel<false><<<grid, DBUF_THREADS, 0, stream>>>(g.k, (int)g.tiles, g.c, d_u,
-                                                                       d_v, d_m, l.tiles_n);
+            wino_gemm_kernel<false>
+                <<<grid, DBUF_THREADS, 0, stream>>>(m, n, g.c, gemm_a, gemm_b, d_m, l.tiles_n);
         CONV_CHECK_LAUNCH("wino_gemm_kernel", msg);
     }
     if (first <= WINO_STAGE_OUTPUT && WINO_STAGE_OUTPUT <= last) {

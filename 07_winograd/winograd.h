@@ -8,6 +8,10 @@
  *                                                               step 06's 6e kernel
  *   4. output transform  y tile (k, t) = A^T M[.][k][t] A       K*T threads
  *
+ * (the NCHW layouts; in NHWC, so that neighbouring threads touch neighbouring
+ * channels, U[e] is C x K, V[e] is T x C and the GEMM is M[e] = V[e] U[e],
+ * T x K: winograd.cu)
+ *
  * e runs over the alpha x alpha positions of a tile (16 for F(2x2, 3x3), 36
  * for F(4x4, 3x3)), t over the T = N * ceil(P/m) * ceil(Q/m) output tiles of
  * the batch (n-major, then tile row, then tile column), d_ct is input tile t

@@ -15,6 +15,7 @@ typedef struct {
     long long ws_k, ws_c, ws_r, ws_s; /* w[k][c][r][s] or w[r][s][c][k] */
     long long ys_n, ys_k, ys_p, ys_q; /* y[n][k][p][q] or y[n][p][q][k] */
     int c, h, w, k, pad_h, pad_w, p, q;
+    int nhwc;            /* 1: V[e] is T x C, M[e] T x K (tile-major); 0: C x T, K x T */
     int tiles_w;         /* output tiles per tile row */
     long long tiles_img; /* output tiles per image */
     long long tiles;     /* T: output tiles of the batch */
@@ -28,7 +29,8 @@ static inline wino_geom make_geom(const conv_params *p, int m)
     g.pad_h = p->pad_h, g.pad_w = p->pad_w;
     g.p = conv_out_h(p), g.q = conv_out_w(p);
     const long long P = g.p, Q = g.q;
-    if (p->layout == CONV_LAYOUT_NHWC) {
+    g.nhwc = p->layout == CONV_LAYOUT_NHWC;
+    if (g.nhwc) {
         g.xs_n = H * W * C, g.xs_h = W * C, g.xs_w = C, g.xs_c = 1;
         g.ws_r = 3 * C * K, g.ws_s = C * K, g.ws_c = K, g.ws_k = 1;
         g.ys_n = P * Q * K, g.ys_p = Q * K, g.ys_q = K, g.ys_k = 1;
@@ -87,7 +89,8 @@ __global__ void __launch_bounds__(WINO_THREADS)
             for (int s = 0; s < 3; ++s)
                 taps[r * 3 + s] = wk[r * g.ws_r + s * g.ws_s];
         filter_2d<M>(taps, ut);
-        /* U[e] is K x C, row-major (the GEMM's A), or C x K (the fused kernel's) */
+        /* U[e] is K x C, row-major (the NCHW GEMM's A), or C x K with CK (the
+         * NHWC GEMM's B, and the fused kernel's) */
         const long long at = CK ? (long long)c * g.k + k : i;
 #pragma unroll
         for (int e = 0; e < A2; ++e)

@@ -4,15 +4,16 @@
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
-/* What a row runs: the WMMA kernel in either precision, or 8b. */
+/* What a row runs: the WMMA kernel (8a), or the mma.sync kernel in either
+ * precision (8b, 8c). */
 typedef struct {
     tc_precision precision;
-    int mma; /* 8b: mma.sync (TF32) */
+    int mma; /* 8b, 8c: mma.sync */
 } tc_variant;
 
-static const tc_variant variants[TC_ROW_COUNT] = {{TC_TF32, 0}, {TC_TF32, 1}, {TC_3XTF32, 0}};
+static const tc_variant variants[TC_ROW_COUNT] = {{TC_TF32, 0}, {TC_TF32, 1}, {TC_3XTF32, 1}};
 static const char *const names[TC_ROW_COUNT] = {"08 8a WMMA TF32", "08 8b mma.sync TF32",
-                                                "08 8c WMMA 3xTF32"};
+                                                "08 8c mma.sync 3xTF32"};
 static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
@@ -20,8 +21,8 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
 {
     const tc_variant *v = ctx;
     if (v->mma)
-        return conv2d_tc_mma(p, d_x, d_w, d_y, stream, msg);
-    return conv2d_tc_wmma(p, v->precision, d_x, d_w, d_y, stream, msg);
+        return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, stream, msg);
+    return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)

@@ -13,7 +13,7 @@ extern "C" {
 #define TC_ROW_COUNT 3
 
 /* "08 8a WMMA TF32" (key "8a"), "08 8b mma.sync TF32" (key "8b") and
- * "08 8c WMMA 3xTF32" (key "8c"), each
+ * "08 8c mma.sync 3xTF32" (key "8c"), each
  * verified within its own bound (tc_host.h); NCHW problems, and GPUs or
  * builds without TF32 tensor cores, skipped with the reason. select is
  * unused; returns how many rows were written. */

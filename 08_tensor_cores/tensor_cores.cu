@@ -1,5 +1,5 @@
-/* Step 08, 8a and 8c: 6f's implicit GEMM with its inner products on the
- * tensor cores, through WMMA (tensor_cores.h).
+/* Step 08, 8a: 6f's implicit GEMM with its inner products on the tensor
+ * cores, through WMMA (tensor_cores.h).
  *
  * The GEMM view of an NHWC convolution (as in 6f): C[m][k] = sum_j A[m][j] B[j][k],
  *   m = (n*P + p)*Q + q        the output pixel, M = N*P*Q rows,
@@ -15,10 +15,6 @@
  * float accumulators) twice. A fragment is a warp's share of a matrix tile:
  * each thread holds a few of its elements, in an order the hardware chooses;
  * load_matrix_sync, mma_sync and store_matrix_sync move them together.
- *
- * 8c, 3xTF32, splits each loaded element v into big = tf32(v) and
- * small = tf32(v - big) and accumulates big*big + big*small + small*big: three
- * mma_sync where 8a has one, for about float's accuracy (tc_host.h).
  *
  * TF32 tensor cores exist from compute capability 8.0: the kernel body is
  * compiled for __CUDA_ARCH__ >= 800 only, and the launcher refuses, before
@@ -58,7 +54,6 @@ __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom
     return x[((n * g.h + h) * g.w + w) * g.c + c];
 }
 
-template <bool THREE>
 __global__ void __launch_bounds__(TC_THREADS)
     conv2d_tc_wmma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                           float *__restrict__ y, tc_geom g)
@@ -96,40 +91,25 @@ __global__ void __launch_bounds__(TC_THREADS)
         /* excerpt: wmma k step */
 #pragma unroll
         for (int kk = 0; kk < TC_BK; kk += 8) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2],
-                a_small[2];
-            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b[2],
-                b_small[2];
+            wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b[2];
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
                 wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * TC_LDA + kk, TC_LDA);
                 wmma::load_matrix_sync(b[i], bs + kk * TC_LDB + wn + 16 * i, TC_LDB);
-                /* the loaded floats, rounded to TF32 (8c: and their remainders) */
+                /* the loaded floats, rounded to TF32 */
 #pragma unroll
-                for (int t = 0; t < a[i].num_elements; ++t) {
-                    const float v = a[i].x[t], big = wmma::__float_to_tf32(v);
-                    a[i].x[t] = big;
-                    if (THREE)
-                        a_small[i].x[t] = wmma::__float_to_tf32(v - big);
-                }
+                for (int t = 0; t < a[i].num_elements; ++t)
+                    a[i].x[t] = wmma::__float_to_tf32(a[i].x[t]);
 #pragma unroll
-                for (int t = 0; t < b[i].num_elements; ++t) {
-                    const float v = b[i].x[t], big = wmma::__float_to_tf32(v);
-                    b[i].x[t] = big;
-                    if (THREE)
-                        b_small[i].x[t] = wmma::__float_to_tf32(v - big);
-                }
+                for (int t = 0; t < b[i].num_elements; ++t)
+                    b[i].x[t] = wmma::__float_to_tf32(b[i].x[t]);
             }
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
-                for (int jj = 0; jj < 2; ++jj) {
-                    if (THREE) { /* the small terms first: they are the smaller sums */
-                        wmma::mma_sync(acc[i][jj], a_small[i], b[jj], acc[i][jj]);
-                        wmma::mma_sync(acc[i][jj], a[i], b_small[jj], acc[i][jj]);
-                    }
+                for (int jj = 0; jj < 2; ++jj)
                     wmma::mma_sync(acc[i][jj], a[i], b[jj], acc[i][jj]);
-                }
         }
         /* excerpt end: wmma k step */
         __syncthreads();
@@ -179,7 +159,7 @@ extern "C" conv_status tc_available_for(const void *kernel, const char *what, co
 
 extern "C" conv_status tc_available(conv_msg *msg)
 {
-    return tc_available_for((const void *)conv2d_tc_wmma_kernel<false>, "step 08", msg);
+    return tc_available_for((const void *)conv2d_tc_wmma_kernel, "step 08", msg);
 }
 
 extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
@@ -197,29 +177,21 @@ extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
     return CONV_OK;
 }
 
-extern "C" conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, const float *d_x,
-                                      const float *d_w, float *d_y, cudaStream_t stream,
-                                      conv_msg *msg)
+extern "C" conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w,
+                                      float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
-    if (st == CONV_OK && (unsigned)t >= TC_PRECISION_COUNT)
-        st = conv_fail(msg, CONV_ERR_INVALID, "invalid step 08 precision %d", (int)t);
     if (st == CONV_OK)
         st = tc_check(p, msg);
     if (st != CONV_OK)
         return st;
-    const void *kernel = t == TC_3XTF32 ? (const void *)conv2d_tc_wmma_kernel<true>
-                                        : (const void *)conv2d_tc_wmma_kernel<false>;
-    const char *what = t == TC_3XTF32 ? "8c 3xTF32" : "8a TF32";
+    const void *kernel = (const void *)conv2d_tc_wmma_kernel;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
-        (st = tc_available_for(kernel, what, msg)) != CONV_OK)
+        (st = tc_available_for(kernel, "8a WMMA TF32", msg)) != CONV_OK)
         return st;
     const tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
-    if (t == TC_3XTF32)
-        conv2d_tc_wmma_kernel<true><<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
-    else
-        conv2d_tc_wmma_kernel<false><<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
+    conv2d_tc_wmma_kernel<<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
     CONV_CHECK_LAUNCH("conv2d_tc_wmma_kernel", msg);
     return CONV_OK;
 }

@@ -1,9 +1,11 @@
 /* Step 08 on the GPU: 6f's implicit GEMM (NHWC) with its inner products on
- * the tensor cores, through WMMA (tensor_cores.cu):
- *   8a  TF32 inputs, float accumulation;
- *   8b  the same through mma.sync with a cp.async pipeline;
- *   8c  3xTF32: each input split into a TF32 part and a TF32 remainder, three
- *       products per term, about float's accuracy (tc_host.h).
+ * the tensor cores:
+ *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores.cu);
+ *   8b  the same through mma.sync with a cp.async pipeline
+ *       (tensor_cores_mma.cu);
+ *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
+ *       remainder, three products per term, about float's accuracy
+ *       (tc_host.h).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
  * a GPU of compute capability 8.0 or newer and code built for one; otherwise
  * CONV_ERR_UNSUPPORTED with one line, before any launch. Device pointers d_. */
@@ -31,14 +33,14 @@ conv_status tc_available(conv_msg *msg);
  * compiled as (a compute_75 build runs on any GPU, without tensor cores). */
 conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg);
 
-/* y = conv(x, w) with precision t (8a: TC_TF32, 8c: TC_3XTF32). */
-conv_status conv2d_tc_wmma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
-                           float *d_y, cudaStream_t stream, conv_msg *msg);
+/* 8a: y = conv(x, w) in TF32 through WMMA; 64 x 64 outputs per block. */
+conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                           cudaStream_t stream, conv_msg *msg);
 
-/* 8b: the same product with mma.sync.m16n8k8 (TF32) and a cp.async pipeline
- * (tensor_cores_mma.cu); 128 x 128 outputs per block. */
-conv_status conv2d_tc_mma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
-                          cudaStream_t stream, conv_msg *msg);
+/* 8b (TC_TF32) and 8c (TC_3XTF32): the same product with mma.sync.m16n8k8
+ * and a cp.async pipeline; 128 x 128 outputs per block. */
+conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
+                          float *d_y, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -137,7 +137,7 @@ static int tf32_runs_here(void)
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    conv_status st = conv2d_tc_wmma(&p, TC_TF32, d_y, d_y, d_y, 0, &msg);
+    conv_status st = conv2d_tc_wmma(&p, d_y, d_y, d_y, 0, &msg);
     if (st == CONV_OK) {
         cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
         conv_device_free(d_y);
@@ -159,7 +159,7 @@ static int tf32_runs_here(void)
 /* The GPU versions: 8a, 8b and 8c, with the precision of each. */
 enum { RUN_8A, RUN_8B, RUN_8C, RUN_COUNT };
 static const char *const run_names[RUN_COUNT] = {"8a WMMA TF32", "8b mma.sync TF32",
-                                                 "8c WMMA 3xTF32"};
+                                                 "8c mma.sync 3xTF32"};
 
 static tc_precision precision_of(int run)
 {
@@ -173,8 +173,8 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(run == RUN_8B ? conv2d_tc_mma(p, d_x, d_w, d_y, 0, &msg)
-                                 : conv2d_tc_wmma(p, precision_of(run), d_x, d_w, d_y, 0, &msg),
+    CONV_ASSERT_OK(run == RUN_8A ? conv2d_tc_wmma(p, d_x, d_w, d_y, 0, &msg)
+                                 : conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, 0, &msg),
                    msg);
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
     conv_test_assert_canary(d_y, ny, "%s output on %s", run_names[run], conv_shape_name(p));
@@ -183,13 +183,17 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     conv_device_free(d_y);
 }
 
-/* The shape table of every step in NHWC, and two larger shapes with several
- * blocks in both directions and partial edge tiles. */
+/* The shape table of every step in NHWC, two larger shapes with several
+ * blocks in both directions and partial edge tiles, and shapes with C and K
+ * multiples of 4, where 8b and 8c copy 16 bytes at a time. */
 static size_t shapes(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1); /* 2 x 1 blocks of 8b, 13 x 2 of 8a */
-    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1); /* K past one 128-wide block */
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);  /* 2 x 1 blocks of 8b, 13 x 2 of 8a */
+    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1);  /* K past one 128-wide block */
+    t[n++] = conv_shape(1, 4, 1, 1, 4, 1, 1, 0, 1, 1);      /* 16-byte copies from here */
+    t[n++] = conv_shape(2, 36, 21, 19, 132, 3, 3, 1, 1, 1); /* J = 324: a partial last step */
+    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
@@ -199,7 +203,7 @@ static size_t shapes(conv_params *t)
  * reference, or random floats within the bound of its precision. */
 static void check_versions_over_the_shapes(int ints)
 {
-    conv_params t[CONV_USUAL_SHAPES + 2];
+    conv_params t[CONV_USUAL_SHAPES + 5];
     const size_t count = shapes(t);
     for (int v = 0; v < RUN_COUNT; ++v)
         for (size_t i = 0; i < count; ++i) {
@@ -262,7 +266,7 @@ Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_tc_wmma(&p, TC_3XTF32, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
+    cr_assert_eq(conv2d_tc_mma(&p, TC_3XTF32, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
     float *h = malloc(ny * sizeof(float));
     cr_assert(h);

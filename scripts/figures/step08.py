@@ -88,14 +88,14 @@ def caption_08_wmma_tiles(k):
         load_matrix_sync requires, and consecutive rows start on different banks. At each k-step of
         {g[fk]} (kk = 0 and {g[fk]}) warp {g[warp]} loads a[0], a[1] ({g[fm]} x {g[fk]}, rows
         {g[wm]}.. of as) and b[0], b[1] ({g[fk]} x {g[fn]}, columns {g[wn]}.. of bs), dark,
-        rounds their elements to TF32 and issues {mmas} mma_sync (8c: {mmas3}). Red: A[{m}][{j}]
+        rounds their elements to TF32 and issues {mmas} mma_sync. Red: A[{m}][{j}]
         = x[{g[n]}][{g[h]}][{g[w]}][{g[c]}] ({xoff} floats into x; tap (r, s) = ({g[r]},
         {g[s]}), channel {g[c]}) in the step j0 = {g[j0]}, at as[{g[row]}][{g[jc]}], k-step
         kk = {g[kstep]}; and B[{j}][{g[k]}] at bs[{g[jc]}][{g[col]}].""",
                      g=g, M=fmt(g["M"]), J=fmt(g["J"]), gx=fmt(g["gx"]),
                      blocks=fmt(g["gx"] * g["gy"]), wn=WARPS_N, m=fmt(g["m"]), j=g["j"],
                      xoff=fmt(g["xoff"]), pa=g["LDA"] - g["BK"], pb=g["LDB"] - g["BN"],
-                     mmas=g["fr"] * g["fc"], mmas3=3 * g["fr"] * g["fc"])
+                     mmas=g["fr"] * g["fc"])
 
 
 @figure("08_wmma_tiles", note="08_tensor_cores.md",
@@ -205,9 +205,8 @@ def fig_08_wmma_tiles(k):
     notes = [f"warp {g['warp']} at k-step kk = {kk} (the steps are kk = 0, {fk}):",
              f"  load_matrix_sync: a[i] = {fm} x {fk} at as + (wm + {fm}*i)*{LDA} + kk,",
              f"                    b[jj] = {fk} x {fn} at bs + kk*{LDB} + wn + {fn}*jj",
-             "  each element rounded to TF32 (8c: and its remainder kept)",
-             f"  mma_sync acc[i][jj] += a[i] x b[jj]: {g['fr'] * g['fc']} per k-step "
-             f"(8c: {3 * g['fr'] * g['fc']})",
+             "  each element rounded to TF32",
+             f"  mma_sync acc[i][jj] += a[i] x b[jj]: {g['fr'] * g['fc']} per k-step",
              f"grey: padding, rows of {LDA} and {LDB} floats (multiples of 4)",
              f"red: A[{fmt(g['m'])}][{g['j']}] at as[{g['row']}][{g['jc']}] (step j0 = "
              f"{g['j0']}), B[{g['j']}][{g['k']}] at bs[{g['jc']}][{g['col']}]"]
@@ -359,7 +358,7 @@ def fig_08_tf32_split(k):
                  else None)
     for i, head in enumerate(["big_x", "small_x"]):
         ax3.text(-0.3, i * 4 + 1.9, head, ha="right", va="center", fontsize=8)
-    ax3.text(0, 8.3, "8a: big_x big_w only; 8c: three mma_sync", fontsize=7.5, va="top")
+    ax3.text(0, 8.3, "8a, 8b: big_x big_w only; 8c: three mma.sync", fontsize=7.5, va="top")
     return fig
 
 
@@ -394,10 +393,10 @@ def mma_geometry(k):
     WM, WN = BM // (warps // MMA_WARPS_N), BN // MMA_WARPS_N
     stage = BM * k["TC8B_LDA"] + BK * k["TC8B_LDB"]
     return {"BM": BM, "BN": BN, "BK": BK, "LDA": k["TC8B_LDA"], "LDB": k["TC8B_LDB"],
-            "stages": k["TC_STAGES"], "threads": k["TC8B_THREADS"], "warps": warps,
+            "stages": k["TC8B_STAGES"], "threads": k["TC8B_THREADS"], "warps": warps,
             "wm_n": warps // MMA_WARPS_N, "wn_n": MMA_WARPS_N, "WM": WM, "WN": WN, "fm": fm,
             "fn": fn, "fk": fk, "tm": WM // fm, "tn": WN // fn, "stage": stage,
-            "smem": k["TC_STAGES"] * stage * 4}
+            "smem": k["TC8B_STAGES"] * stage * 4}
 
 
 def banks_a(ld):
@@ -454,7 +453,7 @@ def caption_08_mma_fragments(k):
 @figure("08_mma_fragments", note="08_tensor_cores.md",
         section="8b: mma.sync and a cp.async pipeline",
         uses=["TC8B_BM", "TC8B_BN", "TC8B_BK", "TC8B_THREADS", "TC8B_LDA", "TC8B_LDB",
-              "TC_STAGES"], caption=caption_08_mma_fragments)
+              "TC8B_STAGES"], caption=caption_08_mma_fragments)
 def fig_08_mma_fragments(k):
     """8b's mma.m16n8k8 fragments: which lane holds which element; the banks of its loads."""
     from .draw import lane_color
