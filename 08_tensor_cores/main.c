@@ -1,7 +1,8 @@
 /* 08_tensor_cores: one NHWC convolution (the common problem flags; default:
  * CUTLASS's reference problem in NHWC) by 6f's implicit GEMM on the tensor
- * cores through WMMA, in TF32 (8a) and 3xTF32 (8c), beside cuDNN in FP32 and
- * with TF32 allowed, and 6f, in the same run. The program body, the common flags and the exit
+ * cores: TF32 through WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d),
+ * 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed, and 6f, in the
+ * same run. The program body, the common flags and the exit
  * status are those of every program (common/conv_program.h). */
 #include <string.h>
 
@@ -33,9 +34,9 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|all",
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|all",
          "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with a "
-         "cp.async pipeline, 8c: 3xTF32 through WMMA)",
+         "cp.async pipeline, 8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, Hopper only)",
          "all", 0, 0},
     };
     /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
@@ -55,14 +56,15 @@ int main(int argc, char **argv)
                                         .layout = CONV_LAYOUT_NHWC};
     static const conv_program prog = {
         .cli = {.program = "08_tensor_cores",
-                .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores through WMMA: "
-                           "TF32 (8a) and 3xTF32 (8c, about FP32's accuracy); against cuDNN "
-                           "(FP32) and 6f. Needs compute capability 8.0 or newer.",
+                .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "
+                           "WMMA (8a), mma.sync (8b) and wgmma (8d, compute capability 9.0), "
+                           "3xTF32 through mma.sync (8c, FP32's accuracy); against cuDNN (FP32 "
+                           "and TF32) and 6f. Needs compute capability 8.0 or newer.",
                 CONV_FLAGS(flags),
                 .default_problem = &cutlass,
                 .default_about = "CUTLASS's reference problem in NHWC, N=8 C=K=128 224x224 3x3 "
                                  "same"},
-        .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA",
+        .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06", "cuDNN TF32"},
         .rows = rows,

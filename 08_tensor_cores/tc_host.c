@@ -10,7 +10,7 @@
 
 const char *tc_precision_name(tc_precision t)
 {
-    return t == TC_3XTF32 ? "3xTF32" : "TF32";
+    return t == TC_3XTF32 ? "3xTF32" : t == TC_TF32_XTRUNC ? "TF32, x truncated" : "TF32";
 }
 
 /* excerpt: tf32 round */
@@ -26,6 +26,17 @@ float tc_tf32_round(float x)
 }
 /* excerpt end: tf32 round */
 
+float tc_tf32_truncate(float x)
+{
+    if (!isfinite(x))
+        return x;
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    bits &= 0xffffe000u;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
 /* gamma'_n = n * 2u / (1 - n * 2u): float additions that may truncate. */
 static double gamma_truncating(size_t n)
 {
@@ -35,10 +46,14 @@ static double gamma_truncating(size_t n)
 
 double tc_bound_factor(tc_precision t, size_t n)
 {
-    if (t != TC_3XTF32)
-        return conv_tf32_bound_factor(n); /* conv_verify.h: the same bound */
     const double ut = ldexp(1.0, -11), g = conv_gamma(n);
-    const double c = 3.01 * ut * ut + gamma_truncating(3 * n) * (1 + ut) * (1 + ut) * (1 + 2 * ut);
+    double c;
+    if (t == TC_3XTF32)
+        c = 3.01 * ut * ut + gamma_truncating(3 * n) * (1 + ut) * (1 + ut) * (1 + 2 * ut);
+    else if (t == TC_TF32_XTRUNC)
+        c = (1 + 2 * ut) * (1 + ut) - 1 + gamma_truncating(n) * (1 + 2 * ut) * (1 + ut);
+    else
+        return conv_tf32_bound_factor(n); /* conv_verify.h: the same bound */
     return c / g > 1.0 ? c / g : 1.0;
 }
 

@@ -4,31 +4,40 @@
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
-/* What a row runs: the WMMA kernel (8a), or the mma.sync kernel in either
- * precision (8b, 8c). */
+/* What a row runs: the WMMA kernel (8a), the mma.sync kernel in either
+ * precision (8b, 8c), or the wgmma kernel (8d). */
+enum { TC_WMMA, TC_MMA, TC_WGMMA };
 typedef struct {
     tc_precision precision;
-    int mma; /* 8b, 8c: mma.sync */
+    int kernel; /* TC_WMMA, TC_MMA or TC_WGMMA */
 } tc_variant;
 
-static const tc_variant variants[TC_ROW_COUNT] = {{TC_TF32, 0}, {TC_TF32, 1}, {TC_3XTF32, 1}};
+static const tc_variant variants[TC_ROW_COUNT] = {
+    {TC_TF32, TC_WMMA}, {TC_TF32, TC_MMA}, {TC_3XTF32, TC_MMA}, {TC_TF32_XTRUNC, TC_WGMMA}};
 static const char *const names[TC_ROW_COUNT] = {"08 8a WMMA TF32", "08 8b mma.sync TF32",
-                                                "08 8c mma.sync 3xTF32"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c"};
+                                                "08 8c mma.sync 3xTF32", "08 8d wgmma TF32"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c", "8d"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const tc_variant *v = ctx;
-    if (v->mma)
+    if (v->kernel == TC_WGMMA)
+        return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
+    if (v->kernel == TC_MMA)
         return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
+/* The problem, and for 8d the GPU and the build (Hopper, sm_90a code): a
+ * row that cannot run here is skipped with the reason. */
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
-    (void)ctx;
-    return tc_check(p, msg);
+    const tc_variant *v = ctx;
+    conv_status st = tc_check(p, msg);
+    if (st == CONV_OK && v->kernel == TC_WGMMA)
+        st = tc_wgmma_available(msg);
+    return st;
 }
 
 /* Within the bound of its precision: a factor of the dot product's. */
@@ -92,7 +101,7 @@ static void cublas_tf32_teardown(void *ctx)
     cublas_tf32 = NULL;
 }
 
-static const tc_variant cublas_variant = {TC_TF32, 0};
+static const tc_variant cublas_variant = {TC_TF32, TC_WMMA}; /* for its bound */
 
 int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {

@@ -4,11 +4,13 @@
  *   8b  the same through mma.sync with a cp.async pipeline
  *       (tensor_cores_mma.cu);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
- *       remainder, three products per term, about float's accuracy
- *       (tc_host.h).
+ *       remainder, three products per term, float's accuracy (tc_host.h);
+ *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
+ *       one operand read from shared memory (tensor_cores_wgmma.cu).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
- * a GPU of compute capability 8.0 or newer and code built for one; otherwise
- * CONV_ERR_UNSUPPORTED with one line, before any launch. Device pointers d_. */
+ * a GPU of compute capability 8.0 or newer and code built for one (8d: 9.0
+ * and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
+ * before any launch. Device pointers d_. */
 #ifndef TENSOR_CORES_H
 #define TENSOR_CORES_H
 
@@ -41,6 +43,17 @@ conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *
  * and a cp.async pipeline; 128 x 128 outputs per block. */
 conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
                           float *d_y, cudaStream_t stream, conv_msg *msg);
+
+/* CONV_OK when 8d runs here: a GPU of compute capability 9.0, a build with
+ * sm_90a code, and the shared memory 8d needs (201 KB per block); else
+ * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
+conv_status tc_wgmma_available(conv_msg *msg);
+
+/* 8d: the same product with wgmma.mma_async (TC_TF32_XTRUNC: the weights
+ * rounded to TF32, x truncated by the tensor cores); 128 output channels x
+ * 256 pixels per block. */
+conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                            cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

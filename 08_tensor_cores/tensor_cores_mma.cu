@@ -11,19 +11,21 @@
  *   A: a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
  *   B: b0 = B[t][g], b1 = B[t+4][g]
  *   C: c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]
- * so each thread loads exactly its elements from shared memory, laid out
- * (padded rows) so that those loads hit 32 different banks, and stores its
- * results straight to global memory.
+ * so each thread loads exactly its elements from shared memory (A's four
+ * with one ldmatrix), laid out (padded rows) so that those loads hit 32
+ * different banks, and stores its results straight to global memory.
  *
  * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs with 8 warps (2 along
  * m, 4 along n); a warp owns 64 x 32: 4 x 4 tiles of 16 x 8, 64 accumulators
  * per thread. Per step of TC8B_BK = 16 along j it issues 2 x 16 mma.sync
  * (3xTF32: 2 x 48). The copies run STAGES - 1 steps ahead: while the tensor
  * cores work on one stage, cp.async fills the next ones (zero-filled past the
- * edges). Where C and K are multiples of 4 (VEC), each copy moves 4 floats
- * (16 bytes) instead of one: four times fewer copies and address
- * computations. Three stages take 55.5 KB of shared memory; where the device
- * (or CONV_SMEM_LIMIT_KB) allows less, the same kernel runs with two stages,
+ * edges). They move chunks of 4 consecutive j of an A row (4 consecutive k of
+ * a B row), neighbouring threads taking neighbouring chunks, so that a warp's
+ * copies cover whole 32-byte sectors of global memory; where C and K are
+ * multiples of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes.
+ * Three stages take 55.5 KB of shared memory; where the device (or
+ * CONV_SMEM_LIMIT_KB) allows less, the same kernel runs with two stages,
  * 37 KB: plain double buffering, the copy of one step under the math of the
  * previous one. */
 #include "tensor_cores.h"
@@ -42,6 +44,15 @@
 #define TC8B_LDA     (TC8B_BK + 4) /* A rows of a stage: g*20 + t covers 32 banks */
 #define TC8B_LDB     (TC8B_BN + 8) /* B rows: t*136 + g covers 32 banks */
 #define TC8B_STAGE   (TC8B_BM * TC8B_LDA + TC8B_BK * TC8B_LDB) /* floats per stage */
+/* The copies: chunks of 4 floats; a thread takes one chunk column of A and of
+ * B and TC8B_ROWS rows of each, TC8B_ASTEP (TC8B_BSTEP) rows apart. */
+#define TC8B_ACHUNKS (TC8B_BK / 4)                 /* 4 chunks per A row */
+#define TC8B_BCHUNKS (TC8B_BN / 4)                 /* 32 per B row */
+#define TC8B_ASTEP   (TC8B_THREADS / TC8B_ACHUNKS) /* 64 */
+#define TC8B_BSTEP   (TC8B_THREADS / TC8B_BCHUNKS) /* 8 */
+#define TC8B_ROWS    2                             /* = BM / ASTEP = BK / BSTEP */
+static_assert(TC8B_ROWS * TC8B_ASTEP == TC8B_BM && TC8B_ROWS * TC8B_BSTEP == TC8B_BK,
+              "each thread copies TC8B_ROWS rows of A and of B");
 
 #if __CUDA_ARCH__ >= 800
 /* A cp.async of BYTES (4 or 16); where ok is false it copies 0 source bytes,
@@ -55,19 +66,28 @@ __device__ __forceinline__ void cp_async_zfill(float *smem, const float *gmem, b
                  : "memory");
 }
 
+/* v rounded to TF32, to nearest. sm_90 has one instruction for it (ties to
+ * even); before, the ties-away form is the one PTX offers, a few integer
+ * instructions. Both are off by at most half of TF32's last bit. */
 __device__ __forceinline__ unsigned to_tf32(float v)
 {
     unsigned r;
+#if __CUDA_ARCH__ >= 900
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+#else
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+#endif
     return r;
 }
 
-/* v as a TF32 operand; with THREE also its remainder v - big, in TF32. */
-template <bool THREE> __device__ __forceinline__ void split(float v, unsigned &big, unsigned &small)
+/* v (raw float bits) as a TF32 operand; with THREE also its remainder
+ * v - big, in TF32. */
+template <bool THREE>
+__device__ __forceinline__ void split(unsigned v, unsigned &big, unsigned &small)
 {
-    big = to_tf32(v);
+    big = to_tf32(__uint_as_float(v));
     if (THREE)
-        small = to_tf32(v - __uint_as_float(big));
+        small = to_tf32(__uint_as_float(v) - __uint_as_float(big));
 }
 
 /* excerpt: mma m16n8k8 */
@@ -81,50 +101,95 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
 }
 /* excerpt end: mma m16n8k8 */
 
-/* The loads of one stage: A (128 x 16) and B (16 x 128), each thread 8
- * consecutive elements of each, V = 4 (VEC) or 1 at a time. The A row of this
- * thread is fixed: (n, h0, w0) computed once by the caller; along j it steps
- * (c, s, r) by additions. With VEC, C % 4 == 0, so 4 consecutive j from a
- * multiple of 4 are 4 channels of one tap: contiguous in x. */
+/* excerpt: ldmatrix */
+/* The four registers of one 16 x 8 A tile (rows from `rows`, columns from
+ * `col`, in a stage with rows of TC8B_LDA floats) in one instruction.
+ * ldmatrix reads four 8 x 8 matrices of 16-bit elements, that is 8 rows of 4
+ * floats, lanes 8i .. 8i + 7 giving the row addresses of matrix i, and
+ * hands lane 4g + t the 32-bit word t of row g of each: matrix 0 = rows
+ * 0-7, columns 0-3 gives a0 = A[g][t]; matrix 1 = rows 8-15 gives a1; 2 and
+ * 3, columns 4-7, give a2 and a3. Exactly mma's A fragment. */
+__device__ __forceinline__ void ldmatrix_a(unsigned a[4], const float *rows, int col, int lane)
+{
+    const float *p = rows + ((lane & 7) + 8 * ((lane >> 3) & 1)) * TC8B_LDA + col + 4 * (lane >> 4);
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(addr));
+}
+/* excerpt end: ldmatrix */
+
+/* This thread's rows of A, decoded once: where each starts in x, its
+ * (h0, w0), and whether it is an output at all. */
+typedef struct {
+    const float *img[TC8B_ROWS];
+    int h0[TC8B_ROWS], w0[TC8B_ROWS];
+    bool ok[TC8B_ROWS];
+} tc_rows_of_a;
+
+/* One stage: A (128 x 16) and B (16 x 128) in chunks of 4 floats. The
+ * thread's A chunk is j = j0 + 4 cc .. + 3 of rows ar and ar + 64; its
+ * (c, s, r) arrives in (c, s, r) and leaves advanced by TC8B_BK, by
+ * additions (as in 6f). With VEC, C % 4 == 0, so the chunk is 4 channels of
+ * one tap: contiguous in x. Its B chunk is k = k0 + 4 cb .. + 3 of rows
+ * j0 + br and j0 + br + 8: contiguous in w. */
 template <bool VEC>
 __device__ __forceinline__ void load_stage(float *stage, const float *__restrict__ x,
                                            const float *__restrict__ wt, const tc_geom &g, int j0,
-                                           int k0, int tid, bool row_ok, const float *x_img, int h0,
-                                           int w0)
+                                           int k0, int tid, const tc_rows_of_a &rows, int &c,
+                                           int &s, int &r)
 {
-    constexpr int V = VEC ? 4 : 1;
+    constexpr int E = VEC ? 1 : 4; /* copies per chunk */
     float *as = stage, *bs = stage + TC8B_BM * TC8B_LDA;
-    /* A: row tid / 2, columns (tid % 2) * 8 .. + 7 */
-    const int arow = tid >> 1, acol = (tid & 1) * 8;
-    int j = j0 + acol;
-    int c = j % g.c, rs = j / g.c, s = rs % g.s, r = rs / g.s;
+    const int cc = tid % TC8B_ACHUNKS, ar = tid / TC8B_ACHUNKS;
+    /* (c, s, r) of each element of the chunk (VEC: of its first) */
+    int ce[E], se[E], re[E];
+    ce[0] = c, se[0] = s, re[0] = r;
 #pragma unroll
-    for (int e = 0; e < 8; e += V, j += V) {
-        const int h = h0 + r * g.dil_h, w = w0 + s * g.dil_w;
-        const bool ok = row_ok && j < g.j && h >= 0 && h < g.h && w >= 0 && w < g.w;
-        cp_async_zfill<4 * V>(as + arow * TC8B_LDA + acol + e,
-                              ok ? x_img + ((long long)h * g.w + w) * g.c + c : x, ok);
-        if ((c += V) == g.c) { /* the next tap */
-            c = 0;
-            if (++s == g.s)
-                s = 0, ++r;
+    for (int e = 1; e < E; ++e) {
+        ce[e] = ce[e - 1] + 1, se[e] = se[e - 1], re[e] = re[e - 1];
+        if (ce[e] == g.c) { /* the next tap */
+            ce[e] = 0;
+            if (++se[e] == g.s)
+                se[e] = 0, ++re[e];
         }
     }
-    /* B: row tid / 16, columns (tid % 16) * 8 .. + 7: contiguous in w */
-    const int brow = tid >> 4, bcol = (tid & 15) * 8;
-    const int jb = j0 + brow;
+    for (c += TC8B_BK; c >= g.c;) { /* the chunk of the next stage */
+        c -= g.c;
+        if (++s == g.s)
+            s = 0, ++r;
+    }
+    const int j = j0 + 4 * cc;
 #pragma unroll
-    for (int e = 0; e < 8; e += V) {
-        const int k = k0 + bcol + e;
-        const bool ok = jb < g.j && k < g.k;
-        cp_async_zfill<4 * V>(bs + brow * TC8B_LDB + bcol + e,
-                              ok ? wt + (long long)jb * g.k + k : wt, ok);
+    for (int i = 0; i < TC8B_ROWS; ++i) {
+        float *dst = as + (ar + i * TC8B_ASTEP) * TC8B_LDA + 4 * cc;
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const int h = rows.h0[i] + re[e] * g.dil_h, w = rows.w0[i] + se[e] * g.dil_w;
+            const bool ok = rows.ok[i] && j + e < g.j && h >= 0 && h < g.h && w >= 0 && w < g.w;
+            const float *src = ok ? rows.img[i] + ((long long)h * g.w + w) * g.c + ce[e] : x;
+            cp_async_zfill<16 / E>(dst + e, src, ok);
+        }
+    }
+    const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS;
+#pragma unroll
+    for (int i = 0; i < TC8B_ROWS; ++i) {
+        const int jb = j0 + br + i * TC8B_BSTEP;
+        float *dst = bs + (br + i * TC8B_BSTEP) * TC8B_LDB + 4 * cb;
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const int k = k0 + 4 * cb + e;
+            const bool ok = jb < g.j && k < g.k;
+            cp_async_zfill<16 / E>(dst + e, ok ? wt + (long long)jb * g.k + k : wt, ok);
+        }
     }
 }
 #endif
 
+/* 8b: two blocks of 256 threads per SM (at most 128 registers each); 8c
+ * needs more registers for its split operands and correction sums. */
 template <int STAGES, bool VEC, bool THREE>
-__global__ void __launch_bounds__(TC8B_THREADS)
+__global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                          float *__restrict__ y, tc_geom g)
 {
@@ -137,13 +202,21 @@ __global__ void __launch_bounds__(TC8B_THREADS)
     const long long m0 = (long long)blockIdx.x * TC8B_BM;
     const int k0 = blockIdx.y * TC8B_BN;
 
-    /* this thread's A row, once */
-    const long long m = m0 + (tid >> 1);
-    const bool row_ok = m < g.m;
-    const long long pq = (long long)g.p * g.q, mm = row_ok ? m : 0;
-    const int rem = (int)(mm % pq);
-    const float *x_img = x + (mm / pq) * g.h * (long long)g.w * g.c;
-    const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
+    /* this thread's A rows, once; (c, s, r) of its first chunk */
+    tc_rows_of_a rows;
+    const long long pq = (long long)g.p * g.q;
+#pragma unroll
+    for (int i = 0; i < TC8B_ROWS; ++i) {
+        const long long m = m0 + tid / TC8B_ACHUNKS + i * TC8B_ASTEP;
+        rows.ok[i] = m < g.m;
+        const long long mm = rows.ok[i] ? m : 0;
+        const int rem = (int)(mm % pq);
+        rows.img[i] = x + (mm / pq) * g.h * (long long)g.w * g.c;
+        rows.h0[i] = (rem / g.q) * g.stride_h - g.pad_h;
+        rows.w0[i] = (rem % g.q) * g.stride_w - g.pad_w;
+    }
+    const int j_first = 4 * (tid % TC8B_ACHUNKS);
+    int c = j_first % g.c, s = (j_first / g.c) % g.s, r = j_first / g.c / g.s;
 
     float acc[4][4][4];
 #pragma unroll
@@ -159,8 +232,7 @@ __global__ void __launch_bounds__(TC8B_THREADS)
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         if (st < steps)
-            load_stage<VEC>(smem + st * TC8B_STAGE, x, wt, g, st * TC8B_BK, k0, tid, row_ok, x_img,
-                            h0, w0);
+            load_stage<VEC>(smem + st * TC8B_STAGE, x, wt, g, st * TC8B_BK, k0, tid, rows, c, s, r);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     /* excerpt: mma pipeline */
@@ -172,7 +244,7 @@ __global__ void __launch_bounds__(TC8B_THREADS)
         const int next = step + STAGES - 1;
         if (next < steps)
             load_stage<VEC>(smem + (next % STAGES) * TC8B_STAGE, x, wt, g, next * TC8B_BK, k0, tid,
-                            row_ok, x_img, h0, w0);
+                            rows, c, s, r);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         /* excerpt end: mma pipeline */
 
@@ -183,33 +255,45 @@ __global__ void __launch_bounds__(TC8B_THREADS)
             unsigned a[4][4], b[4][2], a_small[4][4], b_small[4][2]; /* small: 8c only */
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const float *ap = as + (wm + 16 * i + gq) * TC8B_LDA + kk + tq;
-                split<THREE>(ap[0], a[i][0], a_small[i][0]);
-                split<THREE>(ap[8 * TC8B_LDA], a[i][1], a_small[i][1]);
-                split<THREE>(ap[4], a[i][2], a_small[i][2]);
-                split<THREE>(ap[8 * TC8B_LDA + 4], a[i][3], a_small[i][3]);
+                unsigned raw[4];
+                ldmatrix_a(raw, as + (wm + 16 * i) * TC8B_LDA, kk, lane);
+#pragma unroll
+                for (int v = 0; v < 4; ++v)
+                    split<THREE>(raw[v], a[i][v], a_small[i][v]);
             }
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {
                 const float *bp = bs + (kk + tq) * TC8B_LDB + wn + 8 * jj + gq;
-                split<THREE>(bp[0], b[jj][0], b_small[jj][0]);
-                split<THREE>(bp[4 * TC8B_LDB], b[jj][1], b_small[jj][1]);
+                split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
+                split<THREE>(__float_as_uint(bp[4 * TC8B_LDB]), b[jj][1], b_small[jj][1]);
             }
+            /* excerpt: three products */
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int jj = 0; jj < 4; ++jj) {
-                    if (THREE) { /* the small terms first: they are the smaller sums */
-                        mma_m16n8k8_tf32(acc[i][jj], a_small[i], b[jj]);
-                        mma_m16n8k8_tf32(acc[i][jj], a[i], b_small[jj]);
+                    if (!THREE) {
+                        mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
+                        continue;
                     }
-                    mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
+                    /* 8c: this k-step's three products on a fresh sum, the
+                     * small terms first, then one float addition per
+                     * element, rounded to nearest */
+                    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    mma_m16n8k8_tf32(t, a_small[i], b[jj]);
+                    mma_m16n8k8_tf32(t, a[i], b_small[jj]);
+                    mma_m16n8k8_tf32(t, a[i], b[jj]);
+#pragma unroll
+                    for (int v = 0; v < 4; ++v)
+                        acc[i][jj][v] += t[v];
                 }
+            /* excerpt end: three products */
         }
     }
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
-    /* c0, c1 at row g, columns 2t and 2t + 1; c2, c3 at row g + 8 */
+    /* c0, c1 at row g, columns 2t and 2t + 1; c2, c3 at row g + 8. With VEC,
+     * K is even and so is col: the two go as one 8-byte store. */
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -220,10 +304,13 @@ __global__ void __launch_bounds__(TC8B_THREADS)
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {
                 const int col = k0 + wn + 8 * jj + 2 * tq;
-                if (col < g.k)
-                    y[row * g.k + col] = acc[i][jj][2 * half];
-                if (col + 1 < g.k)
-                    y[row * g.k + col + 1] = acc[i][jj][2 * half + 1];
+                float *out = y + row * g.k + col;
+                if (VEC && col < g.k)
+                    *(float2 *)out = make_float2(acc[i][jj][2 * half], acc[i][jj][2 * half + 1]);
+                if (!VEC && col < g.k)
+                    out[0] = acc[i][jj][2 * half];
+                if (!VEC && col + 1 < g.k)
+                    out[1] = acc[i][jj][2 * half + 1];
             }
         }
 #endif
@@ -250,14 +337,16 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
                                      conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
-    if (st == CONV_OK && (unsigned)t >= TC_PRECISION_COUNT)
-        st = conv_fail(msg, CONV_ERR_INVALID, "invalid step 08 precision %d", (int)t);
+    if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32)
+        st = conv_fail(msg, CONV_ERR_INVALID, "8b and 8c run TF32 or 3xTF32, not precision %d",
+                       (int)t);
     if (st == CONV_OK)
         st = tc_check(p, msg);
     if (st != CONV_OK)
         return st;
     const bool three = t == TC_3XTF32;
-    const bool vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0;
+    const bool vec = p->c % 4 == 0 && p->k % 4 == 0 &&
+                     ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
     /* TC8B_STAGES stages where they fit, else two; neither: skipped with the reason */
     int stages = TC8B_STAGES;
     conv_msg why = {{0}};

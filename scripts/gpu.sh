@@ -7,7 +7,7 @@
 #   scripts/gpu.sh sweep [COUNT] [SEED]  the randomized shape sweep (default 200 shapes)
 #   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON
 #   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
-#                                        (02 03 04 05 06 all), as CSV files
+#                                        (02 to 08, or all), as CSV files
 #   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
 #   scripts/gpu.sh tune                  step 06's tuning harness (6e/6f tile shapes)
 #
@@ -73,6 +73,14 @@ results() {
       echo "06_lab_nhwc.csv 06_im2col_gemm --layout nhwc $lab"
       echo "06_lab_nchw.csv 06_im2col_gemm --layout nchw $lab"
       echo "06_cutlass_nhwc.csv 06_im2col_gemm --layout nhwc $cutlass" ;;
+  07) echo "07_hpc101_nchw.csv 07_winograd --layout nchw $lab"
+      echo "07_hpc101_nhwc.csv 07_winograd --layout nhwc $lab"
+      echo "07_cutlass_nchw.csv 07_winograd --layout nchw $cutlass"
+      echo "07_cutlass_nhwc.csv 07_winograd --layout nhwc $cutlass" ;;
+  08) echo "08_hpc101_nhwc.csv 08_tensor_cores --layout nhwc $lab"
+      echo "08_cutlass_nhwc.csv 08_tensor_cores --layout nhwc $cutlass"
+      echo "08_gemm_4096.csv 08_gemm"
+      echo "08_gemm_lab.csv 08_gemm --m 1280000 --n 128 --k 1152" ;;
   esac
 }
 
@@ -104,8 +112,8 @@ while [ $# -gt 0 ]; do
       --json "$RESULTS/conv_bench_all.json" | tee "$LOGS/bench.log" || status=1 ;;
   results)
     steps=()
-    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-6]|all)$ ]]; do steps+=("$1"); shift; done
-    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06)
+    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-8]|all)$ ]]; do steps+=("$1"); shift; done
+    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06 07 08)
     for step in "${steps[@]}"; do
       while read -r csv program args; do
         say "$program $args"

@@ -175,6 +175,17 @@ float *conv_test_device_output(size_t count, const char *what)
     return d;
 }
 
+void conv_test_assert_untouched(const float *d, size_t count)
+{
+    float *h = malloc(count * sizeof(float));
+    cr_assert(h);
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_download(h, d, count, &msg), msg);
+    for (size_t i = 0; i < count; ++i)
+        cr_assert(isnan(h[i]), "y[%zu] was written", i);
+    free(h);
+}
+
 void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)
 {
     char what[CONV_MSG_LEN];

@@ -77,6 +77,10 @@ conv_gpu_problem conv_test_device_problem(conv_params p, uint64_t seed);
 float *conv_test_device_copy(const float *h, size_t count, const char *what);
 float *conv_test_device_output(size_t count, const char *what);
 
+/* Asserts that every one of the count floats at d still holds the NaN poison
+ * of conv_test_device_output: a refused call wrote nothing. */
+void conv_test_assert_untouched(const float *d, size_t count);
+
 /* Asserts that the canary after d[count] is intact (conv_device_canary_check):
  * nothing wrote past the buffer. The format names what ran, for the message. */
 void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)

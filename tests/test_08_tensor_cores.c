@@ -1,7 +1,8 @@
 /* Step 08: TF32 rounding and the error bounds on the host; on the GPU, 8a
- * to 8c exact on small integers (which TF32 holds exactly) and within their
+ * to 8d exact on small integers (which TF32 holds exactly) and within their
  * own bounds on random floats over the shape table, or, on a GPU or a build
- * without TF32 tensor cores, refused with the reason before any launch. */
+ * without TF32 tensor cores (8d: without wgmma), refused with the reason
+ * before any launch. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,15 +46,34 @@ Test(cpu_tf32, rounds_to_ten_mantissa_bits_to_nearest_ties_away)
     }
 }
 
+Test(cpu_tf32, truncates_to_ten_mantissa_bits)
+{
+    const float one = 1.0f, ulp = ldexpf(1.0f, -10);
+    cr_assert_eq(tc_tf32_truncate(one + 3 * ulp / 4), one, "truncation, not rounding");
+    cr_assert_eq(tc_tf32_truncate(-(one + 3 * ulp / 4)), -one, "toward zero");
+    cr_assert(isnan(tc_tf32_truncate(NAN)));
+    cr_assert_eq(tc_tf32_truncate(-INFINITY), -INFINITY);
+    float v[4096];
+    conv_fill_uniform(v, 4096, 4, -1000.0f, 1000.0f);
+    for (int i = 0; i < 4096; ++i) {
+        const float r = tc_tf32_truncate(v[i]);
+        cr_assert_eq(bits_of(r) & 0x1fffu, 0u, "%.9g kept bits below TF32's", r);
+        cr_assert_leq(fabsf(r), fabsf(v[i]), "%.9g -> %.9g", v[i], r);
+        cr_assert_lt(fabs((double)r - v[i]), ldexp(fabs(v[i]), -10), "%.9g -> %.9g", v[i], r);
+    }
+}
+
 /* The arithmetic of each precision on the host, in double: inputs rounded
- * (8a) or split (8c) as the kernel does, products and sums exact. Only the
- * accumulation's own rounding is left out, so the measured error is the
- * rounding of the inputs: what the bound adds to float's. */
+ * (8a), split (8c) or x truncated (8d) as the kernel does, products and sums
+ * exact. Only the accumulation's own rounding is left out, so the measured
+ * error is the rounding of the inputs: what the bound adds to float's. */
 static double model_term(tc_precision t, float x, float w)
 {
     const float xb = tc_tf32_round(x), wb = tc_tf32_round(w);
     if (t == TC_TF32)
         return (double)xb * wb;
+    if (t == TC_TF32_XTRUNC)
+        return (double)tc_tf32_truncate(x) * wb;
     const float xs = tc_tf32_round(x - xb), ws = tc_tf32_round(w - wb);
     return (double)xb * wb + (double)xb * ws + (double)xs * wb;
 }
@@ -110,6 +130,7 @@ Test(cpu_tf32, three_tf32_is_near_fp32_and_tf32_is_not)
      * n = 1152 (C = 128, 3x3); 3xTF32 within a small factor of float's */
     const size_t n = 128 * 9;
     cr_assert_gt(tc_bound_factor(TC_TF32, n), 10.0);
+    cr_assert_gt(tc_bound_factor(TC_TF32_XTRUNC, n), tc_bound_factor(TC_TF32, n));
     cr_assert_lt(tc_bound_factor(TC_3XTF32, n), 8.0);
 }
 
@@ -126,44 +147,64 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
 
 /* ---- GPU ----------------------------------------------------------------- */
 
-/* Whether this GPU and this build run TF32 on tensor cores. When they do
- * not, the launcher must say so in one line before any launch (asserted
- * here: the output keeps its NaN poison), and the caller has nothing more
- * to check. */
-static int tf32_runs_here(void)
+/* A launcher of the step's kernels that takes no precision (8a, 8d). */
+typedef conv_status (*tc_launcher)(const conv_params *p, const float *d_x, const float *d_w,
+                                   float *d_y, cudaStream_t stream, conv_msg *msg);
+
+/* Whether `launch` runs on this GPU and this build. When it does not, it
+ * must say so in one line naming `needle` before any launch (asserted here:
+ * the output keeps its NaN poison), and the caller has nothing more to
+ * check. */
+static int runs_here(tc_launcher launch, const char *needle)
 {
     conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    conv_status st = conv2d_tc_wmma(&p, d_y, d_y, d_y, 0, &msg);
-    if (st == CONV_OK) {
+    conv_status st = launch(&p, d_y, d_y, d_y, 0, &msg);
+    if (st == CONV_OK)
         cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
-        conv_device_free(d_y);
-        return 1;
+    else {
+        cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+        CONV_ASSERT_ONE_LINE(msg.text, needle);
+        conv_test_assert_untouched(d_y, ny);
+        cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
     }
-    cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
-    CONV_ASSERT_ONE_LINE(msg.text, "TF32 tensor");
-    float *h = malloc(ny * sizeof(float));
-    cr_assert(h);
-    CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
-    for (size_t i = 0; i < ny; ++i)
-        cr_assert(isnan(h[i]), "y[%zu] was written", i);
-    free(h);
     conv_device_free(d_y);
-    cr_log_info("no TF32 tensor cores here; the refusal was checked instead");
-    return 0;
+    return st == CONV_OK;
 }
 
-/* The GPU versions: 8a, 8b and 8c, with the precision of each. */
-enum { RUN_8A, RUN_8B, RUN_8C, RUN_COUNT };
+/* TF32 on tensor cores (8a to 8c), and 8d: compute capability 9.0, sm_90a
+ * code and its shared memory. */
+static int tf32_runs_here(void)
+{
+    return runs_here(conv2d_tc_wmma, "TF32 tensor");
+}
+
+static int wgmma_runs_here(void)
+{
+    return runs_here(conv2d_tc_wgmma, "wgmma");
+}
+
+/* The GPU versions: 8a to 8d, with the precision of each. */
+enum { RUN_8A, RUN_8B, RUN_8C, RUN_8D, RUN_COUNT };
 static const char *const run_names[RUN_COUNT] = {"8a WMMA TF32", "8b mma.sync TF32",
-                                                 "8c mma.sync 3xTF32"};
+                                                 "8c mma.sync 3xTF32", "8d wgmma TF32"};
 
 static tc_precision precision_of(int run)
 {
-    return run == RUN_8C ? TC_3XTF32 : TC_TF32;
+    return run == RUN_8C ? TC_3XTF32 : run == RUN_8D ? TC_TF32_XTRUNC : TC_TF32;
+}
+
+static conv_status run_version(const conv_params *p, int run, const float *d_x, const float *d_w,
+                               float *d_y, conv_msg *msg)
+{
+    if (run == RUN_8A)
+        return conv2d_tc_wmma(p, d_x, d_w, d_y, 0, msg);
+    if (run == RUN_8D)
+        return conv2d_tc_wgmma(p, d_x, d_w, d_y, 0, msg);
+    return conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, 0, msg);
 }
 
 static void run_gpu(const conv_params *p, int run, const float *h_x, const float *h_w, float *h_y)
@@ -173,9 +214,7 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(run == RUN_8A ? conv2d_tc_wmma(p, d_x, d_w, d_y, 0, &msg)
-                                 : conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, 0, &msg),
-                   msg);
+    CONV_ASSERT_OK(run_version(p, run, d_x, d_w, d_y, &msg), msg);
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
     conv_test_assert_canary(d_y, ny, "%s output on %s", run_names[run], conv_shape_name(p));
     conv_device_free(d_x);
@@ -194,18 +233,21 @@ static size_t shapes(conv_params *t)
     t[n++] = conv_shape(1, 4, 1, 1, 4, 1, 1, 0, 1, 1);      /* 16-byte copies from here */
     t[n++] = conv_shape(2, 36, 21, 19, 132, 3, 3, 1, 1, 1); /* J = 324: a partial last step */
     t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
+    t[n++] = conv_shape(1, 16, 40, 40, 256, 3, 3, 1, 1, 1); /* 7 x 2 blocks of 8d */
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
 }
 
 /* Every version on every shape: small integers (ints) exact against the
- * reference, or random floats within the bound of its precision. */
+ * reference, or random floats within the bound of its precision. 8d where
+ * it runs. */
 static void check_versions_over_the_shapes(int ints)
 {
-    conv_params t[CONV_USUAL_SHAPES + 5];
+    conv_params t[CONV_USUAL_SHAPES + 6];
     const size_t count = shapes(t);
-    for (int v = 0; v < RUN_COUNT; ++v)
+    const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
+    for (int v = 0; v < versions; ++v)
         for (size_t i = 0; i < count; ++i) {
             const conv_params *p = &t[i];
             const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
@@ -250,13 +292,30 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
         check_versions_over_the_shapes(0);
 }
 
+/* Only 8d's row may be skipped, and only where 8d does not run. */
+static void assert_ran(int ran, const conv_row *r, const conv_params *p, int wgmma)
+{
+    cr_assert(ran || (!wgmma && strcmp(r->key, "8d") == 0), "%s skipped %s", r->name,
+              conv_shape_name(p));
+}
+
 /* The rows through the test helpers (setup, poison, canary, tolerance). */
 Test(gpu_tensor_cores, rows_pass_the_shape_table)
 {
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, TC_ROW_COUNT, 1);
+    const int wgmma = wgmma_runs_here();
+    conv_params table[CONV_USUAL_SHAPES];
+    const size_t count = conv_usual_shapes(table);
+    for (size_t i = 0; i < count; ++i) {
+        conv_params p = table[i];
+        p.layout = CONV_LAYOUT_NHWC;
+        conv_row r[TC_ROW_COUNT];
+        cr_assert_eq(conv_tc_rows(&p, NULL, r, TC_ROW_COUNT), TC_ROW_COUNT);
+        for (int k = 0; k < TC_ROW_COUNT; ++k)
+            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
+    }
 }
 
 Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
@@ -268,12 +327,7 @@ Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
     conv_msg msg = {{0}};
     cr_assert_eq(conv2d_tc_mma(&p, TC_3XTF32, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
-    float *h = malloc(ny * sizeof(float));
-    cr_assert(h);
-    CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
-    for (size_t i = 0; i < ny; ++i)
-        cr_assert(isnan(h[i]), "y[%zu] was written", i);
-    free(h);
+    conv_test_assert_untouched(d_y, ny);
     conv_device_free(d_y);
 }
 
@@ -284,14 +338,14 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}};
+    const int wgmma = wgmma_runs_here();
+    const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}, {300, 260, 68}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
         const conv_params p = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
         conv_row r[TC_ROW_COUNT + 1];
         const int n = conv_tc_gemm_rows(&p, NULL, r, TC_ROW_COUNT + 1);
         cr_assert_eq(n, TC_ROW_COUNT + 1);
         for (int k = 0; k < n; ++k)
-            cr_assert(conv_test_check_row(&p, &r[k], conv_test_host_reference), "%s skipped %s",
-                      r[k].name, conv_shape_name(&p));
+            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
     }
 }

@@ -99,7 +99,7 @@ OWN = {
          "out of host memory"),
     ],
     "08_tensor_cores": [
-        (["--variant", "8d"], "--variant"),
+        (["--variant", "8e"], "--variant"),
         (["--layout", "nchw"], "--layout nchw"),
     ],
     "08_gemm": [

@@ -1,4 +1,4 @@
-"""Step 08's figures: the tensor cores through WMMA (docs/08_tensor_cores.md).
+"""Step 08's figures: the tensor cores through WMMA, mma.sync and wgmma (docs/08_tensor_cores.md).
 
     08_wmma_tiles       8a's tiling of the implicit GEMM: the block tile, its four
                         warps and their 2 x 2 accumulator fragments, the shared
@@ -7,9 +7,14 @@
     08_tf32_split       TF32 inside float's 32 bits, and 8c's 3xTF32: a float
                         split into a big and a small TF32 part, and the three
                         products of the four that are kept
+    08_mma_fragments    8b's mma.m16n8k8 fragments, lane by lane, and the banks
+                        of its shared-memory loads
+    08_wgmma            8d's block tile as two warpgroups' wgmma products, and
+                        the 128-byte swizzle of its activation rows
 
 The tile sizes are the #defines of 08_tensor_cores/tensor_cores.cu (TC_BM,
-TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB); the warps' 2 x 2 layout and the
+TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*) and
+tensor_cores_wgmma.cu (TC8D_*); the warps' 2 x 2 layout and the
 fragment shape m16n16k8 are written into its kernel (WARPS_N and WMMA_SHAPE
 below say so); the problem is CUTLASS's in NHWC, from the benchmark's table.
 TF32's format (8 exponent bits, 10 mantissa bits) is the hardware's.
@@ -433,10 +438,12 @@ def caption_08_mma_fragments(k):
         a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]; (b) of an 8 x 8 tile of
         B, b0 = B[t][g] and b1 = B[t+4][g]; (c) of the 16 x 8 accumulator, c0 = C[g][2t],
         c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]. Each cell names the lane (L) and
-        the register that holds it; one colour per lane. So each thread loads its own elements
-        from shared memory and writes its own outputs to y. (d) The banks of one load: the 32
-        lanes read a0 from rows {lda} floats apart (TC8B_LDA = TC8B_BK + {pa}), bank
-        ({lda} g + t) mod 32: {va}; with unpadded rows of {bk} floats, {wa}. b0 is read from
+        the register that holds it; one colour per lane. So one ldmatrix hands each thread its
+        four elements of A (8 rows of 4 floats per register), each thread loads its own two of
+        B, and writes its own outputs to y. (d) The banks of one load: a0 of the 32 lanes, rows
+        g = 0..7 and columns t = 0..3 (one of ldmatrix's 8 x 4 blocks), from rows {lda} floats
+        apart (TC8B_LDA = TC8B_BK + {pa}), bank ({lda} g + t) mod 32: {va}; with unpadded
+        rows of {bk} floats, {wa}. b0 is read from
         rows {ldb} floats apart (TC8B_LDB = TC8B_BN + {pb}), bank ({ldb} t + g) mod 32: {vb};
         with {bn}, {wb}. The block: {g[BM]} x {g[BN]} outputs, {g[warps]} warps ({g[wm_n]} along m,
         {g[wn_n]} along n) of {g[WM]} x {g[WN]}, each {g[tm]} x {g[tn]} tiles of {g[fm]} x
@@ -483,9 +490,9 @@ def fig_08_mma_fragments(k):
     bx = 8 * cw + 7  # under panel (b)
     for i, line in enumerate(["lane = 4g + t:  g = lane / 4,  t = lane % 4",
                               "L13 a2: lane 13 (g = 3, t = 1), its register a2",
-                              "A and B: rows of the tile in shared memory,",
-                              "each thread reads its own elements, rounds them",
-                              "to TF32 (cvt.rna) and passes them to mma.sync",
+                              "A and B: rows of the tile in shared memory;",
+                              "ldmatrix hands each thread a0..a3, it loads b0, b1,",
+                              "rounds them to TF32 (cvt.rn) and calls mma.sync",
                               "C: the accumulators, stored by each thread",
                               "straight to y (two adjacent columns each)"]):
         ax.text(bx, fk + 1.2 + 1.0 * i, line, fontsize=7.5, va="top")
@@ -514,3 +521,155 @@ def fig_08_mma_fragments(k):
                  va="bottom", fontsize=6)
         x0 += max(width, 12.0) + 4.5
     return fig
+
+
+# ---------------------------------------------------------------------------
+# 08_wgmma
+
+WGMMA_K = 8  # wgmma's k for TF32: m64nNk8
+WARPGROUP = 4  # warps per warpgroup: the hardware's
+FOLLOW_8D = {"m": 64045, "k": 100, "j": 700}  # the output the note follows (CUTLASS's problem)
+
+
+def wgmma_geometry(k):
+    """8d's tiles from the constants of tensor_cores_wgmma.cu, and the output
+    the note follows, from its block to its lane, register and swizzled slot."""
+    BM, BN, BK = k["TC8D_BM"], k["TC8D_BN"], k["TC8D_BK"]
+    warps = k["TC8D_THREADS"] // WARP
+    groups = warps // WARPGROUP
+    M64 = BN // groups  # rows of D per warpgroup: wgmma's M
+    row_bytes, ldw = k["TC8D_ROW"], k["TC8D_LDW"]
+    stage = BM * row_bytes + BK * ldw * 4
+    smem = 1024 + k["TC8D_STAGES"] * stage + BM * 16
+    m, kk, j = FOLLOW_8D["m"], FOLLOW_8D["k"], FOLLOW_8D["j"]
+    px, ch = m % BM, kk % BN  # pixel and channel within the block's tile
+    wg, r64 = ch // M64, ch % M64
+    warp = wg * WARPGROUP + r64 // 16
+    g, half = r64 % 8, (r64 % 16) // 8
+    i, t, odd = px // 8, (px % 8) // 2, px % 2
+    jj = j % BK  # j within its stage
+    chunk = jj // 4
+    slot = chunk ^ (px % 8)
+    copier = (px % 32) * 8 + chunk  # thread tid copies rows tid / 8 + 32 i, chunk tid % 8
+    return {"BM": BM, "BN": BN, "BK": BK, "warps": warps, "groups": groups, "M64": M64,
+            "stages": k["TC8D_STAGES"], "threads": k["TC8D_THREADS"], "row": row_bytes,
+            "ldw": ldw, "stage": stage, "smem": smem, "acc": M64 * BM // (WARPGROUP * WARP),
+            "chunks": row_bytes // 16, "m": m, "k": kk, "j": j, "bx": m // BM, "by": kk // BN,
+            "px": px, "ch": ch, "wg": wg, "warp": warp, "lane": 4 * g + t,
+            "reg": 4 * i + 2 * half + odd, "kt": j // BK, "jj": jj, "chunk": chunk,
+            "slot": slot, "copier": copier, "ks": jj // WGMMA_K,
+            "byte": px * row_bytes + slot * 16 + (jj % 4) * 4}
+
+
+def caption_08_wgmma(k):
+    g = wgmma_geometry(k)
+    return paragraph("""
+        (a) 8d's block computes the transposed tile D[k][m] = sum_j W[k][j] A^T[j][m]:
+        {g[BN]} output channels (rows) by {g[BM]} pixels (columns), with {g[threads]} threads,
+        {g[groups]} warpgroups of {wg} warps. Warpgroup w owns channels {g[M64]}w to
+        {g[M64]}w + {last}, one wgmma.mma_async m{g[M64]}n{g[BM]}k{kk} per k-step of {kk}:
+        its first operand, {g[M64]} x {kk} of the weights, from registers (each warp {wrows}
+        rows, rounded to TF32 with cvt.rna); its second, {kk} x {g[BM]} of the activations,
+        read by the tensor cores from shared memory through a matrix descriptor (TF32 operands
+        in shared memory must be K-major: j contiguous, as the channels of an NHWC image are).
+        {g[acc]} accumulators per thread. A stage holds {g[BK]} j: a row of {g[row]} bytes per
+        pixel and a {g[BK]} x {g[BN]} weight tile in rows of {g[ldw]} floats; {g[stages]}
+        stages and a table of the pixels take {smem:,} bytes of shared memory. Red: the
+        output the note follows, y[{m}][{g[k]}] on CUTLASS's problem in NHWC: block
+        ({g[bx]}, {g[by]}), pixel {g[px]} and channel {g[ch]} of its tile, warpgroup
+        {g[wg]}, warp {g[warp]}, lane {g[lane]}, accumulator acc[{g[reg]}]. (b) The
+        activation rows of a stage without and with the 128-byte swizzle: each row is
+        {g[chunks]} chunks of 16 bytes (4 floats of j); the tensor cores read 8 rows of one
+        chunk at a time. Stored plainly, chunk c of 8 rows sits in the same 4 banks, an
+        8-way conflict; swizzled, chunk c of row p goes to slot c ^ (p % 8), 8 different
+        slots, all 32 banks. Red: A[{m}][{g[j]}], j {g[jj]} of stage {g[kt]}, in chunk
+        {g[chunk]} of pixel row {g[px]}, stored in slot {g[slot]} ({g[byte]:,} bytes into the
+        stage), copied by thread {g[copier]} and read at k-step {g[ks]}.""",
+                     g=g, wg=WARPGROUP, last=g["M64"] - 1, kk=WGMMA_K, wrows=g["M64"] // WARPGROUP,
+                     smem=g["smem"], m=fmt(g["m"]))
+
+
+@figure("08_wgmma", note="08_tensor_cores.md",
+        section="8d: wgmma, a warpgroup's product from shared memory",
+        uses=["TC8D_BM", "TC8D_BN", "TC8D_BK", "TC8D_THREADS", "TC8D_STAGES", "TC8D_LDW",
+              "TC8D_ROW"], caption=caption_08_wgmma)
+def fig_08_wgmma(k):
+    """8d's block tile as two warpgroups' wgmma products, and the 128-byte swizzle."""
+    g = wgmma_geometry(k)
+    BM, BN = g["BM"], g["BN"]
+    sc = 4  # pixels and channels per drawn cell in (a)
+    fig = new_figure(11.5, 7.4, f"Step 08: 8d's block: {BN} channels x {BM} pixels, "
+                     f"{g['groups']} warpgroups of wgmma m{g['M64']}n{BM}k{WGMMA_K}; "
+                     "the 128-byte swizzle")
+    dw, dh = BM / sc, BN / sc  # D in cells
+    ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-14, dw + 84), (-9, dh + 2.5),
+                              title="(a) D = W x A^T, the block's tile of y transposed")
+    wgc = [COLORS["output"], "#c7e9c0"]
+    for w in range(g["warps"]):
+        wg = w // WARPGROUP
+        r0 = w * (g["M64"] // WARPGROUP) / sc
+        box(ax, 0, r0, dw, g["M64"] / WARPGROUP / sc, wgc[wg], ec="#ffffff", lw=0.6, z=1)
+        ax.text(0.5, r0 + 0.5 * g["M64"] / WARPGROUP / sc, f"warp {w}", fontsize=6.5,
+                va="center", zorder=5)
+    for wg in range(g["groups"]):
+        outline(ax, 0, wg * g["M64"] / sc, dw, g["M64"] / sc, "#333333", lw=1.2)
+        ax.text(dw + 0.8, (wg + 0.5) * g["M64"] / sc,
+                f"warpgroup {wg}: channels {wg * g['M64']}-{(wg + 1) * g['M64'] - 1}\n"
+                f"wgmma m{g['M64']}n{BM}k{WGMMA_K}, {g['acc']} accumulators per thread",
+                fontsize=7.5, va="center")
+    box(ax, g["px"] / sc, g["ch"] / sc, 1, 1, COLORS["highlight"], ec="black", lw=0.6, z=6)
+    # the operands of one k-step: W (registers) on the left, A^T (shared memory) above
+    box(ax, -4, 0, 2, dh, COLORS["weight"], ec="#555555", lw=0.8, z=1)
+    ax.text(-3, dh + 0.4, f"W\n{BN} x {WGMMA_K}\nregisters", ha="center", va="top", fontsize=7)
+    box(ax, 0, -4, dw, 2, COLORS["input"], ec="#555555", lw=0.8, z=1)
+    ax.text(dw / 2, -4.3, f"A^T: {WGMMA_K} x {BM} pixels, from shared memory (descriptor)",
+            ha="center", va="bottom", fontsize=7.5)
+    ax.text(-0.3, dh + 0.4, "0", ha="right", va="top", fontsize=6.5)
+    ax.text(dw, dh + 0.4, f"{BM} pixels", ha="right", va="top", fontsize=7)
+    notes = [f"one stage: {g['BK']} j = {g['BK'] // WGMMA_K} k-steps of {WGMMA_K}",
+             f"  activations: {BM} rows of {g['row']} bytes (swizzled)",
+             f"  weights: {g['BK']} x {BN} in rows of {g['ldw']} floats",
+             f"{g['stages']} stages + pixel table: {g['smem']:,} bytes",
+             f"red: y[{fmt(g['m'])}][{g['k']}]: block ({g['bx']}, {g['by']}),",
+             f"  warp {g['warp']}, lane {g['lane']}, acc[{g['reg']}]"]
+    for i, line in enumerate(notes):
+        ax.text(dw + 42, 2 + 3.6 * i, line, fontsize=7.5, va="center",
+                color=COLORS["highlight"] if line.startswith(("red", "  warp")) else
+                COLORS["text"])
+    # (b) plain and swizzled rows
+    n = g["chunks"]
+    ax2, _ = canvas_below(fig, bottom - 0.05, 0.01, 0.98, (-4, 4 * n + 40), (-2.2, 9.8),
+                          title="(b) 8 rows of 128 bytes: chunk c of row p stored in slot c, "
+                                "or in slot c ^ (p % 8)")
+    for panel, (x0, swz, title) in enumerate([(0, False, "plain: chunk 0 in slot 0 of every "
+                                                          "row"),
+                                              (n + 6, True, "swizzled: chunk 0 in slot p")]):
+        ax2.text(x0, -0.4, title, fontsize=8, va="bottom")
+        for p in range(8):
+            for s in range(n):
+                c = s ^ p if swz else s
+                hot = c == 0
+                box(ax2, x0 + s, p, 1, 1, COLORS["input_dark"] if hot else
+                    CHANNEL_COLORS_8[c], ec="#ffffff", lw=0.5, text=str(c), fs=6.5,
+                    tc="white" if hot else None)
+            ax2.text(x0 - 0.3, p + 0.5, str(p), ha="right", va="center", fontsize=6)
+        outline(ax2, x0, 0, n, 8, "#333333", lw=0.8)
+        ax2.text(x0, 8.4, "the 8 dark cells: " + ("the same 4 banks" if not swz else
+                                                  "32 different banks"),
+                 fontsize=7.5, va="top",
+                 color=COLORS["highlight"] if not swz else COLORS["output_dark"])
+    tx = 2 * n + 12
+    lines = [f"red in the note: A[{fmt(g['m'])}][{g['j']}], stage {g['kt']}, j {g['jj']}:",
+             f"  pixel row {g['px']}, chunk {g['chunk']} -> slot {g['chunk']} ^ {g['px'] % 8}"
+             f" = {g['slot']}",
+             f"  copied by thread {g['copier']}, read at k-step {g['ks']}",
+             "descriptor: start / 16, stride 1024 bytes (8 rows),",
+             "  swizzle mode 128 bytes; stage aligned to 1024 bytes"]
+    for i, line in enumerate(lines):
+        ax2.text(tx, 0.6 + 1.8 * i, line, fontsize=7.5, va="center",
+                 color=COLORS["highlight"] if i < 3 else COLORS["text"])
+    return fig
+
+
+CHANNEL_COLORS_8 = ["#9ecae1", "#fdae6b", "#a1d99b", "#cbc9e2", "#fcbba1", "#fdd0a2", "#c7e9c0",
+                    "#dadaeb"]

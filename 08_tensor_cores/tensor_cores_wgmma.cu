@@ -1,0 +1,372 @@
+/* Step 08, 8d: the implicit GEMM on Hopper's warpgroup tensor-core
+ * instruction, wgmma.mma_async (PTX ISA, "Asynchronous Warpgroup Level Matrix
+ * Multiply-Accumulate"), in TF32 (tensor_cores.h).
+ *
+ * mma.sync (8b) is one warp's synchronous 16 x 8 x 8 product with every
+ * operand in registers. wgmma is a warpgroup's (4 warps, 128 threads)
+ * asynchronous 64 x N x 8 product, N up to 256, that reads its B operand
+ * straight from shared memory through a 64-bit "matrix descriptor": no
+ * fragment loads for B at all, and the instruction returns at once, so the
+ * warps prepare the next stage while the tensor cores work. It exists only
+ * in code compiled for sm_90a, and runs only on compute capability 9.0.
+ *
+ * For TF32, an operand read from shared memory must be K-major (its
+ * reduction index contiguous). In the GEMM view y[m][k] = sum_j A[m][j] w[j][k]
+ * (tc_geom.cuh) the activations A are: j runs along channels, contiguous in
+ * NHWC. The weights w[j][k] are not (k is contiguous). So 8d computes the
+ * transposed tile, output channels by pixels,
+ *
+ *     D[k][m] = sum_j W[k][j] A^T[j][m]        (D = the block's tile of y, transposed)
+ *
+ * with wgmma's A operand = the weights, 64 x 8 per instruction, from
+ * registers (loaded from shared memory with plain loads and rounded with
+ * cvt.rna, laid out as mma.m16n8k8's A fragment, one 16-row slice per warp),
+ * and wgmma's B operand = the activations, from shared memory. The tensor
+ * cores read those as stored: the low 13 bits of each float are ignored, so
+ * x is truncated to TF32, not rounded (tc_host.h gives the bound).
+ *
+ * A block: 128 output channels x 256 pixels, 8 warps = 2 warpgroups, each
+ * 64 channels x 256 pixels = 128 accumulators per thread. A stage holds 32
+ * j: for each of the 256 pixels one row of 32 floats = 128 bytes of
+ * activations, and a 32 x 128 weight tile. Four stages (201 KB of shared
+ * memory) are in flight; every thread issues cp.async copies and wgmmas.
+ *
+ * The activation rows are stored with the 128-byte swizzle wgmma expects:
+ * 16-byte chunk c of pixel row r lands in chunk slot c ^ (r % 8) of its row,
+ * so that the tensor cores' reads of 8 rows x 16 bytes hit 32 different
+ * banks. The descriptor says so (swizzle mode), and says where the next
+ * group of 8 rows starts (1024 bytes on). */
+#include "tensor_cores.h"
+
+#include <stdint.h>
+
+#include "conv_cuda.h"
+#include "conv_device.h"
+#include "tc_geom.cuh"
+
+#define TC8D_BM      256 /* pixels per block: wgmma's N */
+#define TC8D_BN      128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
+#define TC8D_BK      32  /* j per stage: 32 floats, one 128-byte swizzled row per pixel */
+#define TC8D_STAGES  4
+#define TC8D_THREADS 256
+#define TC8D_LDW     (TC8D_BN + 8) /* weight rows: lane 4g + t loads t*136 + g, 32 banks */
+#define TC8D_ROW     128           /* bytes of one pixel's row in a stage */
+/* Shared memory: 1 KB of slack to align the stages to 1024 bytes (the
+ * swizzle pattern repeats every 8 rows x 128 bytes), the activation rows, the
+ * weight tiles, and one int4 per pixel (where it starts in x, its h0 and w0). */
+#define TC8D_SMEM                                                                                  \
+    (1024 + TC8D_STAGES * (TC8D_BM * TC8D_ROW + TC8D_BK * TC8D_LDW * 4) + TC8D_BM * 16)
+
+/* 1 in code compiled for sm_90a, which alone has wgmma; 0 in any other. The
+ * copy the GPU runs tells the launcher which one that is. */
+__device__ int tc_wgmma_built =
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    1;
+#else
+    0;
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* cp.async of BYTES (4 or 16) to a shared address; 0 source bytes where
+ * !ok, which writes zeros. 16-byte copies bypass L1 (.cg). */
+template <int BYTES>
+__device__ __forceinline__ void cp_async(unsigned dst, const float *src, bool ok)
+{
+    if (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                     "r"(ok ? 16 : 0)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+                     "r"(ok ? 4 : 0)
+                     : "memory");
+}
+
+__device__ __forceinline__ unsigned to_tf32(float v)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+
+/* excerpt: matrix descriptor */
+/* The descriptor of a K-major operand with the 128-byte swizzle (PTX ISA,
+ * "Matrix Descriptor Format"): bits 0-13 the start address / 16, bits 16-29
+ * the leading byte offset / 16 (unused with this swizzle: 1), bits 32-45 the
+ * stride byte offset / 16 (the next 8 rows: 1024 bytes), bits 62-63 the
+ * swizzle mode (1 = 128 bytes). */
+__device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr)
+{
+    return (unsigned long long)((addr & 0x3ffff) >> 4) | 1ull << 16 | (1024ull >> 4) << 32 |
+           1ull << 62;
+}
+/* excerpt end: matrix descriptor */
+
+/* excerpt: wgmma */
+/* d[128] += A (64 x 8, TF32, registers a) * B (8 x 256, TF32, shared memory
+ * through desc): one warpgroup, all four warps issuing it together. */
+#define TC8D_D8(i)                                                                                 \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),    \
+        "+f"(d[i + 6]), "+f"(d[i + 7])
+#define TC8D_D32(i) TC8D_D8(i), TC8D_D8(i + 8), TC8D_D8(i + 16), TC8D_D8(i + 24)
+__device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4],
+                                                unsigned long long desc)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
+                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+                 "%123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, 1, 1, 1;\n"
+                 : TC8D_D32(0), TC8D_D32(32), TC8D_D32(64), TC8D_D32(96)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+                 : "memory");
+}
+/* excerpt end: wgmma */
+
+/* One stage (j0 = kt * 32 .. + 31) with cp.async. Activations: pixel rows
+ * p = tid / 8 + 32 i, chunk c = tid % 8 (4 consecutive j), to slot c ^ (p % 8).
+ * With VEC (C % 4 == 0) the chunk is 4 channels of one tap, one 16-byte
+ * copy; else four 4-byte copies, each j its own tap. Weights: rows
+ * j0 + tid / 32 + 8 i, columns 4 (tid % 32) .. + 3. */
+template <bool VEC>
+__device__ __forceinline__ void
+load_stage(unsigned act, unsigned wts, const int4 *pix, const float *__restrict__ x,
+           const float *__restrict__ wt, const tc_geom &g, int j0, int k0, int tid)
+{
+    const int c4 = tid & 7, p0 = tid >> 3;
+    const unsigned dst0 = act + p0 * TC8D_ROW + ((c4 ^ (p0 & 7)) << 4); /* p0 + 32 i: same % 8 */
+    long long off[4]; /* each j's offset from a pixel's (n, h0, w0) in x */
+    int dh[4], dw[4];
+    bool jok[4];
+#pragma unroll
+    for (int e = 0; e < (VEC ? 1 : 4); ++e) {
+        const int j = j0 + 4 * c4 + e;
+        jok[e] = j < g.j;
+        const int tap = jok[e] ? j / g.c : 0, c = j - tap * g.c, r = tap / g.s, s = tap % g.s;
+        dh[e] = r * g.dil_h, dw[e] = s * g.dil_w;
+        off[e] = ((long long)dh[e] * g.w + dw[e]) * g.c + c;
+    }
+#pragma unroll
+    for (int i = 0; i < TC8D_BM / 32; ++i) {
+        const int4 p = pix[p0 + 32 * i]; /* {offset low, offset high, h0, w0} */
+        const long long base = (long long)p.y << 32 | (unsigned)p.x;
+#pragma unroll
+        for (int e = 0; e < (VEC ? 1 : 4); ++e) {
+            const int h = p.z + dh[e], w = p.w + dw[e];
+            const bool ok = jok[e] && h >= 0 && h < g.h && w >= 0 && w < g.w;
+            cp_async<VEC ? 16 : 4>(dst0 + i * 32 * TC8D_ROW + 4 * e, ok ? x + base + off[e] : x,
+                                   ok);
+        }
+    }
+    const int kc = tid & 31, jr = tid >> 5;
+#pragma unroll
+    for (int i = 0; i < TC8D_BK / 8; ++i) {
+        const int j = j0 + jr + 8 * i;
+        const unsigned dst = wts + ((jr + 8 * i) * TC8D_LDW + 4 * kc) * 4;
+#pragma unroll
+        for (int e = 0; e < (VEC ? 1 : 4); ++e) {
+            const int k = k0 + 4 * kc + e;
+            const bool ok = j < g.j && k < g.k;
+            cp_async<VEC ? 16 : 4>(dst + 4 * e, ok ? wt + (long long)j * g.k + k : wt, ok);
+        }
+    }
+}
+
+/* One stage's products for this warpgroup: 4 wgmmas of k = 8. The weight
+ * fragment of warp w of the warpgroup is rows (channels) 16w .. 16w + 15 of
+ * the warpgroup's 64, lane 4g + t holding (g, t), (g+8, t), (g, t+4),
+ * (g+8, t+4) of each 16 x 8 slice, as mma.m16n8k8's A. */
+__device__ __forceinline__ void mma_stage(float acc[128], unsigned frag[16], const float *wts,
+                                          unsigned act, int krow, int t)
+{
+#pragma unroll
+    for (int ks = 0; ks < TC8D_BK / 8; ++ks) {
+        const float *p = wts + (8 * ks + t) * TC8D_LDW + krow;
+        frag[4 * ks + 0] = to_tf32(p[0]);
+        frag[4 * ks + 1] = to_tf32(p[8]);
+        frag[4 * ks + 2] = to_tf32(p[4 * TC8D_LDW]);
+        frag[4 * ks + 3] = to_tf32(p[4 * TC8D_LDW + 8]);
+    }
+    /* the registers written above are wgmma's inputs: order them first */
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < TC8D_BK / 8; ++ks) /* the next 8 j: 32 bytes on in each row */
+        wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + 32 * ks));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/* excerpt: wgmma pipeline */
+/* Step kt of the main loop: start stage kt's products, wait for those of
+ * stage kt - 1 (at most one group in flight), wait for this thread's copies
+ * of stage kt + 1, publish them (the proxy fence: cp.async wrote through the
+ * generic proxy, wgmma reads through the async one), then refill the buffer
+ * of stage kt - 1, which no warpgroup reads any more. */
+template <bool VEC>
+__device__ __forceinline__ void
+pipeline_step(float acc[128], unsigned frag[16], int kt, int kts, unsigned act, float *wts,
+              const int4 *pix, const float *__restrict__ x, const float *__restrict__ wt,
+              const tc_geom &g, int k0, int tid, int krow, int t)
+{
+    const int buf = kt % TC8D_STAGES;
+    mma_stage(acc, frag, wts + buf * TC8D_BK * TC8D_LDW, act + buf * TC8D_BM * TC8D_ROW, krow, t);
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC8D_STAGES - 3) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const int next = kt + TC8D_STAGES - 1, nb = next % TC8D_STAGES;
+    if (next < kts)
+        load_stage<VEC>(act + nb * TC8D_BM * TC8D_ROW, smem_addr(wts + nb * TC8D_BK * TC8D_LDW),
+                        pix, x, wt, g, next * TC8D_BK, k0, tid);
+    asm volatile("cp.async.commit_group;\n" ::: "memory"); /* empty or not: one group per step */
+}
+/* excerpt end: wgmma pipeline */
+#endif
+
+template <bool VEC>
+__global__ void __launch_bounds__(TC8D_THREADS, 1)
+    conv2d_tc_wgmma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
+                           float *__restrict__ y, tc_geom g)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ float4 smem4[];
+    unsigned char *raw = (unsigned char *)smem4;
+    unsigned char *base = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023); /* 1024-aligned */
+    const unsigned act = smem_addr(base);
+    float *wts = (float *)(base + TC8D_STAGES * TC8D_BM * TC8D_ROW);
+    int4 *pix = (int4 *)(base + TC8D_STAGES * (TC8D_BM * TC8D_ROW + TC8D_BK * TC8D_LDW * 4));
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int t = lane & 3;
+    const int krow = (warp >> 2) * 64 + (warp & 3) * 16 + (lane >> 2); /* first channel of D */
+    const long long m0 = (long long)blockIdx.x * TC8D_BM;
+    const int k0 = blockIdx.y * TC8D_BN;
+
+    /* each pixel of the block decoded once: where (n, h0, w0) is in x, h0 and
+     * w0; pixels past M get an origin far outside, so every copy zero-fills */
+    {
+        const long long m = m0 + tid, pq = (long long)g.p * g.q;
+        int4 e = make_int4(0, 0, -(1 << 30), -(1 << 30));
+        if (m < g.m) {
+            const int n = (int)(m / pq), rem = (int)(m % pq);
+            const int h0 = (rem / g.q) * g.stride_h - g.pad_h,
+                      w0 = (rem % g.q) * g.stride_w - g.pad_w;
+            const long long at = (((long long)n * g.h + h0) * g.w + w0) * g.c;
+            e = make_int4((int)(at & 0xffffffff), (int)(at >> 32), h0, w0);
+        }
+        pix[tid] = e;
+    }
+    __syncthreads();
+
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+        acc[i] = 0.0f;
+    /* Two sets of fragment registers, for even and odd stages: a wgmma may
+     * still read one set while the next stage's fragments go into the other.
+     * The stage count is rounded up to even so that the loop, unrolled by
+     * two, has no condition around a wgmma (the extra stage is all zeros). */
+    unsigned frag_even[16], frag_odd[16];
+    const int kts = (g.j + 2 * TC8D_BK - 1) / (2 * TC8D_BK) * 2;
+#pragma unroll
+    for (int st = 0; st < TC8D_STAGES - 1; ++st) {
+        if (st < kts)
+            load_stage<VEC>(act + st * TC8D_BM * TC8D_ROW, smem_addr(wts + st * TC8D_BK * TC8D_LDW),
+                            pix, x, wt, g, st * TC8D_BK, k0, tid);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC8D_STAGES - 2) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    int kt = 0;
+    do { /* kts >= 2 */
+        pipeline_step<VEC>(acc, frag_even, kt, kts, act, wts, pix, x, wt, g, k0, tid, krow, t);
+        pipeline_step<VEC>(acc, frag_odd, kt + 1, kts, act, wts, pix, x, wt, g, k0, tid, krow, t);
+        kt += 2;
+    } while (kt < kts);
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    /* the accumulators are final only now: keep their reads below the wait */
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+        asm volatile("" : "+f"(acc[i])::"memory");
+
+        /* D's layout (PTX ISA, wgmma's f32 accumulator, m64nN): acc[4i + v] is
+         * row (channel) krow + 8 (v / 2), column (pixel) 8i + 2t + v % 2. A warp's
+         * store covers 4 pixels x 8 neighbouring channels: 32-byte pieces. */
+#pragma unroll
+    for (int i = 0; i < TC8D_BM / 8; ++i)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const long long m = m0 + 8 * i + 2 * t + (v & 1);
+            const int k = k0 + krow + 8 * (v >> 1);
+            if (m < g.m && k < g.k)
+                y[m * g.k + k] = acc[4 * i + v];
+        }
+#endif
+}
+
+/* The kernel for VEC, as an address. */
+static const void *wgmma_kernel(bool vec)
+{
+    return vec ? (const void *)conv2d_tc_wgmma_kernel<true>
+               : (const void *)conv2d_tc_wgmma_kernel<false>;
+}
+
+extern "C" conv_status tc_wgmma_available(conv_msg *msg)
+{
+    const char *what = "8d wgmma TF32";
+    const void *kernel = wgmma_kernel(true);
+    conv_status st = tc_available_for(kernel, what, msg);
+    if (st != CONV_OK)
+        return st;
+    int major = 0, minor = 0, built = 0;
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), msg);
+    if (major != 9 || minor != 0)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: wgmma exists on compute capability 9.0 only (H100, H200); this GPU "
+                         "is sm_%d%d",
+                         what, major, minor);
+    CONV_CUDA_CHECK(cudaMemcpyFromSymbol(&built, tc_wgmma_built, sizeof built), msg);
+    if (!built)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: this build has no sm_90a code, the only code with wgmma: rebuild "
+                         "with -DCMAKE_CUDA_ARCHITECTURES=90a (or native)",
+                         what);
+    return conv_kernel_fits(kernel, "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM, msg);
+}
+
+extern "C" conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w,
+                                       float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    if (st == CONV_OK)
+        st = tc_check(p, msg);
+    if (st == CONV_OK)
+        st = tc_wgmma_available(msg);
+    if (st != CONV_OK)
+        return st;
+    const bool vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0;
+    const void *kernel = wgmma_kernel(vec);
+    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM, msg)) !=
+        CONV_OK)
+        return st;
+    tc_geom g = tc_make_geom(p);
+    const dim3 grid((unsigned)((g.m + TC8D_BM - 1) / TC8D_BM),
+                    (unsigned)((g.k + TC8D_BN - 1) / TC8D_BN));
+    void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
+    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(TC8D_THREADS), args, TC8D_SMEM, stream),
+                    msg);
+    CONV_CHECK_LAUNCH("conv2d_tc_wgmma_kernel", msg);
+    return CONV_OK;
+}
