@@ -14,27 +14,27 @@ const char *tc_precision_name(tc_precision t)
 }
 
 /* excerpt: tf32 round */
-float tc_tf32_round(float x)
+/* x's bits plus `add`, then bits 0..12 cleared; NaN and infinity kept. */
+static float tf32_from_bits(float x, uint32_t add)
 {
     if (!isfinite(x))
         return x;
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
-    bits = (bits + 0x1000u) & 0xffffe000u; /* + half of bit 13, then clear bits 0..12 */
+    bits = (bits + add) & 0xffffe000u;
     memcpy(&x, &bits, sizeof x);
     return x;
+}
+
+float tc_tf32_round(float x)
+{
+    return tf32_from_bits(x, 0x1000u); /* + half of bit 13: to nearest, ties away */
 }
 /* excerpt end: tf32 round */
 
 float tc_tf32_truncate(float x)
 {
-    if (!isfinite(x))
-        return x;
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    bits &= 0xffffe000u;
-    memcpy(&x, &bits, sizeof x);
-    return x;
+    return tf32_from_bits(x, 0);
 }
 
 /* gamma'_n = n * 2u / (1 - n * 2u): float additions that may truncate. */
