@@ -152,8 +152,9 @@ extern "C" conv_status tc_available_for(const void *kernel, const char *what, co
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: this build runs compute_%d code on this sm_%d%d GPU, which has no "
                          "TF32 tensor-core instructions: rebuild with "
-                         "-DCMAKE_CUDA_ARCHITECTURES=%d%d (or native)",
-                         what, attr.ptxVersion, major, minor, major, minor);
+                         "-DCMAKE_CUDA_ARCHITECTURES=%d%d%s (or native)",
+                         what, attr.ptxVersion, major, minor, major, minor,
+                         major == 9 && minor == 0 ? "a" : ""); /* 90a: 8d's wgmma too */
     return CONV_OK;
 }
 

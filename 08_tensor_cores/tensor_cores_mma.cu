@@ -35,6 +35,7 @@
 #include "conv_cuda.h"
 #include "conv_device.h"
 #include "tc_geom.cuh"
+#include "tc_ptx.cuh"
 
 #define TC8B_BM      128
 #define TC8B_BN      128
@@ -55,31 +56,6 @@ static_assert(TC8B_ROWS * TC8B_ASTEP == TC8B_BM && TC8B_ROWS * TC8B_BSTEP == TC8
               "each thread copies TC8B_ROWS rows of A and of B");
 
 #if __CUDA_ARCH__ >= 800
-/* A cp.async of BYTES (4 or 16); where ok is false it copies 0 source bytes,
- * which writes zeros (the source is not read). */
-template <int BYTES>
-__device__ __forceinline__ void cp_async_zfill(float *smem, const float *gmem, bool ok)
-{
-    const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem),
-                 "n"(BYTES), "r"(ok ? BYTES : 0)
-                 : "memory");
-}
-
-/* v rounded to TF32, to nearest. sm_90 has one instruction for it (ties to
- * even); before, the ties-away form is the one PTX offers, a few integer
- * instructions. Both are off by at most half of TF32's last bit. */
-__device__ __forceinline__ unsigned to_tf32(float v)
-{
-    unsigned r;
-#if __CUDA_ARCH__ >= 900
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-#else
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-#endif
-    return r;
-}
-
 /* v (raw float bits) as a TF32 operand; with THREE also its remainder
  * v - big, in TF32. */
 template <bool THREE>
@@ -112,7 +88,7 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
 __device__ __forceinline__ void ldmatrix_a(unsigned a[4], const float *rows, int col, int lane)
 {
     const float *p = rows + ((lane & 7) + 8 * ((lane >> 3) & 1)) * TC8B_LDA + col + 4 * (lane >> 4);
-    const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+    const unsigned addr = smem_addr(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
                  : "r"(addr));
@@ -168,7 +144,7 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
             const int h = rows.h0[i] + re[e] * g.dil_h, w = rows.w0[i] + se[e] * g.dil_w;
             const bool ok = rows.ok[i] && j + e < g.j && h >= 0 && h < g.h && w >= 0 && w < g.w;
             const float *src = ok ? rows.img[i] + ((long long)h * g.w + w) * g.c + ce[e] : x;
-            cp_async_zfill<16 / E>(dst + e, src, ok);
+            cp_async_zfill<16 / E>(smem_addr(dst + e), src, ok);
         }
     }
     const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS;
@@ -180,7 +156,7 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
         for (int e = 0; e < E; ++e) {
             const int k = k0 + 4 * cb + e;
             const bool ok = jb < g.j && k < g.k;
-            cp_async_zfill<16 / E>(dst + e, ok ? wt + (long long)jb * g.k + k : wt, ok);
+            cp_async_zfill<16 / E>(smem_addr(dst + e), ok ? wt + (long long)jb * g.k + k : wt, ok);
         }
     }
 }

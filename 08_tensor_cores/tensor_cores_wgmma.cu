@@ -19,8 +19,8 @@
  *     D[k][m] = sum_j W[k][j] A^T[j][m]        (D = the block's tile of y, transposed)
  *
  * with wgmma's A operand = the weights, 64 x 8 per instruction, from
- * registers (loaded from shared memory with plain loads and rounded with
- * cvt.rna, laid out as mma.m16n8k8's A fragment, one 16-row slice per warp),
+ * registers (loaded from shared memory with plain loads and rounded to
+ * nearest, laid out as mma.m16n8k8's A fragment, one 16-row slice per warp),
  * and wgmma's B operand = the activations, from shared memory. The tensor
  * cores read those as stored: the low 13 bits of each float are ignored, so
  * x is truncated to TF32, not rounded (tc_host.h gives the bound).
@@ -43,6 +43,7 @@
 #include "conv_cuda.h"
 #include "conv_device.h"
 #include "tc_geom.cuh"
+#include "tc_ptx.cuh"
 
 #define TC8D_BM      256 /* pixels per block: wgmma's N */
 #define TC8D_BN      128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
@@ -67,33 +68,6 @@ __device__ int tc_wgmma_built =
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-/* cp.async of BYTES (4 or 16) to a shared address; 0 source bytes where
- * !ok, which writes zeros. 16-byte copies bypass L1 (.cg). */
-template <int BYTES>
-__device__ __forceinline__ void cp_async(unsigned dst, const float *src, bool ok)
-{
-    if (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                     "r"(ok ? 16 : 0)
-                     : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-                     "r"(ok ? 4 : 0)
-                     : "memory");
-}
-
-__device__ __forceinline__ unsigned to_tf32(float v)
-{
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
-
 /* excerpt: matrix descriptor */
 /* The descriptor of a K-major operand with the 128-byte swizzle (PTX ISA,
  * "Matrix Descriptor Format"): bits 0-13 the start address / 16, bits 16-29
@@ -164,8 +138,8 @@ load_stage(unsigned act, unsigned wts, const int4 *pix, const float *__restrict_
         for (int e = 0; e < (VEC ? 1 : 4); ++e) {
             const int h = p.z + dh[e], w = p.w + dw[e];
             const bool ok = jok[e] && h >= 0 && h < g.h && w >= 0 && w < g.w;
-            cp_async<VEC ? 16 : 4>(dst0 + i * 32 * TC8D_ROW + 4 * e, ok ? x + base + off[e] : x,
-                                   ok);
+            cp_async_zfill<VEC ? 16 : 4>(dst0 + i * 32 * TC8D_ROW + 4 * e,
+                                         ok ? x + base + off[e] : x, ok);
         }
     }
     const int kc = tid & 31, jr = tid >> 5;
@@ -177,7 +151,7 @@ load_stage(unsigned act, unsigned wts, const int4 *pix, const float *__restrict_
         for (int e = 0; e < (VEC ? 1 : 4); ++e) {
             const int k = k0 + 4 * kc + e;
             const bool ok = j < g.j && k < g.k;
-            cp_async<VEC ? 16 : 4>(dst + 4 * e, ok ? wt + (long long)j * g.k + k : wt, ok);
+            cp_async_zfill<VEC ? 16 : 4>(dst + 4 * e, ok ? wt + (long long)j * g.k + k : wt, ok);
         }
     }
 }
@@ -322,10 +296,11 @@ static const void *wgmma_kernel(bool vec)
                : (const void *)conv2d_tc_wgmma_kernel<false>;
 }
 
-extern "C" conv_status tc_wgmma_available(conv_msg *msg)
+/* Whether `kernel` (one of the two) can run here: TF32 tensor cores, compute
+ * capability 9.0, sm_90a code in this build, and its shared memory. */
+static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
 {
     const char *what = "8d wgmma TF32";
-    const void *kernel = wgmma_kernel(true);
     conv_status st = tc_available_for(kernel, what, msg);
     if (st != CONV_OK)
         return st;
@@ -346,20 +321,22 @@ extern "C" conv_status tc_wgmma_available(conv_msg *msg)
     return conv_kernel_fits(kernel, "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM, msg);
 }
 
+extern "C" conv_status tc_wgmma_available(conv_msg *msg)
+{
+    return wgmma_runs(wgmma_kernel(true), msg);
+}
+
 extern "C" conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w,
                                        float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
     if (st == CONV_OK)
         st = tc_check(p, msg);
-    if (st == CONV_OK)
-        st = tc_wgmma_available(msg);
     if (st != CONV_OK)
         return st;
     const bool vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0;
     const void *kernel = wgmma_kernel(vec);
-    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM, msg)) !=
-        CONV_OK)
+    if ((st = wgmma_runs(kernel, msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC8D_BM - 1) / TC8D_BM),

@@ -84,9 +84,9 @@ function(conv_register_tests name source label has_gpu)
   set_tests_properties(${name}.cpu PROPERTIES LABELS "cpu;${label}" TIMEOUT 1800)
   # An entry that selects no test would pass (or, under compute-sanitizer,
   # fail) without testing anything: the suites are read from the source.
-  file(STRINGS "${source}" gpu_suites REGEX "^(Parameterized)?Test\\(gpu_")
+  file(STRINGS "${source}" gpu_suites REGEX "^(Test\\(|ParameterizedTest\\([^,]*, *)gpu_")
   set(own_suites ${gpu_suites})
-  list(FILTER own_suites EXCLUDE REGEX "^(Parameterized)?Test\\(gpu_reference,")
+  list(FILTER own_suites EXCLUDE REGEX "^(Test\\(|ParameterizedTest\\([^,]*, *)gpu_reference,")
   if(gpu_suites AND NOT has_gpu)
     message(FATAL_ERROR "${source} has gpu_* suites, but its step registers no GPU tests")
   endif()
