@@ -37,7 +37,13 @@ column it comes from:
 (optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage,
 prefix="cuDNN" instead of version= to pick the row whose name starts so (cuDNN's
 row carries the algorithm it chose), and instead of a column verdict:REGEX, the
-number the regular expression's group finds in the verdict). The number is written with as many decimals as the text
+number the regular expression's group finds in the verdict). A profile saved
+from Nsight Compute's --metrics output (a .txt log) is read the same way, the
+metric named instead of a row and a column:
+
+    <!-- value: bench/results/logs/08_ncu_8b_hpc101_nhwc.txt metric=launch__registers_per_thread -->122<!-- /value -->
+
+The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that
 precision. A number the text derives rather than measures (napkin math) is
 followed by <!-- derived -->; --check fails on a time, rate or ratio in the
@@ -243,11 +249,29 @@ VALUE = re.compile(r"<!-- value: (?P<path>\S+) (?P<sel>.*?) -->(?P<text>[^<]*)<!
 SELECT = re.compile(r'(\w+)=("[^"]*"|\S+)|(\S+)')
 
 
+# One metric line of an ncu --metrics log: name, unit (optional), value.
+NCU_LINE = re.compile(r"^\s+(?P<name>[a-z]\w*(?:\.\w+)*)\s+(?:\S+\s+)?(?P<value>[\d,]+(?:\.\d+)?)\s*$")
+
+
+def ncu_metric(path, path_rel, selector):
+    """The value of metric=NAME in an ncu --metrics log."""
+    m = re.fullmatch(r"\s*metric=(\S+)\s*", selector)
+    if not m:
+        raise ValueError(f"{path_rel}: name one metric=NAME, not {selector}")
+    found = [NCU_LINE.match(line) for line in open(path, encoding="utf-8")]
+    found = [f.group("value") for f in found if f and f.group("name") == m.group(1)]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} lines of {path_rel} give {m.group(1)}")
+    return float(found[0].replace(",", ""))
+
+
 def value_of(path_rel, selector):
     """The number a value marker names, and a description for messages."""
     path = os.path.join(ROOT, path_rel)
     if not os.path.exists(path):
         raise ValueError(f"no file {path_rel}")
+    if path_rel.endswith(".txt"):
+        return ncu_metric(path, path_rel, selector)
     _, _, rows = read_csv(path)
     opts, column = {}, None
     for key, val, bare in SELECT.findall(selector):

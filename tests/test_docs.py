@@ -288,10 +288,15 @@ def self_test(root):
         with open(csvs[0]) as f:
             rows = [l for l in f.read().splitlines() if l and not l.startswith("#")]
         version = rows[1].split('"')[1] if '"' in rows[1] else rows[1].split(",")[0]
+        ncu_logs = sorted(glob.glob(os.path.join(copy, "bench", "results", "logs", "08_ncu_*.txt")))
+        ncu_rel = os.path.relpath(ncu_logs[0], copy) if ncu_logs else None
         note = os.path.join(copy, "docs", "plant.md")
         with open(note, "w") as f:
             f.write(f"Took <!-- value: {csv_rel} version=\"{version}\" median_ms -->0.000"
                     "<!-- /value --> ms.\n\n<!-- code: docs/plant.c plant -->\n<!-- /code -->\n")
+            if ncu_rel:
+                f.write(f"\nUsed <!-- value: {ncu_rel} metric=launch__registers_per_thread -->0"
+                        "<!-- /value --> registers.\n")
         gen = subprocess.run([sys.executable, os.path.join(copy, "scripts", "doc_tables.py"), note],
                              capture_output=True, text=True, cwd=copy)
         good = open(note).read()
@@ -325,6 +330,11 @@ def self_test(root):
         changed = f"{float(number) + 1:.{len(number.split('.')[1]) if '.' in number else 0}f}"
         expect("a changed prose number", good.replace(f"-->{number}<!--", f"-->{changed}<!--"),
                "stale")
+        if ncu_rel:
+            regs = re.search(r"registers_per_thread -->([0-9]+)<!-- /value", good).group(1)
+            expect("a changed profile number",
+                   good.replace(f"registers_per_thread -->{regs}<!--",
+                                f"registers_per_thread -->{int(regs) + 1}<!--"), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
