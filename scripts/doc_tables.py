@@ -43,6 +43,11 @@ metric named instead of a row and a column:
 
     <!-- value: bench/results/logs/08_ncu_8b_hpc101_nhwc.txt metric=launch__registers_per_thread -->122<!-- /value -->
 
+(optional: launch=N, counted from 1, for a log that profiles several kernels:
+the Nth kernel's section, each starting with "Section: Command line profiler
+metrics"; without launch=, a metric that more than one section gives is an
+error).
+
 The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that
 precision. A number the text derives rather than measures (napkin math) is
@@ -251,18 +256,46 @@ SELECT = re.compile(r'(\w+)=("[^"]*"|\S+)|(\S+)')
 
 # One metric line of an ncu --metrics log: name, unit (optional), value.
 NCU_LINE = re.compile(r"^\s+(?P<name>[a-z]\w*(?:\.\w+)*)\s+(?:\S+\s+)?(?P<value>[\d,]+(?:\.\d+)?)\s*$")
+# The line that starts each profiled kernel's metrics in such a log.
+NCU_SECTION = "Section: Command line profiler metrics"
+
+
+def ncu_sections(path):
+    """The lines of an ncu log, split at each profiled kernel's section: the
+    lines before the first one, then one list per kernel."""
+    sections = [[]]
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip() == NCU_SECTION:
+                sections.append([])
+            sections[-1].append(line)
+    return sections
 
 
 def ncu_metric(path, path_rel, selector):
-    """The value of metric=NAME in an ncu --metrics log."""
-    m = re.fullmatch(r"\s*metric=(\S+)\s*", selector)
-    if not m:
-        raise ValueError(f"{path_rel}: name one metric=NAME, not {selector}")
-    found = [NCU_LINE.match(line) for line in open(path, encoding="utf-8")]
-    found = [f.group("value") for f in found if f and f.group("name") == m.group(1)]
-    if len(found) != 1:
-        raise ValueError(f"{len(found)} lines of {path_rel} give {m.group(1)}")
-    return float(found[0].replace(",", ""))
+    """The value of metric=NAME in an ncu --metrics log; with launch=N, in the
+    Nth profiled kernel's section (1-based)."""
+    opts = dict(re.findall(r"(\w+)=(\S+)", selector))
+    if ("metric" not in opts or set(opts) - {"metric", "launch"}
+            or len(selector.split()) != len(opts)
+            or not re.fullmatch(r"[1-9]\d*", opts.get("launch", "1"))):
+        raise ValueError(f"{path_rel}: name one metric=NAME (and launch=N), not {selector}")
+    name, sections = opts["metric"], ncu_sections(path)
+    if "launch" in opts:
+        launch = int(opts["launch"])
+        if launch >= len(sections):
+            raise ValueError(f"{path_rel} profiles {len(sections) - 1} kernels, not launch={launch}")
+        sections = [sections[launch]]
+    found = [[m.group("value") for m in map(NCU_LINE.match, lines)
+              if m and m.group("name") == name] for lines in sections]
+    found = [values for values in found if values]
+    if len(found) > 1:
+        raise ValueError(f"{len(found)} profiled kernels' sections of {path_rel} give {name} "
+                         f"(pick one with launch=N)")
+    if not found or len(found[0]) != 1:
+        raise ValueError(f"{len(found[0]) if found else 0} lines of {path_rel} give {name}"
+                         + (f" in launch {opts['launch']}" if "launch" in opts else ""))
+    return float(found[0][0].replace(",", ""))
 
 
 def value_of(path_rel, selector):
