@@ -1,5 +1,5 @@
 /* 08_gemm: the GEMM alone on the tensor cores, C[M][N] = A[M][K] * B[K][N]
- * (row-major; default 4096^3) by 8a to 8d, beside cuBLAS SGEMM (FP32)
+ * (row-major; default 4096^3) by 8a to 8e, beside cuBLAS SGEMM (FP32)
  * and cuBLAS with TF32 allowed, in the same run. As in 06_gemm the GEMM is
  * measured as a 1x1 NHWC convolution (gemm_as_conv_params), so the harness
  * verifies every version against a double reference, each within the bound
@@ -54,13 +54,13 @@ int main(int argc, char **argv)
         {"m", CONV_FLAG_INT, "M", "rows of A and C", "4096", 1, GEMM_MAX_DIM},
         {"n", CONV_FLAG_INT, "N", "columns of B and C", "4096", 1, GEMM_MAX_DIM},
         {"k", CONV_FLAG_INT, "K", "columns of A, rows of B", "4096", 1, GEMM_MAX_DIM},
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|cublas-tf32|all",
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|8e|cublas-tf32|all",
          "which versions to run (cuBLAS SGEMM always runs: it is the reference)", "all", 0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "08_gemm",
                 .summary = "Step 08's kernels on the GEMM alone: C = A * B on the tensor cores "
-                           "(8a, 8b, 8d: TF32; 8c: 3xTF32), against cuBLAS SGEMM (FP32) and "
+                           "(8a, 8b, 8d, 8e: TF32; 8c: 3xTF32), against cuBLAS SGEMM (FP32) and "
                            "cuBLAS with TF32 allowed.",
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE},

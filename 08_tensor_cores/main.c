@@ -1,9 +1,9 @@
 /* 08_tensor_cores: one NHWC convolution (the common problem flags; default:
  * CUTLASS's reference problem in NHWC) by 6f's implicit GEMM on the tensor
- * cores: TF32 through WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d),
- * 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed, and 6f, in the
- * same run. The program body, the common flags and the exit
- * status are those of every program (common/conv_program.h). */
+ * cores: TF32 through WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d; 8e
+ * with TMA copies), 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed, and
+ * 6f, in the same run. The program body, the common flags and the exit status are those of every
+ * program (common/conv_program.h). */
 #include <string.h>
 
 #include "conv_program.h"
@@ -34,9 +34,10 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|all",
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|8e|all",
          "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with a "
-         "cp.async pipeline, 8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, Hopper only)",
+         "cp.async pipeline, 8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by "
+         "TMA; 8d and 8e Hopper only)",
          "all", 0, 0},
     };
     /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
     static const conv_program prog = {
         .cli = {.program = "08_tensor_cores",
                 .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "
-                           "WMMA (8a), mma.sync (8b) and wgmma (8d, compute capability 9.0), "
+                           "WMMA (8a), mma.sync (8b) and wgmma (8d, 8e with TMA; compute "
+                           "capability 9.0), "
                            "3xTF32 through mma.sync (8c, FP32's accuracy); against cuDNN (FP32 "
                            "and TF32) and 6f. Needs compute capability 8.0 or newer.",
                 CONV_FLAGS(flags),

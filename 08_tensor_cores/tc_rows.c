@@ -5,23 +5,29 @@
 #include "tensor_cores.h"
 
 /* What a row runs: the WMMA kernel (8a), the mma.sync kernel in either
- * precision (8b, 8c), or the wgmma kernel (8d). */
-enum { TC_WMMA, TC_MMA, TC_WGMMA };
+ * precision (8b, 8c), the wgmma kernel (8d) or the one fed by TMA (8e). */
+enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA };
 typedef struct {
     tc_precision precision;
-    int kernel; /* TC_WMMA, TC_MMA or TC_WGMMA */
+    int kernel; /* TC_WMMA, TC_MMA, TC_WGMMA or TC_TMA */
 } tc_variant;
 
-static const tc_variant variants[TC_ROW_COUNT] = {
-    {TC_TF32, TC_WMMA}, {TC_TF32, TC_MMA}, {TC_3XTF32, TC_MMA}, {TC_TF32_XTRUNC, TC_WGMMA}};
+static const tc_variant variants[TC_ROW_COUNT] = {{TC_TF32, TC_WMMA},
+                                                  {TC_TF32, TC_MMA},
+                                                  {TC_3XTF32, TC_MMA},
+                                                  {TC_TF32_XTRUNC, TC_WGMMA},
+                                                  {TC_TF32_XTRUNC, TC_TMA}};
 static const char *const names[TC_ROW_COUNT] = {"08 8a WMMA TF32", "08 8b mma.sync TF32",
-                                                "08 8c mma.sync 3xTF32", "08 8d wgmma TF32"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c", "8d"};
+                                                "08 8c mma.sync 3xTF32", "08 8d wgmma TF32",
+                                                "08 8e wgmma TF32, TMA"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c", "8d", "8e"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const tc_variant *v = ctx;
+    if (v->kernel == TC_TMA)
+        return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_WGMMA)
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_MMA)
@@ -29,14 +35,16 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
-/* The problem, and for 8d the GPU and the build (Hopper, sm_90a code): a
- * row that cannot run here is skipped with the reason. */
+/* The problem, and for 8d and 8e the GPU and the build (Hopper, sm_90a
+ * code): a row that cannot run here is skipped with the reason. */
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
     const tc_variant *v = ctx;
     conv_status st = tc_check(p, msg);
     if (st == CONV_OK && v->kernel == TC_WGMMA)
         st = tc_wgmma_available(msg);
+    if (st == CONV_OK && v->kernel == TC_TMA)
+        st = tc_tma_available(msg);
     return st;
 }
 

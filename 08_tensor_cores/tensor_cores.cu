@@ -178,12 +178,17 @@ extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
     return CONV_OK;
 }
 
+extern "C" conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
+                                     const float *d_y, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    return st == CONV_OK ? tc_check(p, msg) : st;
+}
+
 extern "C" conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w,
                                       float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
-    if (st == CONV_OK)
-        st = tc_check(p, msg);
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
     if (st != CONV_OK)
         return st;
     const void *kernel = (const void *)conv2d_tc_wmma_kernel;

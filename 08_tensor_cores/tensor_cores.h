@@ -6,10 +6,12 @@
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
  *       remainder, three products per term, float's accuracy (tc_host.h);
  *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
- *       one operand read from shared memory (tensor_cores_wgmma.cu).
+ *       one operand read from shared memory (tensor_cores_wgmma.cu);
+ *   8e  8d with its copies made by the Tensor Memory Accelerator, one
+ *       producer warpgroup feeding two consumers (tensor_cores_tma.cu).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
- * a GPU of compute capability 8.0 or newer and code built for one (8d: 9.0
- * and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
+ * a GPU of compute capability 8.0 or newer and code built for one (8d, 8e:
+ * 9.0 and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
  * before any launch. Device pointers d_. */
 #ifndef TENSOR_CORES_H
 #define TENSOR_CORES_H
@@ -26,6 +28,10 @@ extern "C" {
 
 /* tc_supports and the grid's limits. No CUDA call. */
 conv_status tc_check(const conv_params *p, conv_msg *msg);
+/* What every launcher of the step checks first: the three device pointers
+ * (none NULL), then tc_check. No CUDA call. */
+conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
+                          const float *d_y, conv_msg *msg);
 
 /* CONV_OK when this GPU and this build run TF32 on tensor cores; else
  * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
@@ -54,6 +60,28 @@ conv_status tc_wgmma_available(conv_msg *msg);
  * 256 pixels per block. */
 conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                             cudaStream_t stream, conv_msg *msg);
+
+/* What 8d and 8e need before a launch (tensor_cores_wgmma.cu): TF32 tensor
+ * cores, compute capability 9.0, sm_90a code in this build and `kernel`'s
+ * block (threads, dynamic shared memory); the message names `what` and
+ * `name`. */
+conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name, int threads,
+                          size_t smem, conv_msg *msg);
+
+/* 1 when a TMA tensor map can describe the problem: C and K multiples of 4,
+ * x and w 16-byte aligned, padding and pad - (filter - 1) * dilation within
+ * [-128, 127] on each axis, strides up to 8. No CUDA call. */
+int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w);
+
+/* CONV_OK when 8e runs here (as tc_wgmma_available, 197 KB per block). */
+conv_status tc_tma_available(conv_msg *msg);
+
+/* 8e: 8d's product with its copies made by TMA (im2col mode for x) and its
+ * warps in roles, one producer warpgroup and two consumer warpgroups
+ * synchronised by mbarriers (tensor_cores_tma.cu); the same precision and
+ * tile as 8d. A problem no tensor map describes (tc_tma_fits) runs 8d. */
+conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                          cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -312,12 +312,10 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
                                      const float *d_w, float *d_y, cudaStream_t stream,
                                      conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
     if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32)
         st = conv_fail(msg, CONV_ERR_INVALID, "8b and 8c run TF32 or 3xTF32, not precision %d",
                        (int)t);
-    if (st == CONV_OK)
-        st = tc_check(p, msg);
     if (st != CONV_OK)
         return st;
     const bool three = t == TC_3XTF32;

@@ -44,6 +44,7 @@
 #include "conv_device.h"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
+#include "tc_wgmma.cuh"
 
 #define TC8D_BM      256 /* pixels per block: wgmma's N */
 #define TC8D_BN      128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
@@ -68,44 +69,6 @@ __device__ int tc_wgmma_built =
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* excerpt: matrix descriptor */
-/* The descriptor of a K-major operand with the 128-byte swizzle (PTX ISA,
- * "Matrix Descriptor Format"): bits 0-13 the start address / 16, bits 16-29
- * the leading byte offset / 16 (unused with this swizzle: 1), bits 32-45 the
- * stride byte offset / 16 (the next 8 rows: 1024 bytes), bits 62-63 the
- * swizzle mode (1 = 128 bytes). */
-__device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr)
-{
-    return (unsigned long long)((addr & 0x3ffff) >> 4) | 1ull << 16 | (1024ull >> 4) << 32 |
-           1ull << 62;
-}
-/* excerpt end: matrix descriptor */
-
-/* excerpt: wgmma */
-/* d[128] += A (64 x 8, TF32, registers a) * B (8 x 256, TF32, shared memory
- * through desc): one warpgroup, all four warps issuing it together. */
-#define TC8D_D8(i)                                                                                 \
-    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),    \
-        "+f"(d[i + 6]), "+f"(d[i + 7])
-#define TC8D_D32(i) TC8D_D8(i), TC8D_D8(i + 8), TC8D_D8(i + 16), TC8D_D8(i + 24)
-__device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4],
-                                                unsigned long long desc)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
-                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
-                 "%123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, 1, 1, 1;\n"
-                 : TC8D_D32(0), TC8D_D32(32), TC8D_D32(64), TC8D_D32(96)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
-                 : "memory");
-}
-/* excerpt end: wgmma */
 
 /* One stage (j0 = kt * 32 .. + 31) with cp.async. Activations: pixel rows
  * p = tid / 8 + 32 i, chunk c = tid % 8 (4 consecutive j), to slot c ^ (p % 8).
@@ -296,11 +259,10 @@ static const void *wgmma_kernel(bool vec)
                : (const void *)conv2d_tc_wgmma_kernel<false>;
 }
 
-/* Whether `kernel` (one of the two) can run here: TF32 tensor cores, compute
- * capability 9.0, sm_90a code in this build, and its shared memory. */
-static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
+/* excerpt: wgmma runs */
+extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name,
+                                     int threads, size_t smem, conv_msg *msg)
 {
-    const char *what = "8d wgmma TF32";
     conv_status st = tc_available_for(kernel, what, msg);
     if (st != CONV_OK)
         return st;
@@ -318,7 +280,15 @@ static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
                          "%s: this build has no sm_90a code, the only code with wgmma: rebuild "
                          "with -DCMAKE_CUDA_ARCHITECTURES=90a (or native)",
                          what);
-    return conv_kernel_fits(kernel, "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM, msg);
+    return conv_kernel_fits(kernel, name, threads, smem, msg);
+}
+/* excerpt end: wgmma runs */
+
+/* Whether `kernel` (one of the two) runs here. */
+static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
+{
+    return tc_wgmma_runs(kernel, "8d wgmma TF32", "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM,
+                         msg);
 }
 
 extern "C" conv_status tc_wgmma_available(conv_msg *msg)
@@ -329,9 +299,7 @@ extern "C" conv_status tc_wgmma_available(conv_msg *msg)
 extern "C" conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w,
                                        float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
-    if (st == CONV_OK)
-        st = tc_check(p, msg);
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
     if (st != CONV_OK)
         return st;
     const bool vec = p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0;

@@ -20,7 +20,7 @@ include_guard(GLOBAL)
 #   90 H100, H200  100 B200  120 RTX 50xx
 set(CONV_PORTABLE_ARCHS 75 80 86 89 90 100 120)
 # Compute capability 9.0 is built as sm_90a: the same GPUs, plus the Hopper
-# instructions (wgmma, step 08's 8d) that only arch-specific code may use.
+# instructions (wgmma, step 08's 8d and 8e) that only arch-specific code may use.
 function(conv_arch_code cc out)
   if(cc STREQUAL "90")
     set(${out} "90a" PARENT_SCOPE)

@@ -1,8 +1,8 @@
-/* Step 08: TF32 rounding and the error bounds on the host; on the GPU, 8a
- * to 8d exact on small integers (which TF32 holds exactly) and within their
- * own bounds on random floats over the shape table, or, on a GPU or a build
- * without TF32 tensor cores (8d: without wgmma), refused with the reason
- * before any launch. */
+/* Step 08: TF32 rounding, the error bounds and which problems a TMA tensor
+ * map describes, on the host; on the GPU, 8a to 8e exact on small integers
+ * (which TF32 holds exactly) and within their own bounds on random floats
+ * over the shape table, or, on a GPU or a build without TF32 tensor cores
+ * (8d, 8e: without wgmma), refused with the reason before any launch. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -145,6 +145,40 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
     CONV_ASSERT_OK(tc_check(&p, &msg), msg);
 }
 
+Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
+{
+    const float *x = (const float *)(uintptr_t)256, *w = (const float *)(uintptr_t)512;
+    conv_params p = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    cr_assert(tc_tma_fits(&p, x, w), "hpc101's problem");
+    conv_params q = p;
+    q.c = 3; /* rows of 12 bytes */
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q = p, q.k = 6;
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&p, x + 1, w), "x not 16-byte aligned");
+    cr_assert_not(tc_tma_fits(&p, x, w + 2), "w not 16-byte aligned");
+    q = p, q.stride_w = 9;
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q.stride_w = 8;
+    cr_assert(tc_tma_fits(&q, x, w));
+    /* window corners from -pad to pad - (R - 1) * dil_h: each in [-128, 127] */
+    q = p, q.pad_h = 129, q.r = 259; /* -129, -129 */
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q.pad_h = 128; /* -128, -130 */
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q.r = 257; /* -128, -128 */
+    cr_assert(tc_tma_fits(&q, x, w));
+    q = p, q.dil_w = 65; /* -1, 1 - 130 */
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q.dil_w = 64; /* -1, 1 - 128 */
+    cr_assert(tc_tma_fits(&q, x, w));
+    q = p, q.pad_w = 128, q.s = 1; /* -128, 128 */
+    cr_assert_not(tc_tma_fits(&q, x, w));
+    q.pad_w = 127; /* -127, 127 */
+    cr_assert(tc_tma_fits(&q, x, w));
+}
+
 /* ---- GPU ----------------------------------------------------------------- */
 
 /* A launcher of the step's kernels that takes no precision (8a, 8d). */
@@ -184,17 +218,18 @@ static int tf32_runs_here(void)
 
 static int wgmma_runs_here(void)
 {
-    return runs_here(conv2d_tc_wgmma, "wgmma");
+    return runs_here(conv2d_tc_wgmma, "wgmma") && runs_here(conv2d_tc_tma, "wgmma");
 }
 
-/* The GPU versions: 8a to 8d, with the precision of each. */
-enum { RUN_8A, RUN_8B, RUN_8C, RUN_8D, RUN_COUNT };
+/* The GPU versions: 8a to 8e, with the precision of each. */
+enum { RUN_8A, RUN_8B, RUN_8C, RUN_8D, RUN_8E, RUN_COUNT };
 static const char *const run_names[RUN_COUNT] = {"8a WMMA TF32", "8b mma.sync TF32",
-                                                 "8c mma.sync 3xTF32", "8d wgmma TF32"};
+                                                 "8c mma.sync 3xTF32", "8d wgmma TF32",
+                                                 "8e wgmma TF32, TMA"};
 
 static tc_precision precision_of(int run)
 {
-    return run == RUN_8C ? TC_3XTF32 : run == RUN_8D ? TC_TF32_XTRUNC : TC_TF32;
+    return run == RUN_8C ? TC_3XTF32 : run >= RUN_8D ? TC_TF32_XTRUNC : TC_TF32;
 }
 
 static conv_status run_version(const conv_params *p, int run, const float *d_x, const float *d_w,
@@ -204,6 +239,8 @@ static conv_status run_version(const conv_params *p, int run, const float *d_x, 
         return conv2d_tc_wmma(p, d_x, d_w, d_y, 0, msg);
     if (run == RUN_8D)
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, 0, msg);
+    if (run == RUN_8E)
+        return conv2d_tc_tma(p, d_x, d_w, d_y, 0, msg);
     return conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, 0, msg);
 }
 
@@ -224,7 +261,8 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
 
 /* The shape table of every step in NHWC, two larger shapes with several
  * blocks in both directions and partial edge tiles, and shapes with C and K
- * multiples of 4, where 8b and 8c copy 16 bytes at a time. */
+ * multiples of 4, where 8b and 8c copy 16 bytes at a time and 8e copies by
+ * TMA (tc_tma_fits: the stride-9 shape is the one it hands to 8d). */
 static size_t shapes(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
@@ -234,17 +272,26 @@ static size_t shapes(conv_params *t)
     t[n++] = conv_shape(2, 36, 21, 19, 132, 3, 3, 1, 1, 1); /* J = 324: a partial last step */
     t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
     t[n++] = conv_shape(1, 16, 40, 40, 256, 3, 3, 1, 1, 1); /* 7 x 2 blocks of 8d */
+    t[n++] = conv_shape(1, 4, 1, 1, 4, 3, 3, 1, 1, 1);      /* 1x1 image, padded 3x3 */
+    t[n++] = conv_shape(1, 4, 7, 7, 8, 7, 7, 0, 1, 1);      /* filter = image */
+    t[n++] = conv_shape(2, 4, 23, 29, 4, 5, 4, 3, 3, 2);    /* all of them at once */
+    conv_params asym = conv_shape(1, 8, 13, 11, 8, 3, 5, 0, 1, 1); /* per-axis settings */
+    asym.pad_h = 2;
+    asym.stride_w = 2;
+    asym.dil_h = 3;
+    t[n++] = asym;
+    t[n++] = conv_shape(2, 8, 30, 40, 8, 3, 3, 1, 9, 1); /* stride 9: no tensor map */
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
 }
 
 /* Every version on every shape: small integers (ints) exact against the
- * reference, or random floats within the bound of its precision. 8d where
- * it runs. */
+ * reference, or random floats within the bound of its precision. 8d and 8e
+ * where they run. */
 static void check_versions_over_the_shapes(int ints)
 {
-    conv_params t[CONV_USUAL_SHAPES + 6];
+    conv_params t[CONV_USUAL_SHAPES + 11];
     const size_t count = shapes(t);
     const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
     for (int v = 0; v < versions; ++v)
@@ -292,11 +339,11 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
         check_versions_over_the_shapes(0);
 }
 
-/* Only 8d's row may be skipped, and only where 8d does not run. */
+/* Only the rows of 8d and 8e may be skipped, and only where they do not run. */
 static void assert_ran(int ran, const conv_row *r, const conv_params *p, int wgmma)
 {
-    cr_assert(ran || (!wgmma && strcmp(r->key, "8d") == 0), "%s skipped %s", r->name,
-              conv_shape_name(p));
+    cr_assert(ran || (!wgmma && (strcmp(r->key, "8d") == 0 || strcmp(r->key, "8e") == 0)),
+              "%s skipped %s", r->name, conv_shape_name(p));
 }
 
 /* The rows through the test helpers (setup, poison, canary, tolerance). */

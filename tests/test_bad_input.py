@@ -99,7 +99,7 @@ OWN = {
          "out of host memory"),
     ],
     "08_tensor_cores": [
-        (["--variant", "8e"], "--variant"),
+        (["--variant", "8f"], "--variant"),
         (["--layout", "nchw"], "--layout nchw"),
     ],
     "08_gemm": [

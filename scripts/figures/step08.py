@@ -11,10 +11,13 @@
                         of its shared-memory loads
     08_wgmma            8d's block tile as two warpgroups' wgmma products, and
                         the 128-byte swizzle of its activation rows
+    08_tma              8e's block: a producer warpgroup, two consumer
+                        warpgroups and the ring of stages with their full and
+                        empty mbarriers; the pixels one im2col copy walks
 
 The tile sizes are the #defines of 08_tensor_cores/tensor_cores.cu (TC_BM,
 TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*) and
-tensor_cores_wgmma.cu (TC8D_*); the warps' 2 x 2 layout and the
+tensor_cores_wgmma.cu (TC8D_*) and tensor_cores_tma.cu (TC8E_*); the warps' 2 x 2 layout and the
 fragment shape m16n16k8 are written into its kernel (WARPS_N and WMMA_SHAPE
 below say so); the problem is CUTLASS's in NHWC, from the benchmark's table.
 TF32's format (8 exponent bits, 10 mantissa bits) is the hardware's.
@@ -673,3 +676,136 @@ def fig_08_wgmma(k):
 
 CHANNEL_COLORS_8 = ["#9ecae1", "#fdae6b", "#a1d99b", "#cbc9e2", "#fcbba1", "#fdd0a2", "#c7e9c0",
                     "#dadaeb"]
+
+
+FOLLOW_8E = 39  # the block whose im2col copy 08_tma follows (the lab problem)
+
+
+def tma_geometry(k):
+    """8e's block from the constants of tensor_cores_tma.cu, and the pixels of
+    one block's im2col copy on the lab problem: where they start and how the
+    copy walks them across rows and images."""
+    BM, BN, BK, stages = k["TC8E_BM"], k["TC8E_BN"], k["TC8E_BK"], k["TC8E_STAGES"]
+    threads = k["TC8E_THREADS"]
+    pr = k["problem hpc101-nhwc"]
+    N, C, H, W, R, S = pr["n"], pr["c"], pr["h"], pr["w"], pr["r"], pr["s"]
+    P, Q = out_size(H, R, pr["pad_h"]), out_size(W, S, pr["pad_w"])
+    m0 = FOLLOW_8E * BM
+    runs = []  # (n, p, q0, q1): the block's pixels, one run per output row
+    m = m0
+    while m < m0 + BM:
+        n, rem = m // (P * Q), m % (P * Q)
+        p, q = rem // Q, rem % Q
+        q1 = min(Q, q + m0 + BM - m)
+        runs.append((n, p, q, q1))
+        m += q1 - q
+    n0, p0, q0 = runs[0][0], runs[0][1], runs[0][2]
+    return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "threads": threads,
+            "groups": threads // (WARPGROUP * WARP), "act": k["TC8E_ACT_BYTES"],
+            "wts": k["TC8E_WTS_BYTES"], "boxes": BN // 32, "smem": k["TC8E_SMEM"],
+            "N": N, "C": C, "H": H, "W": W, "R": R, "S": S, "P": P, "Q": Q,
+            "pad_h": pr["pad_h"], "pad_w": pr["pad_w"], "cch": -(-C // BK),
+            "kts": R * S * -(-C // BK), "bx": FOLLOW_8E, "m0": m0, "runs": runs,
+            "h0": p0 - pr["pad_h"], "w0": q0 - pr["pad_w"], "n0": n0,
+            "upper_h": pr["pad_h"] - (R - 1), "upper_w": pr["pad_w"] - (S - 1)}
+
+
+def caption_08_tma(k):
+    g = tma_geometry(k)
+    runs = "; ".join(f"image {n}, row {p}, columns {a}-{b - 1}" for n, p, a, b in g["runs"])
+    return paragraph("""
+        (a) 8e's block of {g[threads]} threads: warpgroup 2 is the producer, whose first
+        thread issues every TMA copy; warpgroups 0 and 1 are the consumers, each issuing
+        wgmma m64n{g[BM]}k8 for 64 of the block's {g[BN]} output channels, as in 8d. The
+        {g[stages]} buffers form a ring: stage kt uses buffer kt % {g[stages]}, which holds the
+        activations of {g[BM]} pixels x {g[BK]} channels ({g[act]:,} bytes, one im2col
+        copy) and the weights, {g[boxes]} boxes of {g[BK]} rows x 32 channels ({g[wts]:,}
+        bytes, {g[boxes]} tiled copies). Each buffer has two mbarriers: "full", on which the
+        producer arrives announcing the {total:,} bytes and the copies count them in, and
+        "empty", on which each of the 8 consumer warps arrives once its wgmmas of that stage
+        are complete. A wait names the phase it expects by its parity, 0, 1, 0, ... on each
+        round of the ring. (b) The pixels of one im2col copy on the HPC101 lab problem
+        ({g[N]} images of {g[H]} x {g[W]}, 3 x 3, padding 1): block {g[bx]} starts at output
+        pixel {m0}, and its copy takes {g[BM]} consecutive pixels, {runs}: across a row end and
+        an image end. The producer gives the window corner of the first pixel, (n, h, w) =
+        ({g[n0]}, {g[h0]}, {g[w0]}), and a tap offset (s, r); the tensor map holds the rest:
+        the corners run from -{g[pad_w]} to {g[upper_w]} past the far edge of each row (so
+        {g[Q]} pixels a row), rows from -{g[pad_h]} to {g[upper_h]} past the last, then the next
+        image; what lies outside the image reads as 0. Stage kt is tap kt / {g[cch]},
+        channels {g[BK]} (kt % {g[cch]}) on: {g[kts]} stages here.""",
+                     g=g, total=g["act"] + g["wts"], runs=runs, m0=fmt(g["m0"]))
+
+
+@figure("08_tma", note="08_tensor_cores.md",
+        section="8e: TMA copies and warps in roles",
+        uses=["TC8E_BM", "TC8E_BN", "TC8E_BK", "TC8E_STAGES", "TC8E_THREADS", "TC8E_ACT_BYTES",
+              "TC8E_WTS_BYTES", "TC8E_SMEM", "problem hpc101-nhwc"], caption=caption_08_tma)
+def fig_08_tma(k):
+    """8e's roles and ring of stages, and the pixels of one im2col copy."""
+    g = tma_geometry(k)
+    fig = new_figure(11.5, 7.6, f"Step 08: 8e's block: a producer warpgroup, {g['groups'] - 1} "
+                     f"consumer warpgroups, {g['stages']} stages handed over through mbarriers")
+    ax, bottom = canvas_below(fig, 0.93, 0.01, 0.98, (0, 108), (2, 31),
+                              title="(a) roles and the ring of stages")
+    box(ax, 1, 11, 20, 8, COLORS["register"], text="warpgroup 2: producer\nthread 0 issues "
+        "every copy\n(setmaxnreg: 40 registers)", fs=7.5)
+    for wg in range(g["groups"] - 1):
+        box(ax, 87, 4 + 13 * wg, 20, 9, COLORS["output"],
+            text=f"warpgroup {wg}: consumer\nwgmma m64n{g['BM']}k8,\nchannels "
+                 f"{64 * wg}-{64 * wg + 63}\n(setmaxnreg: 232)", fs=7.5)
+    bw = 12
+    for st in range(g["stages"]):
+        x0 = 27 + st * (bw + 1.5)
+        box(ax, x0, 6, bw, 12, COLORS["input"], text=f"x: {g['BM']} px\nx {g['BK']} ch\n"
+            f"{g['act'] // 1024} KB", fs=6.5)
+        for b in range(g["boxes"]):
+            box(ax, x0 + b * bw / g["boxes"], 18, bw / g["boxes"], 4, COLORS["weight"],
+                ec="#ffffff")
+        ax.text(x0 + bw / 2, 20, f"w: {g['wts'] // 1024} KB", ha="center", va="center",
+                fontsize=6.5)
+        ax.text(x0 + bw / 2, 4.9, f"buffer {st}", ha="center", va="bottom", fontsize=7)
+        box(ax, x0, 23, bw / 2 - 0.3, 2.6, COLORS["shared"], text="full", fs=6.5)
+        box(ax, x0 + bw / 2 + 0.3, 23, bw / 2 - 0.3, 2.6, COLORS["idle"], text="empty", fs=6.5)
+    arrow(ax, (21, 15), (27, 12), color=COLORS["input_dark"])
+    ax.text(21.5, 17.5, "TMA copies,\nbytes counted\non full", fontsize=6.5, va="top")
+    last = 27 + g["stages"] * (bw + 1.5) - 1.5
+    arrow(ax, (last + 0.5, 11), (87, 8.5), color=COLORS["output_dark"])
+    arrow(ax, (last + 0.5, 13), (87, 21.5), color=COLORS["output_dark"])
+    ax.text(last + 1, 15.5, "wait full,\nwgmma", fontsize=6.5, va="top")
+    arrow(ax, (87, 26), (11, 19.5), color="#777777", rad=-0.12)
+    ax.text(50, 30, "each consumer warp arrives on empty when its wgmmas of the stage are "
+            "done; the producer waits on empty before it reuses the buffer", fontsize=7,
+            ha="center", va="center")
+    # (b) the pixels of one im2col copy
+    Q = g["Q"]
+    rows = [(n, p) for n, p, _, _ in g["runs"]]
+    show = [(rows[0][0], rows[0][1] - 1)] + rows + [(rows[-1][0], rows[-1][1] + 1)]
+    rh = 2.4  # a drawn row's height, in pixel widths
+    ax2, _ = canvas_below(fig, bottom - 0.03, 0.01, 0.98, (-16, Q + 30),
+                          (-2.5, rh * len(show) + 1),
+                          title=f"(b) block {g['bx']}'s im2col copy on the lab problem: "
+                                f"{g['BM']} consecutive output pixels, walked by the tensor map")
+    order = 0
+    for i, (n, p) in enumerate(show):
+        y = rh * i
+        ax2.text(-1, y + rh / 2, f"image {n}, row {p}", ha="right", va="center", fontsize=7)
+        run = [r for r in g["runs"] if (r[0], r[1]) == (n, p)]
+        for q in range(Q):
+            inside = bool(run) and run[0][2] <= q < run[0][3]
+            box(ax2, q, y + 0.2, 1, rh - 0.4, COLORS["input_dark"] if inside else
+                COLORS["idle"], ec="#ffffff", lw=0.2, z=2)
+        if run:
+            a, b = run[0][2], run[0][3]
+            ax2.text(Q + 1, y + rh / 2, f"pixels {order}-{order + b - a - 1} of the copy",
+                     fontsize=7, va="center", color=COLORS["input_dark"])
+            order += b - a
+        if i + 1 < len(show) and show[i + 1][0] != n:
+            ax2.plot([-15, Q + 29], [y + rh, y + rh], color=COLORS["highlight"], lw=1.0,
+                     zorder=6)
+            ax2.text(Q + 29, y + rh - 0.2, "next image", ha="right", va="bottom", fontsize=6.5,
+                     color=COLORS["highlight"])
+    first = g["runs"][0]
+    ax2.text(first[2], -0.3, f"start: window corner (n, h, w) = ({g['n0']}, {g['h0']}, "
+             f"{g['w0']}) of pixel ({first[0]}, {first[1]}, {first[2]})", fontsize=7,
+             va="bottom", color=COLORS["highlight"])
+    return fig

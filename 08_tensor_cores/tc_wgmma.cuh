@@ -1,0 +1,49 @@
+/* What both of 8d's kernels (tensor_cores_wgmma.cu, tensor_cores_tma.cu)
+ * need of Hopper's wgmma.mma_async: the matrix descriptor of an operand in
+ * shared memory and the m64n256k8 TF32 product. Device code compiled for
+ * sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has wgmma. */
+#ifndef TC_WGMMA_CUH
+#define TC_WGMMA_CUH
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* excerpt: matrix descriptor */
+/* The descriptor of a K-major operand with the 128-byte swizzle (PTX ISA,
+ * "Matrix Descriptor Format"): bits 0-13 the start address / 16, bits 16-29
+ * the leading byte offset / 16 (unused with this swizzle: 1), bits 32-45 the
+ * stride byte offset / 16 (the next 8 rows: 1024 bytes), bits 62-63 the
+ * swizzle mode (1 = 128 bytes). */
+__device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr)
+{
+    return (unsigned long long)((addr & 0x3ffff) >> 4) | 1ull << 16 | (1024ull >> 4) << 32 |
+           1ull << 62;
+}
+/* excerpt end: matrix descriptor */
+
+/* excerpt: wgmma */
+/* d[128] += A (64 x 8, TF32, registers a) * B (8 x 256, TF32, shared memory
+ * through desc): one warpgroup, all four warps issuing it together. */
+#define TC8D_D8(i)                                                                                 \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),    \
+        "+f"(d[i + 6]), "+f"(d[i + 7])
+#define TC8D_D32(i) TC8D_D8(i), TC8D_D8(i + 8), TC8D_D8(i + 16), TC8D_D8(i + 24)
+__device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4],
+                                                unsigned long long desc)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
+                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+                 "%123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, 1, 1, 1;\n"
+                 : TC8D_D32(0), TC8D_D32(32), TC8D_D32(64), TC8D_D32(96)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+                 : "memory");
+}
+/* excerpt end: wgmma */
+#endif
+
+#endif /* TC_WGMMA_CUH */

@@ -1,0 +1,373 @@
+/* Step 08, 8e: 8d's wgmma product with its copies made by the Tensor Memory
+ * Accelerator (TMA; PTX ISA, "cp.async.bulk.tensor") and its warps split
+ * into a producer and consumers (tensor_cores.h).
+ *
+ * A TMA copy is one instruction, issued by one thread, that moves a whole
+ * box of a tensor into shared memory: the hardware computes the addresses,
+ * writes zeros for what lies outside the tensor, applies the 128-byte
+ * swizzle that wgmma reads, and counts the bytes it wrote on an mbarrier in
+ * shared memory. The box is described once, on the host, by a "tensor map"
+ * (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled) that the kernel takes as
+ * a __grid_constant__ parameter. In im2col mode the box is the implicit
+ * GEMM's A tile itself: 256 consecutive output pixels (across rows and
+ * images), each with 32 channels of one filter tap; the tap is an offset
+ * (s * dil_w, r * dil_h) added to every pixel's window corner, and the
+ * padding and stride are part of the map.
+ *
+ * So one thread can feed the block, and the block splits into roles:
+ * warpgroup 2 is the producer, whose first thread issues every copy as soon
+ * as a buffer is free; warpgroups 0 and 1 are the consumers, which wait for a
+ * stage, issue its wgmmas and release the stage their previous wgmmas have
+ * finished with. Two mbarriers per buffer carry the hand-over: "full" (the
+ * producer's arrival and the TMA's bytes) and "empty" (one arrival per
+ * consumer warp). The main loop has no __syncthreads() and the consumers
+ * issue no copy. setmaxnreg moves registers from the producer (40 a
+ * thread) to the consumers (232), who hold 128 accumulators each.
+ *
+ * The tile is 8d's: 128 output channels x 256 pixels, D[k][m] = W[k][j] A^T[j][m],
+ * the weights from registers (rounded with cvt.rn), the activations from
+ * shared memory (truncated by the tensor cores): 8d's bound. A stage is one
+ * filter tap and 32 channels, so the k-loop runs over R * S * ceil(C / 32)
+ * stages, the channels past C reading as zeros. A tensor map needs 16-byte
+ * aligned rows (C and K multiples of 4) and padding, filter extents and
+ * strides in the ranges it can hold (tc_tma_fits()); for any other problem
+ * conv2d_tc_tma() runs 8d. */
+#include "tensor_cores.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <stdint.h>
+
+#include "conv_cuda.h"
+#include "conv_device.h"
+#include "tc_geom.cuh"
+#include "tc_ptx.cuh"
+#include "tc_wgmma.cuh"
+
+#define TC8E_BM        256 /* pixels per block: wgmma's N */
+#define TC8E_BN        128 /* output channels per block: 2 warpgroups x 64 */
+#define TC8E_BK        32  /* channels per stage: one 128-byte swizzled row per pixel */
+#define TC8E_STAGES    4
+#define TC8E_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
+#define TC8E_ACT_BYTES (TC8E_BM * TC8E_BK * 4) /* 32 KB: 256 pixel rows of 128 bytes */
+#define TC8E_WTS_BYTES (TC8E_BK * TC8E_BN * 4) /* 16 KB: 4 boxes of 32 j x 32 channels */
+#define TC8E_BOX_BYTES (TC8E_BK * 32 * 4)      /* 4 KB */
+/* 1 KB of slack to align the stages to 1024 bytes, the stages, the barriers */
+#define TC8E_SMEM (1024 + TC8E_STAGES * (TC8E_ACT_BYTES + TC8E_WTS_BYTES) + 2 * TC8E_STAGES * 8)
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* excerpt: mbarrier */
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+/* One arrival that also announces `bytes` still to come from TMA copies. */
+__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+/* Wait until the barrier's phase of the given parity (0, 1, 0, ...) has
+ * completed: all its arrivals and all its bytes. */
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do
+        asm volatile("{\n .reg .pred p;\n"
+                     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    while (!done);
+}
+/* excerpt end: mbarrier */
+
+__device__ __forceinline__ float lds_f32(unsigned addr)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+/* excerpt: TMA copies */
+/* 256 pixels x 32 channels from x in im2col mode: the pixels from (n, h, w)
+ * on, as the map walks them (w by stride_w, then h, then n), each moved by
+ * the tap's offset (dw, dh); channels c .. c + 31. */
+__device__ __forceinline__ void tma_im2col(unsigned dst, const CUtensorMap *map, unsigned bar,
+                                           int c, int w, int h, int n, int dw, int dh)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(dst),
+        "l"((unsigned long long)map), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n),
+        "h"((unsigned short)dw), "h"((unsigned short)dh)
+        : "memory");
+}
+/* A 32 x 32 box of the weights, seen as w[tap][c][k]: channels k .. k + 31
+ * of rows c .. c + 31 of one tap. */
+__device__ __forceinline__ void tma_tile(unsigned dst, const CUtensorMap *map, unsigned bar, int k,
+                                         int c, int tap)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+                 "l"((unsigned long long)map), "r"(bar), "r"(k), "r"(c), "r"(tap)
+                 : "memory");
+}
+/* excerpt end: TMA copies */
+
+/* excerpt: producer */
+/* The producer (one thread): for every stage, wait until its buffer is
+ * free, announce its bytes, start its five copies. Stage kt is tap kt / cch,
+ * channels 32 (kt % cch) on; the last stage of an odd count is padding
+ * (tap == taps), its boxes wholly outside x and w: zeros. */
+__device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorMap *wmap,
+                                        unsigned act, unsigned wts, unsigned full, unsigned empty,
+                                        const tc_geom &g, long long m0, int k0, int kts)
+{
+    const long long pq = (long long)g.p * g.q;
+    const int n = (int)(m0 / pq), rem = (int)(m0 % pq);
+    const int h = (rem / g.q) * g.stride_h - g.pad_h, w = (rem % g.q) * g.stride_w - g.pad_w;
+    const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
+    for (int kt = 0; kt < kts; ++kt) {
+        const int st = kt % TC8E_STAGES;
+        if (kt >= TC8E_STAGES) /* the consumers' release of this buffer's last use */
+            mbar_wait(empty + 8 * st, (kt / TC8E_STAGES - 1) & 1);
+        mbar_expect(full + 8 * st, TC8E_ACT_BYTES + TC8E_WTS_BYTES);
+        const int tap = kt / cch, taps = g.r * g.s; /* tap == taps: a padding stage, zeros */
+        const int c = tap < taps ? (kt % cch) * TC8E_BK : cch * TC8E_BK;
+        const int r = tap < taps ? tap / g.s : 0, s = tap < taps ? tap % g.s : 0;
+        tma_im2col(act + st * TC8E_ACT_BYTES, xmap, full + 8 * st, c, w, h, n, s * g.dil_w,
+                   r * g.dil_h);
+#pragma unroll
+        for (int b = 0; b < TC8E_BN / 32; ++b)
+            tma_tile(wts + st * TC8E_WTS_BYTES + b * TC8E_BOX_BYTES, wmap, full + 8 * st,
+                     k0 + 32 * b, c, tap);
+    }
+}
+/* excerpt end: producer */
+
+/* One stage for a consumer warp: wait for its bytes, load the warp's weight
+ * fragments (rounded), issue the warpgroup's 4 wgmmas, then wait for the
+ * previous stage's wgmmas (one group stays in flight) and release that
+ * stage's buffer: its activations were read by those wgmmas, its weights
+ * by this warp's loads.
+ *
+ * The weights arrive as TMA wrote them: box b (channels 32b .. 32b + 31) of
+ * 32 rows j, each row 128 bytes, 16-byte chunk c of row j in slot c ^ (j % 8).
+ * Lane 4g + t reads rows j = t and t + 4 (of each 8) for two channels. A
+ * warp's 32 reads of one fragment register hit 32 different banks when its
+ * rows 0-7 of the 16 are the channels of chunks c0 and c0 + 4 and its rows
+ * 8-15 those of chunks c0 + 1 and c0 + 5 (c0 even): so the wgmma's row i is
+ * a permuted channel, and the stores at the end follow the same map. fa[]
+ * holds where the four values of k-step 0 are (the kernel works them out). */
+__device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int kt, unsigned act,
+                                        unsigned wts, unsigned full, unsigned empty,
+                                        const unsigned fa[4], int lane)
+{
+    const int st = kt % TC8E_STAGES;
+    mbar_wait(full + 8 * st, (kt / TC8E_STAGES) & 1);
+    const unsigned wb = wts + st * TC8E_WTS_BYTES;
+#pragma unroll
+    for (int ks = 0; ks < TC8E_BK / 8; ++ks)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            frag[4 * ks + e] = to_tf32(lds_f32(wb + fa[e] + 1024 * ks));
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < TC8E_BK / 8; ++ks)
+        wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + st * TC8E_ACT_BYTES + 32 * ks));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    if (kt > 0) { /* stage kt - 1 */
+        __syncwarp();
+        if (lane == 0)
+            mbar_arrive(empty + 8 * ((kt - 1) % TC8E_STAGES));
+    }
+}
+#endif
+
+__global__ void __launch_bounds__(TC8E_THREADS, 1)
+    conv2d_tc_tma_kernel(const __grid_constant__ CUtensorMap xmap,
+                         const __grid_constant__ CUtensorMap wmap, float *__restrict__ y, tc_geom g)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ float4 smem4[];
+    unsigned char *raw = (unsigned char *)smem4;
+    unsigned char *base = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023); /* 1024-aligned */
+    const unsigned act = smem_addr(base);
+    const unsigned wts = act + TC8E_STAGES * TC8E_ACT_BYTES;
+    const unsigned full = smem_addr(base + TC8E_STAGES * (TC8E_ACT_BYTES + TC8E_WTS_BYTES));
+    const unsigned empty = full + 8 * TC8E_STAGES;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const long long m0 = (long long)blockIdx.x * TC8E_BM;
+    const int k0 = blockIdx.y * TC8E_BN;
+    const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
+    const int kts = (g.r * g.s * cch + 1) / 2 * 2; /* even: the loop is unrolled by two */
+
+    if (tid == 0) {
+        for (int st = 0; st < TC8E_STAGES; ++st) {
+            mbar_init(full + 8 * st, 1);  /* the producer's arrival (+ the bytes) */
+            mbar_init(empty + 8 * st, 8); /* one per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    /* excerpt: roles */
+    if (warp >= 8) { /* the producer warpgroup: gives registers back; one thread copies */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (warp == 8 && lane == 0)
+            produce(&xmap, &wmap, act, wts, full, empty, g, m0, k0, kts);
+        return;
+    }
+
+    /* the consumers: warpgroup wg (warps 4 wg .. 4 wg + 3) computes channels
+     * 64 wg .. 64 wg + 63 of the block's 128, in weight boxes 2 wg, 2 wg + 1 */
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    /* excerpt end: roles */
+    const int wg = warp >> 2, wq = warp & 3, gr = lane >> 2, t = lane & 3;
+    const int box = 2 * wg + (wq >> 1);
+    const int c0 = 2 * (wq & 1) + 4 * (gr >> 2); /* chunk of rows 0-7; rows 8-15: c0 + 1 */
+    /* where lane 4 gr + t's four fragment values of k-step 0 are, from a
+     * stage's weights: rows t and t + 4 of the box, chunks c0 and c0 + 1 (as
+     * swizzled: XOR the row % 8), float gr % 4 of the chunk */
+    const unsigned x = c0 ^ t, at = box * TC8E_BOX_BYTES + t * 128 + 4 * (gr & 3);
+    const unsigned fa[4] = {at + (x << 4), at + ((x ^ 1) << 4), at + 512 + ((x ^ 4) << 4),
+                            at + 512 + ((x ^ 5) << 4)};
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+        acc[i] = 0.0f;
+    /* two sets of fragment registers, as in 8d: a wgmma may still read one
+     * while the next stage's weights go into the other */
+    unsigned frag_even[16], frag_odd[16];
+    for (int kt = 0; kt < kts; kt += 2) {
+        consume(acc, frag_even, kt, act, wts, full, empty, fa, lane);
+        consume(acc, frag_odd, kt + 1, act, wts, full, empty, fa, lane);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+        asm volatile("" : "+f"(acc[i])::"memory");
+
+    /* acc[4i + v]: pixel 8i + 2t + v % 2, wgmma row 16 wq + gr + 8 (v / 2),
+     * which is channel 32 box + 8 (wq % 2) + 16 (gr / 4) + gr % 4 + 4 (v / 2) */
+    const int kbase = k0 + 32 * box + 8 * (wq & 1) + 16 * (gr >> 2) + (gr & 3);
+#pragma unroll
+    for (int i = 0; i < TC8E_BM / 8; ++i)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const long long m = m0 + 8 * i + 2 * t + (v & 1);
+            const int k = kbase + 4 * (v >> 1);
+            if (m < g.m && k < g.k)
+                y[m * g.k + k] = acc[4 * i + v];
+        }
+#endif
+}
+
+/* excerpt: tma fits */
+extern "C" int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w)
+{
+    /* a tensor map's rows are 16-byte aligned; a 4-D im2col map holds window
+     * corners in [-128, 127] and traversal strides up to 8 */
+    const int up_h = p->pad_h - (p->r - 1) * p->dil_h, up_w = p->pad_w - (p->s - 1) * p->dil_w;
+    return p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 &&
+           p->pad_h <= 128 && p->pad_w <= 128 && up_h >= -128 && up_w >= -128 && up_h <= 127 &&
+           up_w <= 127 && p->stride_h <= 8 && p->stride_w <= 8;
+}
+/* excerpt end: tma fits */
+
+/* The driver's tensor-map encoders, found through the runtime (so the
+ * program needs no link to the driver library). */
+static conv_status tma_encoders(PFN_cuTensorMapEncodeIm2col_v12000 *im2col,
+                                PFN_cuTensorMapEncodeTiled_v12000 *tiled, conv_msg *msg)
+{
+    cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
+    CONV_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", (void **)im2col,
+                                                     12000, cudaEnableDefault, &q1),
+                    msg);
+    CONV_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)tiled,
+                                                     12000, cudaEnableDefault, &q2),
+                    msg);
+    if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !*im2col ||
+        !*tiled)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "8e wgmma TF32, TMA: this driver has no tensor-map encoder (CUDA 12.0 "
+                         "or newer needed)");
+    return CONV_OK;
+}
+
+/* excerpt: tensor maps */
+/* x as a 4-D tensor {C, W, H, N} (innermost first) read in im2col mode,
+ * 32 channels x 256 pixels a copy: the window corners run from -pad to
+ * pad - (filter - 1) * dil past the far edge, by the stride. w as a 3-D
+ * tensor {K, C, R*S} read in 32 x 32 tiles. Both with the 128-byte swizzle;
+ * what lies outside reads as 0. */
+static conv_status tma_maps(const conv_params *p, const float *d_x, const float *d_w,
+                            CUtensorMap *xmap, CUtensorMap *wmap, conv_msg *msg)
+{
+    PFN_cuTensorMapEncodeIm2col_v12000 im2col = NULL;
+    PFN_cuTensorMapEncodeTiled_v12000 tiled = NULL;
+    conv_status st = tma_encoders(&im2col, &tiled, msg);
+    if (st != CONV_OK)
+        return st;
+    const cuuint64_t c = (cuuint64_t)p->c, k = (cuuint64_t)p->k;
+    const cuuint64_t xdim[4] = {c, (cuuint64_t)p->w, (cuuint64_t)p->h, (cuuint64_t)p->n};
+    const cuuint64_t xstride[3] = {c * 4, c * p->w * 4, c * p->w * p->h * 4};
+    const int lower[2] = {-p->pad_w, -p->pad_h};
+    const int upper[2] = {p->pad_w - (p->s - 1) * p->dil_w, p->pad_h - (p->r - 1) * p->dil_h};
+    const cuuint32_t xstep[4] = {1, (cuuint32_t)p->stride_w, (cuuint32_t)p->stride_h, 1};
+    CUresult r =
+        im2col(xmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)d_x, xdim, xstride, lower, upper,
+               TC8E_BK, TC8E_BM, xstep, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r == CUDA_SUCCESS) {
+        const cuuint64_t wdim[3] = {k, c, (cuuint64_t)p->r * p->s};
+        const cuuint64_t wstride[2] = {k * 4, k * c * 4};
+        const cuuint32_t box[3] = {32, TC8E_BK, 1}, wstep[3] = {1, 1, 1};
+        r = tiled(wmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)d_w, wdim, wstride, box, wstep,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    }
+    if (r != CUDA_SUCCESS)
+        return conv_fail(msg, CONV_ERR_CUDA, "8e wgmma TF32, TMA: a tensor map was refused (%d)",
+                         (int)r);
+    return CONV_OK;
+}
+/* excerpt end: tensor maps */
+
+extern "C" conv_status tc_tma_available(conv_msg *msg)
+{
+    return tc_wgmma_runs((const void *)conv2d_tc_tma_kernel, "8e wgmma TF32, TMA",
+                         "conv2d_tc_tma_kernel", TC8E_THREADS, TC8E_SMEM, msg);
+}
+
+extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w,
+                                     float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
+    if (st == CONV_OK)
+        st = tc_tma_available(msg);
+    if (st != CONV_OK)
+        return st;
+    if (!tc_tma_fits(p, d_x, d_w)) /* no tensor map for it: 8d's copies */
+        return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
+    CUtensorMap xmap, wmap;
+    if ((st = tma_maps(p, d_x, d_w, &xmap, &wmap, msg)) != CONV_OK)
+        return st;
+    tc_geom g = tc_make_geom(p);
+    const dim3 grid((unsigned)((g.m + TC8E_BM - 1) / TC8E_BM),
+                    (unsigned)((g.k + TC8E_BN - 1) / TC8E_BN));
+    void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
+    CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC8E_THREADS),
+                                     args, TC8E_SMEM, stream),
+                    msg);
+    CONV_CHECK_LAUNCH("conv2d_tc_tma_kernel", msg);
+    return CONV_OK;
+}
