@@ -69,9 +69,9 @@ conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name
                           size_t smem, conv_msg *msg);
 
 /* 1 when a TMA tensor map can describe the problem: C and K multiples of 4,
- * x and w 16-byte aligned, padding and pad - (filter - 1) * dilation within
+ * x, w and y 16-byte aligned, padding and pad - (filter - 1) * dilation within
  * [-128, 127] on each axis, strides up to 8. No CUDA call. */
-int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w);
+int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w, const float *d_y);
 
 /* CONV_OK when 8e runs here (as tc_wgmma_available, 197 KB per block). */
 conv_status tc_tma_available(conv_msg *msg);

@@ -24,6 +24,13 @@
  * issue no copy. setmaxnreg moves registers from the producer (40 a
  * thread) to the consumers (232), who hold 128 accumulators each.
  *
+ * The blocks are persistent: the launcher starts as many as the GPU holds at
+ * once (one per SM), and each takes every gridDim.x-th tile, its ring of
+ * stages running on from one tile into the next. So while the consumers
+ * store a tile's outputs, the producer is already copying the next tile's
+ * first stages, and no block pays for a start. The consumers store float4s:
+ * the four lanes that share a pixel pair swap values first (shfl.xor).
+ *
  * The tile is 8d's: 128 output channels x 256 pixels, D[k][m] = W[k][j] A^T[j][m],
  * the weights from registers (rounded with cvt.rn), the activations from
  * shared memory (truncated by the tensor cores): 8d's bound. A stage is one
@@ -121,22 +128,24 @@ __device__ __forceinline__ void tma_tile(unsigned dst, const CUtensorMap *map, u
 /* excerpt end: TMA copies */
 
 /* excerpt: producer */
-/* The producer (one thread): for every stage, wait until its buffer is
- * free, announce its bytes, start its five copies. Stage kt is tap kt / cch,
- * channels 32 (kt % cch) on; the last stage of an odd count is padding
- * (tap == taps), its boxes wholly outside x and w: zeros. */
+/* The producer (one thread): for every stage of the block's tiles, wait
+ * until its buffer is free, announce its bytes, start its five copies. `it`
+ * counts the stages the block has produced, across its tiles: buffer
+ * it % TC8E_STAGES, in its (it / TC8E_STAGES)-th use. Stage kt of a tile is
+ * tap kt / cch, channels 32 (kt % cch) on; the last stage of an odd count is
+ * padding (tap == taps), its boxes wholly outside x and w: zeros. */
 __device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorMap *wmap,
                                         unsigned act, unsigned wts, unsigned full, unsigned empty,
-                                        const tc_geom &g, long long m0, int k0, int kts)
+                                        const tc_geom &g, long long m0, int k0, int kts, int &it)
 {
     const long long pq = (long long)g.p * g.q;
     const int n = (int)(m0 / pq), rem = (int)(m0 % pq);
     const int h = (rem / g.q) * g.stride_h - g.pad_h, w = (rem % g.q) * g.stride_w - g.pad_w;
     const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
-    for (int kt = 0; kt < kts; ++kt) {
-        const int st = kt % TC8E_STAGES;
-        if (kt >= TC8E_STAGES) /* the consumers' release of this buffer's last use */
-            mbar_wait(empty + 8 * st, (kt / TC8E_STAGES - 1) & 1);
+    for (int kt = 0; kt < kts; ++kt, ++it) {
+        const int st = it % TC8E_STAGES;
+        if (it >= TC8E_STAGES) /* the consumers' release of this buffer's last use */
+            mbar_wait(empty + 8 * st, (it / TC8E_STAGES - 1) & 1);
         mbar_expect(full + 8 * st, TC8E_ACT_BYTES + TC8E_WTS_BYTES);
         const int tap = kt / cch, taps = g.r * g.s; /* tap == taps: a padding stage, zeros */
         const int c = tap < taps ? (kt % cch) * TC8E_BK : cch * TC8E_BK;
@@ -165,12 +174,20 @@ __device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorM
  * 8-15 those of chunks c0 + 1 and c0 + 5 (c0 even): so the wgmma's row i is
  * a permuted channel, and the stores at the end follow the same map. fa[]
  * holds where the four values of k-step 0 are (the kernel works them out). */
-__device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int kt, unsigned act,
-                                        unsigned wts, unsigned full, unsigned empty,
+/* A consumer warp's release of a buffer: its one arrival on "empty". */
+__device__ __forceinline__ void release(unsigned empty_bar, int lane)
+{
+    __syncwarp();
+    if (lane == 0)
+        mbar_arrive(empty_bar);
+}
+
+__device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int it, bool first,
+                                        unsigned act, unsigned wts, unsigned full, unsigned empty,
                                         const unsigned fa[4], int lane)
 {
-    const int st = kt % TC8E_STAGES;
-    mbar_wait(full + 8 * st, (kt / TC8E_STAGES) & 1);
+    const int st = it % TC8E_STAGES;
+    mbar_wait(full + 8 * st, (it / TC8E_STAGES) & 1);
     const unsigned wb = wts + st * TC8E_WTS_BYTES;
 #pragma unroll
     for (int ks = 0; ks < TC8E_BK / 8; ++ks)
@@ -183,11 +200,8 @@ __device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int k
         wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + st * TC8E_ACT_BYTES + 32 * ks));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    if (kt > 0) { /* stage kt - 1 */
-        __syncwarp();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((kt - 1) % TC8E_STAGES));
-    }
+    if (!first) /* the stage before, it - 1 */
+        release(empty + 8 * ((it + TC8E_STAGES - 1) % TC8E_STAGES), lane);
 }
 #endif
 
@@ -205,8 +219,9 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
     const unsigned empty = full + 8 * TC8E_STAGES;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const long long m0 = (long long)blockIdx.x * TC8E_BM;
-    const int k0 = blockIdx.y * TC8E_BN;
+    /* the block's tiles: blockIdx.x, then every gridDim.x-th, pixels first */
+    const int mtiles = (int)((g.m + TC8E_BM - 1) / TC8E_BM);
+    const int tiles = mtiles * ((g.k + TC8E_BN - 1) / TC8E_BN);
     const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
     const int kts = (g.r * g.s * cch + 1) / 2 * 2; /* even: the loop is unrolled by two */
 
@@ -222,8 +237,12 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
     /* excerpt: roles */
     if (warp >= 8) { /* the producer warpgroup: gives registers back; one thread copies */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (warp == 8 && lane == 0)
-            produce(&xmap, &wmap, act, wts, full, empty, g, m0, k0, kts);
+        if (warp == 8 && lane == 0) {
+            int it = 0;
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+                produce(&xmap, &wmap, act, wts, full, empty, g,
+                        (long long)(tile % mtiles) * TC8E_BM, (tile / mtiles) * TC8E_BN, kts, it);
+        }
         return;
     }
 
@@ -240,46 +259,70 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
     const unsigned x = c0 ^ t, at = box * TC8E_BOX_BYTES + t * 128 + 4 * (gr & 3);
     const unsigned fa[4] = {at + (x << 4), at + ((x ^ 1) << 4), at + 512 + ((x ^ 4) << 4),
                             at + 512 + ((x ^ 5) << 4)};
-    float acc[128];
+    const bool hi = gr & 1, right = gr & 2; /* this lane's place in its quad: bits of gr % 4 */
+    int it = 0;                             /* the stages consumed, as the producer counts */
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const long long m0 = (long long)(tile % mtiles) * TC8E_BM;
+        const int k0 = (tile / mtiles) * TC8E_BN;
+        float acc[128];
 #pragma unroll
-    for (int i = 0; i < 128; ++i)
-        acc[i] = 0.0f;
-    /* two sets of fragment registers, as in 8d: a wgmma may still read one
-     * while the next stage's weights go into the other */
-    unsigned frag_even[16], frag_odd[16];
-    for (int kt = 0; kt < kts; kt += 2) {
-        consume(acc, frag_even, kt, act, wts, full, empty, fa, lane);
-        consume(acc, frag_odd, kt + 1, act, wts, full, empty, fa, lane);
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-    for (int i = 0; i < 128; ++i)
-        asm volatile("" : "+f"(acc[i])::"memory");
-
-    /* acc[4i + v]: pixel 8i + 2t + v % 2, wgmma row 16 wq + gr + 8 (v / 2),
-     * which is channel 32 box + 8 (wq % 2) + 16 (gr / 4) + gr % 4 + 4 (v / 2) */
-    const int kbase = k0 + 32 * box + 8 * (wq & 1) + 16 * (gr >> 2) + (gr & 3);
-#pragma unroll
-    for (int i = 0; i < TC8E_BM / 8; ++i)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-            const long long m = m0 + 8 * i + 2 * t + (v & 1);
-            const int k = kbase + 4 * (v >> 1);
-            if (m < g.m && k < g.k)
-                y[m * g.k + k] = acc[4 * i + v];
+        for (int i = 0; i < 128; ++i)
+            acc[i] = 0.0f;
+        /* two sets of fragment registers, as in 8d: a wgmma may still read one
+         * while the next stage's weights go into the other */
+        unsigned frag_even[16], frag_odd[16];
+        for (int kt = 0; kt < kts; kt += 2, it += 2) {
+            consume(acc, frag_even, it, kt == 0, act, wts, full, empty, fa, lane);
+            consume(acc, frag_odd, it + 1, false, act, wts, full, empty, fa, lane);
         }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        release(empty + 8 * ((it - 1) % TC8E_STAGES), lane); /* the tile's last stage */
+#pragma unroll
+        for (int i = 0; i < 128; ++i)
+            asm volatile("" : "+f"(acc[i])::"memory");
+
+        /* excerpt: stores */
+        /* acc[4i + v]: pixel 8i + 2t + v % 2, wgmma row 16 wq + gr + 8 (v / 2),
+         * which is channel 32 box + 8 (wq % 2) + 16 (gr / 4) + gr % 4 + 4 (v / 2).
+         * The quad of lanes gr % 4 = 0 .. 3 (same t, same gr / 4) holds, for
+         * each i, 2 pixels x 8 channels: 4 float4s, one per lane after a 4 x 4
+         * transpose across the quad (two exchanges with shfl.xor). Lane q
+         * then stores pixel 8i + 2t + q / 2, channels kq .. kq + 3. */
+        const int kq = k0 + 32 * box + 8 * (wq & 1) + 16 * (gr >> 2) + 4 * (gr & 1);
+#pragma unroll
+        for (int i = 0; i < TC8E_BM / 8; ++i) {
+            /* row q of the transpose: v (q's bits swapped), so that lane q'
+             * ends with element q' of every row */
+            float e0 = acc[4 * i], e1 = acc[4 * i + 2], e2 = acc[4 * i + 1], e3 = acc[4 * i + 3];
+            /* exchange 1, with the lane 1 apart in the quad: the 2 x 2 blocks' corners */
+            float s0 = __shfl_xor_sync(0xffffffffu, hi ? e0 : e1, 4);
+            float s1 = __shfl_xor_sync(0xffffffffu, hi ? e2 : e3, 4);
+            e0 = hi ? s0 : e0, e1 = hi ? e1 : s0, e2 = hi ? s1 : e2, e3 = hi ? e3 : s1;
+            /* exchange 2, with the lane 2 apart: the off-diagonal 2 x 2 blocks */
+            s0 = __shfl_xor_sync(0xffffffffu, right ? e0 : e2, 8);
+            s1 = __shfl_xor_sync(0xffffffffu, right ? e1 : e3, 8);
+            e0 = right ? s0 : e0, e1 = right ? s1 : e1, e2 = right ? e2 : s0, e3 = right ? e3 : s1;
+            const long long m = m0 + 8 * i + 2 * t + (right ? 1 : 0);
+            if (m < g.m && kq < g.k)
+                *(float4 *)(y + m * g.k + kq) = make_float4(e0, e1, e2, e3);
+        }
+        /* excerpt end: stores */
+    }
 #endif
 }
 
 /* excerpt: tma fits */
-extern "C" int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w)
+extern "C" int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w,
+                           const float *d_y)
 {
-    /* a tensor map's rows are 16-byte aligned; a 4-D im2col map holds window
-     * corners in [-128, 127] and traversal strides up to 8 */
+    /* a tensor map's rows are 16-byte aligned (and so are the float4 stores
+     * of y); a 4-D im2col map holds window corners in [-128, 127] and
+     * traversal strides up to 8 */
     const int up_h = p->pad_h - (p->r - 1) * p->dil_h, up_w = p->pad_w - (p->s - 1) * p->dil_w;
-    return p->c % 4 == 0 && p->k % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 &&
-           p->pad_h <= 128 && p->pad_w <= 128 && up_h >= -128 && up_w >= -128 && up_h <= 127 &&
-           up_w <= 127 && p->stride_h <= 8 && p->stride_w <= 8;
+    return p->c % 4 == 0 && p->k % 4 == 0 &&
+           ((uintptr_t)d_x | (uintptr_t)d_w | (uintptr_t)d_y) % 16 == 0 && p->pad_h <= 128 &&
+           p->pad_w <= 128 && up_h >= -128 && up_w >= -128 && up_h <= 127 && up_w <= 127 &&
+           p->stride_h <= 8 && p->stride_w <= 8;
 }
 /* excerpt end: tma fits */
 
@@ -356,14 +399,22 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
         st = tc_tma_available(msg);
     if (st != CONV_OK)
         return st;
-    if (!tc_tma_fits(p, d_x, d_w)) /* no tensor map for it: 8d's copies */
+    if (!tc_tma_fits(p, d_x, d_w, d_y)) /* no tensor map for it: 8d's copies */
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     CUtensorMap xmap, wmap;
     if ((st = tma_maps(p, d_x, d_w, &xmap, &wmap, msg)) != CONV_OK)
         return st;
+    /* persistent blocks: as many as the GPU holds at once, each taking
+     * every gridDim.x-th tile */
     tc_geom g = tc_make_geom(p);
-    const dim3 grid((unsigned)((g.m + TC8E_BM - 1) / TC8E_BM),
-                    (unsigned)((g.k + TC8E_BN - 1) / TC8E_BN));
+    const long long tiles = (g.m + TC8E_BM - 1) / TC8E_BM * ((g.k + TC8E_BN - 1) / TC8E_BN);
+    int sms = 0, per_sm = 0;
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), msg);
+    CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &per_sm, (const void *)conv2d_tc_tma_kernel, TC8E_THREADS, TC8E_SMEM),
+                    msg);
+    const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
+    const dim3 grid((unsigned)(tiles < resident ? tiles : resident));
     void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
     CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC8E_THREADS),
                                      args, TC8E_SMEM, stream),

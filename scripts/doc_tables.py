@@ -378,7 +378,9 @@ CODE = re.compile(r"(<!-- code: (?P<path>\S+) (?P<name>[^>]*?) -->\n)(?P<body>.*
 
 def excerpt(path_rel, name):
     """The lines between "excerpt: NAME" and "excerpt end: NAME" in a source
-    file, without the marker lines, their common indentation removed."""
+    file, without the marker lines, their common indentation removed
+    (preprocessor lines, which clang-format puts in column 0, stay as they
+    are and do not count)."""
     path = os.path.join(ROOT, path_rel)
     if not os.path.exists(path):
         raise ValueError(f"no file {path_rel}")
@@ -389,8 +391,9 @@ def excerpt(path_rel, name):
     if len(begin) != 1 or len(end) != 1 or end[0] <= begin[0]:
         raise ValueError(f"{path_rel} has no single excerpt '{name}'")
     body = without_exercise_markers(lines[begin[0] + 1:end[0]])
-    indent = min((len(l) - len(l.lstrip()) for l in body if l.strip()), default=0)
-    return [l[indent:] for l in body]
+    code = [l for l in body if l.strip() and not l.startswith("#")]
+    indent = min((len(l) - len(l.lstrip()) for l in code), default=0)
+    return [l if l.startswith("#") else l[indent:] for l in body]
 
 
 # The markers of an exercise region (scripts/exercises/markers.py).

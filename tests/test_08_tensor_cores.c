@@ -148,35 +148,37 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
 Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
 {
     const float *x = (const float *)(uintptr_t)256, *w = (const float *)(uintptr_t)512;
+    const float *y = (const float *)(uintptr_t)1024;
     conv_params p = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
-    cr_assert(tc_tma_fits(&p, x, w), "hpc101's problem");
+    cr_assert(tc_tma_fits(&p, x, w, y), "hpc101's problem");
     conv_params q = p;
     q.c = 3; /* rows of 12 bytes */
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q = p, q.k = 6;
-    cr_assert_not(tc_tma_fits(&q, x, w));
-    cr_assert_not(tc_tma_fits(&p, x + 1, w), "x not 16-byte aligned");
-    cr_assert_not(tc_tma_fits(&p, x, w + 2), "w not 16-byte aligned");
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
+    cr_assert_not(tc_tma_fits(&p, x + 1, w, y), "x not 16-byte aligned");
+    cr_assert_not(tc_tma_fits(&p, x, w + 2, y), "w not 16-byte aligned");
+    cr_assert_not(tc_tma_fits(&p, x, w, y + 3), "y not 16-byte aligned");
     q = p, q.stride_w = 9;
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q.stride_w = 8;
-    cr_assert(tc_tma_fits(&q, x, w));
+    cr_assert(tc_tma_fits(&q, x, w, y));
     /* window corners from -pad to pad - (R - 1) * dil_h: each in [-128, 127] */
     q = p, q.pad_h = 129, q.r = 259; /* -129, -129 */
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q.pad_h = 128; /* -128, -130 */
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q.r = 257; /* -128, -128 */
-    cr_assert(tc_tma_fits(&q, x, w));
+    cr_assert(tc_tma_fits(&q, x, w, y));
     q = p, q.dil_w = 65; /* -1, 1 - 130 */
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q.dil_w = 64; /* -1, 1 - 128 */
-    cr_assert(tc_tma_fits(&q, x, w));
+    cr_assert(tc_tma_fits(&q, x, w, y));
     q = p, q.pad_w = 128, q.s = 1; /* -128, 128 */
-    cr_assert_not(tc_tma_fits(&q, x, w));
+    cr_assert_not(tc_tma_fits(&q, x, w, y));
     q.pad_w = 127; /* -127, 127 */
-    cr_assert(tc_tma_fits(&q, x, w));
+    cr_assert(tc_tma_fits(&q, x, w, y));
 }
 
 /* ---- GPU ----------------------------------------------------------------- */
@@ -286,43 +288,46 @@ static size_t shapes(conv_params *t)
     return n;
 }
 
-/* Every version on every shape: small integers (ints) exact against the
- * reference, or random floats within the bound of its precision. 8d and 8e
- * where they run. */
+/* Version `run` on one shape: small integers (ints) exact against the
+ * reference, or random floats within the bound of its precision; `seed`
+ * picks the inputs. */
+static void check_version(const conv_params *p, int run, int ints, unsigned seed)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+          *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
+    cr_assert(x && w && y && want);
+    conv_msg msg = {{0}};
+    if (ints) {
+        conv_fill_small_int(x, nx, 61 + seed, -3, 3);
+        conv_fill_small_int(w, nw, 62 + seed, -3, 3);
+        CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+    } else {
+        conv_fill_uniform(x, nx, 71 + seed, -1.0f, 1.0f);
+        conv_fill_uniform(w, nw, 72 + seed, -1.0f, 1.0f);
+    }
+    run_gpu(p, run, x, w, y);
+    const size_t depth = (size_t)p->c * p->r * p->s;
+    conv_verify_report rep =
+        ints ? conv_compare_exact(p, y, want, ny)
+             : conv_verify_full(p, x, w, y,
+                                conv_verify_bound(tc_bound_factor(precision_of(run), depth)));
+    CONV_ASSERT_REPORT(rep, run_names[run], p);
+    free(x);
+    free(w);
+    free(y);
+    free(want);
+}
+
+/* Every version on every shape. 8d and 8e where they run. */
 static void check_versions_over_the_shapes(int ints)
 {
     conv_params t[CONV_USUAL_SHAPES + 11];
     const size_t count = shapes(t);
     const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
     for (int v = 0; v < versions; ++v)
-        for (size_t i = 0; i < count; ++i) {
-            const conv_params *p = &t[i];
-            const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
-                         ny = conv_output_elems(p);
-            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
-            cr_assert(x && w && y && want);
-            conv_msg msg = {{0}};
-            if (ints) {
-                conv_fill_small_int(x, nx, 61 + i, -3, 3);
-                conv_fill_small_int(w, nw, 62 + i, -3, 3);
-                CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
-            } else {
-                conv_fill_uniform(x, nx, 71 + i, -1.0f, 1.0f);
-                conv_fill_uniform(w, nw, 72 + i, -1.0f, 1.0f);
-            }
-            run_gpu(p, v, x, w, y);
-            const size_t depth = (size_t)p->c * p->r * p->s;
-            conv_verify_report rep =
-                ints ? conv_compare_exact(p, y, want, ny)
-                     : conv_verify_full(p, x, w, y,
-                                        conv_verify_bound(tc_bound_factor(precision_of(v), depth)));
-            CONV_ASSERT_REPORT(rep, run_names[v], p);
-            free(x);
-            free(w);
-            free(y);
-            free(want);
-        }
+        for (size_t i = 0; i < count; ++i)
+            check_version(&t[i], v, ints, (unsigned)i);
 }
 
 Test(gpu_tensor_cores, are_exact_on_small_integers)
@@ -337,6 +342,30 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
     CONV_TEST_REQUIRE_GPU();
     if (tf32_runs_here())
         check_versions_over_the_shapes(0);
+}
+
+/* 8e's blocks are persistent: as many as the GPU holds at once, each taking
+ * every gridDim.x-th tile, with its ring of stages running on from one tile
+ * into the next. A problem of at least 3 tiles per SM checks that walk:
+ * K = 132, two channel tiles (the second of 4 channels); 63 x 65 pixels an
+ * image, so the last pixel tile is partial; C = 4, 9 stages a tile and a
+ * padding stage. Exact on small integers, within 8e's bound on random
+ * floats. */
+Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here() || !wgmma_runs_here())
+        return;
+    int sms = 0;
+    cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+    const int per_image = 63 * 65, tile = 256, k_tiles = 2;
+    const int n = (3 * sms * tile + k_tiles * per_image - 1) / (k_tiles * per_image) + 1;
+    conv_params p = conv_shape(n, 4, 63, 65, 132, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    const long long tiles = ((long long)n * per_image + tile - 1) / tile * k_tiles;
+    cr_assert_geq(tiles, 3LL * sms, "%lld tiles for %d SMs", tiles, sms);
+    check_version(&p, RUN_8E, 1, 90);
+    check_version(&p, RUN_8E, 0, 91);
 }
 
 /* Only the rows of 8d and 8e may be skipped, and only where they do not run. */
