@@ -678,12 +678,12 @@ CHANNEL_COLORS_8 = ["#9ecae1", "#fdae6b", "#a1d99b", "#cbc9e2", "#fcbba1", "#fdd
                     "#dadaeb"]
 
 
-FOLLOW_8E = 39  # the block whose im2col copy 08_tma follows (the lab problem)
+FOLLOW_8E = 39  # the tile whose im2col copy 08_tma follows (the lab problem)
 
 
 def tma_geometry(k):
     """8e's block from the constants of tensor_cores_tma.cu, and the pixels of
-    one block's im2col copy on the lab problem: where they start and how the
+    one tile's im2col copy on the lab problem: where they start and how the
     copy walks them across rows and images."""
     BM, BN, BK, stages = k["TC8E_BM"], k["TC8E_BN"], k["TC8E_BK"], k["TC8E_STAGES"]
     threads = k["TC8E_THREADS"]
@@ -691,7 +691,7 @@ def tma_geometry(k):
     N, C, H, W, R, S = pr["n"], pr["c"], pr["h"], pr["w"], pr["r"], pr["s"]
     P, Q = out_size(H, R, pr["pad_h"]), out_size(W, S, pr["pad_w"])
     m0 = FOLLOW_8E * BM
-    runs = []  # (n, p, q0, q1): the block's pixels, one run per output row
+    runs = []  # (n, p, q0, q1): the tile's pixels, one run per output row
     m = m0
     while m < m0 + BM:
         n, rem = m // (P * Q), m % (P * Q)
@@ -717,7 +717,9 @@ def caption_08_tma(k):
         (a) 8e's block of {g[threads]} threads: warpgroup 2 is the producer, whose first
         thread issues every TMA copy; warpgroups 0 and 1 are the consumers, each issuing
         wgmma m64n{g[BM]}k8 for 64 of the block's {g[BN]} output channels, as in 8d. The
-        {g[stages]} buffers form a ring: stage kt uses buffer kt % {g[stages]}, which holds the
+        block is persistent: it takes tiles bx, bx + gridDim.x, ..., and the stages of all its
+        tiles go round the ring of {g[stages]} buffers: stage it, counted across the tiles, uses
+        buffer it % {g[stages]}, which holds the
         activations of {g[BM]} pixels x {g[BK]} channels ({g[act]:,} bytes, one im2col
         copy) and the weights, {g[boxes]} boxes of {g[BK]} rows x 32 channels ({g[wts]:,}
         bytes, {g[boxes]} tiled copies). Each buffer has two mbarriers: "full", on which the
@@ -725,14 +727,15 @@ def caption_08_tma(k):
         "empty", on which each of the 8 consumer warps arrives once its wgmmas of that stage
         are complete. A wait names the phase it expects by its parity, 0, 1, 0, ... on each
         round of the ring. (b) The pixels of one im2col copy on the HPC101 lab problem
-        ({g[N]} images of {g[H]} x {g[W]}, 3 x 3, padding 1): block {g[bx]} starts at output
+        ({g[N]} images of {g[H]} x {g[W]}, 3 x 3, padding 1): tile {g[bx]}, block {g[bx]}'s
+        first, starts at output
         pixel {m0}, and its copy takes {g[BM]} consecutive pixels, {runs}: across a row end and
         an image end. The producer gives the window corner of the first pixel, (n, h, w) =
         ({g[n0]}, {g[h0]}, {g[w0]}), and a tap offset (s, r); the tensor map holds the rest:
         the corners run from -{g[pad_w]} to {g[upper_w]} past the far edge of each row (so
         {g[Q]} pixels a row), rows from -{g[pad_h]} to {g[upper_h]} past the last, then the next
-        image; what lies outside the image reads as 0. Stage kt is tap kt / {g[cch]},
-        channels {g[BK]} (kt % {g[cch]}) on: {g[kts]} stages here.""",
+        image; what lies outside the image reads as 0. Stage kt of a tile is tap kt / {g[cch]},
+        channels {g[BK]} (kt % {g[cch]}) on: {g[kts]} stages a tile here.""",
                      g=g, total=g["act"] + g["wts"], runs=runs, m0=fmt(g["m0"]))
 
 
@@ -766,6 +769,9 @@ def fig_08_tma(k):
         ax.text(x0 + bw / 2, 4.9, f"buffer {st}", ha="center", va="bottom", fontsize=7)
         box(ax, x0, 23, bw / 2 - 0.3, 2.6, COLORS["shared"], text="full", fs=6.5)
         box(ax, x0 + bw / 2 + 0.3, 23, bw / 2 - 0.3, 2.6, COLORS["idle"], text="empty", fs=6.5)
+    ax.text(1, 3.5, "persistent: one block per SM takes tiles bx, bx + gridDim.x, ...;\n"
+            "its stages go round the ring from one tile into the next", fontsize=7,
+            va="center")
     arrow(ax, (21, 15), (27, 12), color=COLORS["input_dark"])
     ax.text(21.5, 17.5, "TMA copies,\nbytes counted\non full", fontsize=6.5, va="top")
     last = 27 + g["stages"] * (bw + 1.5) - 1.5
@@ -783,7 +789,7 @@ def fig_08_tma(k):
     rh = 2.4  # a drawn row's height, in pixel widths
     ax2, _ = canvas_below(fig, bottom - 0.03, 0.01, 0.98, (-16, Q + 30),
                           (-2.5, rh * len(show) + 1),
-                          title=f"(b) block {g['bx']}'s im2col copy on the lab problem: "
+                          title=f"(b) tile {g['bx']}'s im2col copy on the lab problem: "
                                 f"{g['BM']} consecutive output pixels, walked by the tensor map")
     order = 0
     for i, (n, p) in enumerate(show):
