@@ -46,7 +46,12 @@ metric named instead of a row and a column:
 (optional: launch=N, counted from 1, for a log that profiles several kernels:
 the Nth kernel's section, each starting with "Section: Command line profiler
 metrics"; without launch=, a metric that more than one section gives is an
-error).
+error). A report of Nsight Compute's named sections (--section, --set) is read
+by a row's display name, with the section's title where several have it, and
+scale= turns a count into millions or billions:
+
+    <!-- value: bench/results/logs/06_ncu_6e_4096.txt row="L2 Hit Rate" -->74<!-- /value -->%
+    <!-- value: bench/results/logs/06_ncu_stalls_6e_4096.txt metric=smsp__inst_executed.sum scale=1e-9 -->2.40<!-- /value --> G
 
 The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that
@@ -272,14 +277,52 @@ def ncu_sections(path):
     return sections
 
 
+# One row of a section of Nsight Compute's report (--section NAME): its
+# display name, unit (optional) and value, e.g. "    L2 Hit Rate   %   73.78".
+NCU_ROW = re.compile(r"^\s+(?P<name>\S.*?)\s{2,}(?:\S+\s+)?(?P<value>[\d,]+(?:\.\d+)?)\s*$")
+NCU_TITLE = re.compile(r"^\s+Section: (?P<title>.*?)\s*$")
+
+
+def ncu_row(path, path_rel, name, section):
+    """The value of the row called `name` in an ncu report's sections (only
+    in the section titled `section`, if given); exactly one must match."""
+    found, title = [], None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            t = NCU_TITLE.match(line)
+            if t:
+                title = t.group("title")
+                continue
+            m = NCU_ROW.match(line)
+            if m and m.group("name") == name and section in (None, title):
+                found.append(m.group("value"))
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows of {path_rel} are called {name!r}"
+                         + (f" in section {section!r}" if section else "")
+                         + (" (pick one with section=...)" if len(found) > 1 else ""))
+    return float(found[0].replace(",", ""))
+
+
 def ncu_metric(path, path_rel, selector):
     """The value of metric=NAME in an ncu --metrics log; with launch=N, in the
-    Nth profiled kernel's section (1-based)."""
-    opts = dict(re.findall(r"(\w+)=(\S+)", selector))
+    Nth profiled kernel's section (1-based). Or, from a report of named
+    sections, row="DISPLAY NAME" (with section="TITLE" where several sections
+    have such a row). scale=F multiplies it (1e-6: counted in millions)."""
+    opts = {k: v.strip('"') for k, v, _ in SELECT.findall(selector) if k}
+    if len(SELECT.findall(selector)) != len(opts):
+        raise ValueError(f"{path_rel}: a selector is key=value pairs, not {selector}")
+    scale = 1.0
+    if "scale" in opts:
+        try:
+            scale = float(opts.pop("scale"))
+        except ValueError:
+            raise ValueError(f"{path_rel}: scale= takes a number, not {selector}") from None
+    if "row" in opts and not set(opts) - {"row", "section"}:
+        return ncu_row(path, path_rel, opts["row"], opts.get("section")) * scale
     if ("metric" not in opts or set(opts) - {"metric", "launch"}
-            or len(selector.split()) != len(opts)
             or not re.fullmatch(r"[1-9]\d*", opts.get("launch", "1"))):
-        raise ValueError(f"{path_rel}: name one metric=NAME (and launch=N), not {selector}")
+        raise ValueError(f"{path_rel}: name one metric=NAME (and launch=N) or row=\"NAME\" "
+                         f"(and section=\"TITLE\"), not {selector}")
     name, sections = opts["metric"], ncu_sections(path)
     if "launch" in opts:
         launch = int(opts["launch"])
@@ -295,7 +338,7 @@ def ncu_metric(path, path_rel, selector):
     if not found or len(found[0]) != 1:
         raise ValueError(f"{len(found[0]) if found else 0} lines of {path_rel} give {name}"
                          + (f" in launch {opts['launch']}" if "launch" in opts else ""))
-    return float(found[0][0].replace(",", ""))
+    return float(found[0][0].replace(",", "")) * scale
 
 
 def value_of(path_rel, selector):

@@ -290,6 +290,11 @@ def self_test(root):
         version = rows[1].split('"')[1] if '"' in rows[1] else rows[1].split(",")[0]
         ncu_logs = sorted(glob.glob(os.path.join(copy, "bench", "results", "logs", "08_ncu_*.txt")))
         ncu_rel = os.path.relpath(ncu_logs[0], copy) if ncu_logs else None
+        # a report of ncu's named sections, read by a row's display name
+        reports = [p for p in sorted(glob.glob(os.path.join(copy, "bench", "results", "logs",
+                                                           "*ncu*.txt")))
+                   if "Section: GPU Speed Of Light Throughput" in open(p).read()]
+        report_rel = os.path.relpath(reports[0], copy) if reports else None
         note = os.path.join(copy, "docs", "plant.md")
         with open(note, "w") as f:
             f.write(f"Took <!-- value: {csv_rel} version=\"{version}\" median_ms -->0.000"
@@ -297,6 +302,9 @@ def self_test(root):
             if ncu_rel:
                 f.write(f"\nUsed <!-- value: {ncu_rel} metric=launch__registers_per_thread -->0"
                         "<!-- /value --> registers.\n")
+            if report_rel:
+                f.write(f"\nLasted <!-- value: {report_rel} row=\"Duration\" section=\"GPU Speed "
+                        "Of Light Throughput\" -->0.00<!-- /value --> units.\n")
         gen = subprocess.run([sys.executable, os.path.join(copy, "scripts", "doc_tables.py"), note],
                              capture_output=True, text=True, cwd=copy)
         good = open(note).read()
@@ -335,6 +343,11 @@ def self_test(root):
             expect("a changed profile number",
                    good.replace(f"registers_per_thread -->{regs}<!--",
                                 f"registers_per_thread -->{int(regs) + 1}<!--"), "stale")
+        if report_rel:
+            lasted = re.search(r'Throughput" -->([0-9.]+)<!-- /value', good).group(1)
+            expect("a changed number of a report's section",
+                   good.replace(f'Throughput" -->{lasted}<!--',
+                                f'Throughput" -->{float(lasted) + 1:.2f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
