@@ -53,6 +53,12 @@ scale= turns a count into millions or billions:
     <!-- value: bench/results/logs/06_ncu_6e_4096.txt row="L2 Hit Rate" -->74<!-- /value -->%
     <!-- value: bench/results/logs/06_ncu_stalls_6e_4096.txt metric=smsp__inst_executed.sum scale=1e-9 -->2.40<!-- /value --> G
 
+A number in a plain-text log of headed sections (a tuning log) is found by
+its section's heading, optionally a block in it, the line's first word and a
+regular expression whose group is the number:
+
+    <!-- value: bench/results/logs/06_tune_6e.txt heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS" -->96.6<!-- /value -->%
+
 The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that
 precision. A number the text derives rather than measures (napkin math) is
@@ -303,6 +309,41 @@ def ncu_row(path, path_rel, name, section):
     return float(found[0].replace(",", ""))
 
 
+def log_value(path, path_rel, selector):
+    """A number in a plain-text log of headed sections (a tuning log): in the
+    section whose "== " heading contains heading=TEXT, within the block that
+    starts at the unindented line beginning with block=TEXT (optional; the
+    block ends at the next unindented line), the line whose first word is
+    line=NAME, the first group of the regular expression find=REGEX. Each
+    must be found exactly once."""
+    opts = {k: v.strip('"') for k, v, _ in SELECT.findall(selector) if k}
+    if (len(SELECT.findall(selector)) != len(opts) or set(opts) - {"heading", "block", "line", "find"}
+            or not {"heading", "line", "find"} <= set(opts)):
+        raise ValueError(f"{path_rel}: name heading=, line=, find= (and block=), not {selector}")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    heads = [i for i, l in enumerate(lines) if l.startswith("== ") and opts["heading"] in l]
+    if len(heads) != 1:
+        raise ValueError(f"{len(heads)} headings of {path_rel} contain {opts['heading']!r}")
+    end = next((i for i in range(heads[0] + 1, len(lines)) if lines[i].startswith("== ")),
+               len(lines))
+    scope = lines[heads[0] + 1:end]
+    if "block" in opts:
+        starts = [i for i, l in enumerate(scope) if l.startswith(opts["block"])]
+        if len(starts) != 1:
+            raise ValueError(f"{len(starts)} blocks under {opts['heading']!r} of {path_rel} start "
+                             f"with {opts['block']!r}")
+        stop = next((i for i in range(starts[0] + 1, len(scope))
+                     if scope[i] and not scope[i][0].isspace()), len(scope))
+        scope = scope[starts[0] + 1:stop]
+    found = [m.group(1) for l in scope if l.split()[:1] == [opts["line"]]
+             for m in [re.search(opts["find"], l)] if m]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} lines {opts['line']!r} of {path_rel} match "
+                         f"{opts['find']!r} under {opts['heading']!r}")
+    return float(found[0])
+
+
 def ncu_metric(path, path_rel, selector):
     """The value of metric=NAME in an ncu --metrics log; with launch=N, in the
     Nth profiled kernel's section (1-based). Or, from a report of named
@@ -347,6 +388,8 @@ def value_of(path_rel, selector):
     if not os.path.exists(path):
         raise ValueError(f"no file {path_rel}")
     if path_rel.endswith(".txt"):
+        if "heading=" in selector:
+            return log_value(path, path_rel, selector)
         return ncu_metric(path, path_rel, selector)
     _, _, rows = read_csv(path)
     opts, column = {}, None

@@ -272,6 +272,12 @@ def check_your_turn(root, note, text, step, fail):
                      "exercises/manifest.json")
 
 
+# One number of the tuning log that note 06 quotes, planted by the self-test.
+TUNE_LOG = os.path.join("bench", "results", "logs", "06_tune_6e.txt")
+TUNE_SELECTOR = ('heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" '
+                 'line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS"')
+
+
 def self_test(root):
     """Each check must be able to fail: plant one stale thing at a time in a
     copy of the repository and expect a failure naming it."""
@@ -305,6 +311,8 @@ def self_test(root):
             if report_rel:
                 f.write(f"\nLasted <!-- value: {report_rel} row=\"Duration\" section=\"GPU Speed "
                         "Of Light Throughput\" -->0.00<!-- /value --> units.\n")
+            if os.path.exists(os.path.join(copy, TUNE_LOG)):
+                f.write(f"\nReached <!-- value: {TUNE_LOG} {TUNE_SELECTOR} -->0.0<!-- /value -->%.\n")
         gen = subprocess.run([sys.executable, os.path.join(copy, "scripts", "doc_tables.py"), note],
                              capture_output=True, text=True, cwd=copy)
         good = open(note).read()
@@ -348,6 +356,11 @@ def self_test(root):
             expect("a changed number of a report's section",
                    good.replace(f'Throughput" -->{lasted}<!--',
                                 f'Throughput" -->{float(lasted) + 1:.2f}<!--'), "stale")
+        if os.path.exists(os.path.join(copy, TUNE_LOG)):
+            reached = re.search(r'cuBLAS" -->([0-9.]+)<!-- /value', good).group(1)
+            expect("a changed number of a tuning log",
+                   good.replace(f'cuBLAS" -->{reached}<!--',
+                                f'cuBLAS" -->{float(reached) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
