@@ -78,8 +78,9 @@ conv_status tc_tma_available(conv_msg *msg);
 
 /* 8e: 8d's product with its copies made by TMA (im2col mode for x) and its
  * warps in roles, one producer warpgroup and two consumer warpgroups
- * synchronised by mbarriers (tensor_cores_tma.cu); the same precision and
- * tile as 8d. A problem no tensor map describes (tc_tma_fits) runs 8d. */
+ * synchronised by mbarriers (tensor_cores_tma.cu), in persistent blocks (one
+ * per SM, each walking many tiles); the same precision and tile as 8d. A
+ * problem no tensor map describes (tc_tma_fits) runs 8d. */
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                           cudaStream_t stream, conv_msg *msg);
 

@@ -28,8 +28,9 @@
  * once (one per SM), and each takes every gridDim.x-th tile, its ring of
  * stages running on from one tile into the next. So while the consumers
  * store a tile's outputs, the producer is already copying the next tile's
- * first stages, and no block pays for a start. The consumers store float4s:
- * the four lanes that share a pixel pair swap values first (shfl.xor).
+ * first stages, and a block starts once, not once per tile. The consumers
+ * store float4s: the four lanes that share a pixel pair swap values first
+ * (shfl.xor).
  *
  * The tile is 8d's: 128 output channels x 256 pixels, D[k][m] = W[k][j] A^T[j][m],
  * the weights from registers (rounded with cvt.rn), the activations from

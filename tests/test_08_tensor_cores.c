@@ -289,9 +289,9 @@ static size_t shapes(conv_params *t)
 }
 
 /* Version `run` on one shape: small integers (ints) exact against the
- * reference, or random floats within the bound of its precision; `seed`
- * picks the inputs. */
-static void check_version(const conv_params *p, int run, int ints, unsigned seed)
+ * reference, or random floats within the bound of its precision; `pick`
+ * chooses the inputs (the generators' start, offset by it). */
+static void check_version(const conv_params *p, int run, int ints, unsigned pick)
 {
     const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
@@ -299,12 +299,12 @@ static void check_version(const conv_params *p, int run, int ints, unsigned seed
     cr_assert(x && w && y && want);
     conv_msg msg = {{0}};
     if (ints) {
-        conv_fill_small_int(x, nx, 61 + seed, -3, 3);
-        conv_fill_small_int(w, nw, 62 + seed, -3, 3);
+        conv_fill_small_int(x, nx, 61 + pick, -3, 3);
+        conv_fill_small_int(w, nw, 62 + pick, -3, 3);
         CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
     } else {
-        conv_fill_uniform(x, nx, 71 + seed, -1.0f, 1.0f);
-        conv_fill_uniform(w, nw, 72 + seed, -1.0f, 1.0f);
+        conv_fill_uniform(x, nx, 71 + pick, -1.0f, 1.0f);
+        conv_fill_uniform(w, nw, 72 + pick, -1.0f, 1.0f);
     }
     run_gpu(p, run, x, w, y);
     const size_t depth = (size_t)p->c * p->r * p->s;
