@@ -15,16 +15,19 @@
  * with one ldmatrix), laid out (padded rows) so that those loads hit 32
  * different banks, and stores its results straight to global memory.
  *
- * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs with 8 warps (2 along
- * m, 4 along n); a warp owns 64 x 32: 4 x 4 tiles of 16 x 8, 64 accumulators
- * per thread. Per step of TC8B_BK = 16 along j it issues 2 x 16 mma.sync
- * (3xTF32: 2 x 48). The copies run STAGES - 1 steps ahead: while the tensor
- * cores work on one stage, cp.async fills the next ones (zero-filled past the
- * edges). They move chunks of 4 consecutive j of an A row (4 consecutive k of
- * a B row), neighbouring threads taking neighbouring chunks, so that a warp's
- * copies cover whole 32-byte sectors of global memory; where C and K are
- * multiples of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes.
- * Three stages take 55.5 KB of shared memory; where the device (or
+ * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs. In 8b, 4 warps
+ * (2 along m, 2 along n) own 64 x 64 each: 4 x 8 tiles of 16 x 8, 128
+ * accumulators per thread, 32 mma.sync per warp and k-step of 8, two blocks
+ * per SM. 8c needs registers for its split operands as well, so its warps
+ * own 64 x 32 (8 warps, 2 x 4; 64 accumulators; 16 x 3 mma.sync per warp
+ * and k-step), one block per SM. The copies run STAGES - 1 steps
+ * ahead: while the tensor cores work on one stage of TC8B_BK = 16 along j,
+ * cp.async fills the next ones (zero-filled past the edges). They move
+ * chunks of 4 consecutive j of an A row (4 consecutive k of a B row),
+ * neighbouring threads taking neighbouring chunks, so that a warp's copies
+ * cover whole 32-byte sectors of global memory; where C and K are multiples
+ * of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes. A stage is
+ * 18.5 KB: 8b keeps four (74 KB), 8c three (55.5 KB); where the device (or
  * CONV_SMEM_LIMIT_KB) allows less, the same kernel runs with two stages,
  * 37 KB: plain double buffering, the copy of one step under the math of the
  * previous one. */
@@ -37,23 +40,16 @@
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 
+/* A block's tile: TC8B_BM x TC8B_BN outputs, 2 x WN warps (WN a template
+ * parameter), each 64 x (TC8B_BN / WN). */
 #define TC8B_BM      128
 #define TC8B_BN      128
 #define TC8B_BK      16
-#define TC8B_THREADS 256
-#define TC8B_STAGES  3             /* where they fit; else 2 (conv2d_tc_mma()) */
 #define TC8B_LDA     (TC8B_BK + 4) /* A rows of a stage: g*20 + t covers 32 banks */
 #define TC8B_LDB     (TC8B_BN + 8) /* B rows: t*136 + g covers 32 banks */
+#define TC8B_ACHUNKS (TC8B_BK / 4) /* the copies: 4 chunks of 4 floats per A row */
+#define TC8B_BCHUNKS (TC8B_BN / 4) /* 32 per B row */
 #define TC8B_STAGE   (TC8B_BM * TC8B_LDA + TC8B_BK * TC8B_LDB) /* floats per stage */
-/* The copies: chunks of 4 floats; a thread takes one chunk column of A and of
- * B and TC8B_ROWS rows of each, TC8B_ASTEP (TC8B_BSTEP) rows apart. */
-#define TC8B_ACHUNKS (TC8B_BK / 4)                 /* 4 chunks per A row */
-#define TC8B_BCHUNKS (TC8B_BN / 4)                 /* 32 per B row */
-#define TC8B_ASTEP   (TC8B_THREADS / TC8B_ACHUNKS) /* 64 */
-#define TC8B_BSTEP   (TC8B_THREADS / TC8B_BCHUNKS) /* 8 */
-#define TC8B_ROWS    2                             /* = BM / ASTEP = BK / BSTEP */
-static_assert(TC8B_ROWS * TC8B_ASTEP == TC8B_BM && TC8B_ROWS * TC8B_BSTEP == TC8B_BK,
-              "each thread copies TC8B_ROWS rows of A and of B");
 
 #if __CUDA_ARCH__ >= 800
 /* v (raw float bits) as a TF32 operand; with THREE also its remainder
@@ -95,27 +91,30 @@ __device__ __forceinline__ void ldmatrix_a(unsigned a[4], const float *rows, int
 }
 /* excerpt end: ldmatrix */
 
-/* This thread's rows of A, decoded once: where each starts in x, its
+/* This thread's ROWS rows of A, decoded once: where each starts in x, its
  * (h0, w0), and whether it is an output at all. */
-typedef struct {
-    const float *img[TC8B_ROWS];
-    int h0[TC8B_ROWS], w0[TC8B_ROWS];
-    bool ok[TC8B_ROWS];
-} tc_rows_of_a;
+template <int ROWS> struct tc_rows_of_a {
+    const float *img[ROWS];
+    int h0[ROWS], w0[ROWS];
+    bool ok[ROWS];
+};
 
-/* One stage: A (128 x 16) and B (16 x 128) in chunks of 4 floats. The
- * thread's A chunk is j = j0 + 4 cc .. + 3 of rows ar and ar + 64; its
- * (c, s, r) arrives in (c, s, r) and leaves advanced by TC8B_BK, by
- * additions (as in 6f). With VEC, C % 4 == 0, so the chunk is 4 channels of
- * one tap: contiguous in x. Its B chunk is k = k0 + 4 cb .. + 3 of rows
- * j0 + br and j0 + br + 8: contiguous in w. */
-template <bool VEC>
-__device__ __forceinline__ void load_stage(float *stage, const float *__restrict__ x,
-                                           const float *__restrict__ wt, const tc_geom &g, int j0,
-                                           int k0, int tid, const tc_rows_of_a &rows, int &c,
-                                           int &s, int &r)
+/* One stage: A (128 x 16) and B (16 x 128) in chunks of 4 floats, copied
+ * by THREADS threads. The thread's A chunk is j = j0 + 4 cc .. + 3 of rows
+ * ar, ar + ASTEP, ... (2 rows with 256 threads, 4 with 128); its (c, s, r)
+ * arrives in (c, s, r) and leaves advanced by TC8B_BK, by additions (as in
+ * 6f). With VEC, C % 4 == 0, so the chunk is 4 channels of one tap:
+ * contiguous in x. Its B chunk is k = k0 + 4 cb .. + 3 of rows j0 + br,
+ * j0 + br + BSTEP, ...: contiguous in w. */
+template <int THREADS, bool VEC>
+__device__ __forceinline__ void
+load_stage(float *stage, const float *__restrict__ x, const float *__restrict__ wt,
+           const tc_geom &g, int j0, int k0, int tid,
+           const tc_rows_of_a<TC8B_BM * TC8B_ACHUNKS / THREADS> &rows, int &c, int &s, int &r)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
+    constexpr int ASTEP = THREADS / TC8B_ACHUNKS, AROWS = TC8B_BM / ASTEP;
+    constexpr int BSTEP = THREADS / TC8B_BCHUNKS, BROWS = TC8B_BK / BSTEP;
     float *as = stage, *bs = stage + TC8B_BM * TC8B_LDA;
     const int cc = tid % TC8B_ACHUNKS, ar = tid / TC8B_ACHUNKS;
     /* (c, s, r) of each element of the chunk (VEC: of its first) */
@@ -137,8 +136,8 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
     }
     const int j = j0 + 4 * cc;
 #pragma unroll
-    for (int i = 0; i < TC8B_ROWS; ++i) {
-        float *dst = as + (ar + i * TC8B_ASTEP) * TC8B_LDA + 4 * cc;
+    for (int i = 0; i < AROWS; ++i) {
+        float *dst = as + (ar + i * ASTEP) * TC8B_LDA + 4 * cc;
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             const int h = rows.h0[i] + re[e] * g.dil_h, w = rows.w0[i] + se[e] * g.dil_w;
@@ -149,9 +148,9 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
     }
     const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS;
 #pragma unroll
-    for (int i = 0; i < TC8B_ROWS; ++i) {
-        const int jb = j0 + br + i * TC8B_BSTEP;
-        float *dst = bs + (br + i * TC8B_BSTEP) * TC8B_LDB + 4 * cb;
+    for (int i = 0; i < BROWS; ++i) {
+        const int jb = j0 + br + i * BSTEP;
+        float *dst = bs + (br + i * BSTEP) * TC8B_LDB + 4 * cb;
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             const int k = k0 + 4 * cb + e;
@@ -162,28 +161,30 @@ __device__ __forceinline__ void load_stage(float *stage, const float *__restrict
 }
 #endif
 
-/* 8b: two blocks of 256 threads per SM (at most 128 registers each); 8c
- * needs more registers for its split operands and correction sums. */
-template <int STAGES, bool VEC, bool THREE>
-__global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
+/* The kernel of 2 x WN warps, MINB blocks per SM (at most 65,536 / (MINB *
+ * threads) registers per thread) and STAGES stages. */
+template <int WN, int MINB, int STAGES, bool VEC, bool THREE>
+__global__ void __launch_bounds__(64 * WN, MINB)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                          float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 800
+    constexpr int THREADS = 64 * WN, NJ = TC8B_BN / WN / 8; /* 8-wide tiles per warp */
+    constexpr int ASTEP = THREADS / TC8B_ACHUNKS, AROWS = TC8B_BM / ASTEP;
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int gq = lane >> 2, tq = lane & 3;               /* g and t above */
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32; /* the warp's 64 x 32 */
+    const int gq = lane >> 2, tq = lane & 3;                            /* g and t above */
+    const int wm = (warp / WN) * 64, wn = (warp % WN) * (TC8B_BN / WN); /* the warp's tile */
     const long long m0 = (long long)blockIdx.x * TC8B_BM;
     const int k0 = blockIdx.y * TC8B_BN;
 
     /* this thread's A rows, once; (c, s, r) of its first chunk */
-    tc_rows_of_a rows;
+    tc_rows_of_a<AROWS> rows;
     const long long pq = (long long)g.p * g.q;
 #pragma unroll
-    for (int i = 0; i < TC8B_ROWS; ++i) {
-        const long long m = m0 + tid / TC8B_ACHUNKS + i * TC8B_ASTEP;
+    for (int i = 0; i < AROWS; ++i) {
+        const long long m = m0 + tid / TC8B_ACHUNKS + i * ASTEP;
         rows.ok[i] = m < g.m;
         const long long mm = rows.ok[i] ? m : 0;
         const int rem = (int)(mm % pq);
@@ -194,11 +195,11 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
     const int j_first = 4 * (tid % TC8B_ACHUNKS);
     int c = j_first % g.c, s = (j_first / g.c) % g.s, r = j_first / g.c / g.s;
 
-    float acc[4][4][4];
+    float acc[4][NJ][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj)
+        for (int jj = 0; jj < NJ; ++jj)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] = 0.0f;
@@ -208,7 +209,8 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         if (st < steps)
-            load_stage<VEC>(smem + st * TC8B_STAGE, x, wt, g, st * TC8B_BK, k0, tid, rows, c, s, r);
+            load_stage<THREADS, VEC>(smem + st * TC8B_STAGE, x, wt, g, st * TC8B_BK, k0, tid, rows,
+                                     c, s, r);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     /* excerpt: mma pipeline */
@@ -219,8 +221,8 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
         /* refill the stage computed one step ago: every thread is past it */
         const int next = step + STAGES - 1;
         if (next < steps)
-            load_stage<VEC>(smem + (next % STAGES) * TC8B_STAGE, x, wt, g, next * TC8B_BK, k0, tid,
-                            rows, c, s, r);
+            load_stage<THREADS, VEC>(smem + (next % STAGES) * TC8B_STAGE, x, wt, g, next * TC8B_BK,
+                                     k0, tid, rows, c, s, r);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         /* excerpt end: mma pipeline */
 
@@ -228,7 +230,7 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
         const float *bs = as + TC8B_BM * TC8B_LDA;
 #pragma unroll
         for (int kk = 0; kk < TC8B_BK; kk += 8) {
-            unsigned a[4][4], b[4][2], a_small[4][4], b_small[4][2]; /* small: 8c only */
+            unsigned a[4][4], b[NJ][2], a_small[4][4], b_small[NJ][2]; /* small: 8c only */
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 unsigned raw[4];
@@ -238,7 +240,7 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
                     split<THREE>(raw[v], a[i][v], a_small[i][v]);
             }
 #pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
+            for (int jj = 0; jj < NJ; ++jj) {
                 const float *bp = bs + (kk + tq) * TC8B_LDB + wn + 8 * jj + gq;
                 split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
                 split<THREE>(__float_as_uint(bp[4 * TC8B_LDB]), b[jj][1], b_small[jj][1]);
@@ -247,7 +249,7 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int jj = 0; jj < 4; ++jj) {
+                for (int jj = 0; jj < NJ; ++jj) {
                     if (!THREE) {
                         mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
                         continue;
@@ -278,7 +280,7 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
             if (row >= g.m)
                 continue;
 #pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
+            for (int jj = 0; jj < NJ; ++jj) {
                 const int col = k0 + wn + 8 * jj + 2 * tq;
                 float *out = y + row * g.k + col;
                 if (VEC && col < g.k)
@@ -292,20 +294,48 @@ __global__ void __launch_bounds__(TC8B_THREADS, THREE ? 1 : 2)
 #endif
 }
 
-/* Bytes of shared memory of the kernel with `stages` stages. */
-static size_t tc_mma_smem(int stages)
+/* The tiles. 8b: 4 warps of 64 x 64,
+ * 128 accumulators per thread, two blocks per SM, four stages of 18.5 KB.
+ * 8c needs more registers for its split operands and correction sums:
+ * 8 warps of 64 x 32, one block per SM, three stages of 18.5 KB. */
+#define TC8B_TILE 2, 2, 4 /* WN, blocks per SM, stages */
+#define TC8C_TILE 4, 1, 3
+
+/* The kernel of a tile for STAGES, VEC and THREE, as an address. */
+template <int WN, int MINB, bool THREE, int STAGES> static const void *mma_kernel(bool vec)
 {
-    return (size_t)stages * TC8B_STAGE * sizeof(float);
+    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, true, THREE>
+               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, false, THREE>;
 }
 
-/* The kernel for STAGES, VEC and THREE, as an address. */
-template <int STAGES> static const void *mma_kernel(bool vec, bool three)
+/* The launch of a tile: STAGES stages where they fit, else two; neither:
+ * skipped with the reason. */
+template <int WN, int MINB, int STAGES, bool THREE>
+static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, const float *d_w,
+                              float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    if (vec)
-        return three ? (const void *)conv2d_tc_mma_kernel<STAGES, true, true>
-                     : (const void *)conv2d_tc_mma_kernel<STAGES, true, false>;
-    return three ? (const void *)conv2d_tc_mma_kernel<STAGES, false, true>
-                 : (const void *)conv2d_tc_mma_kernel<STAGES, false, false>;
+    const int threads = 64 * WN;
+    int stages = STAGES;
+    conv_msg why = {{0}};
+    if (conv_kernel_fits(mma_kernel<WN, MINB, THREE, STAGES>(vec), "conv2d_tc_mma_kernel", threads,
+                         (size_t)STAGES * TC8B_STAGE * sizeof(float), &why) != CONV_OK)
+        stages = 2;
+    const void *kernel = stages == STAGES ? mma_kernel<WN, MINB, THREE, STAGES>(vec)
+                                          : mma_kernel<WN, MINB, THREE, 2>(vec);
+    const size_t smem = (size_t)stages * TC8B_STAGE * sizeof(float);
+    conv_status st;
+    if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
+        (st = tc_available_for(kernel, THREE ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg)) !=
+            CONV_OK)
+        return st;
+    tc_geom g = tc_make_geom(p);
+    const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
+                    (unsigned)((g.k + TC8B_BN - 1) / TC8B_BN));
+    /* one launch for the instantiations: the kernel's address and its arguments */
+    void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
+    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(threads), args, smem, stream), msg);
+    CONV_CHECK_LAUNCH("conv2d_tc_mma_kernel", msg);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x,
@@ -321,26 +351,6 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
     const bool three = t == TC_3XTF32;
     const bool vec = p->c % 4 == 0 && p->k % 4 == 0 &&
                      ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
-    /* TC8B_STAGES stages where they fit, else two; neither: skipped with the reason */
-    int stages = TC8B_STAGES;
-    conv_msg why = {{0}};
-    if (conv_kernel_fits(mma_kernel<TC8B_STAGES>(vec, three), "conv2d_tc_mma_kernel", TC8B_THREADS,
-                         tc_mma_smem(TC8B_STAGES), &why) != CONV_OK)
-        stages = 2;
-    const void *kernel =
-        stages == TC8B_STAGES ? mma_kernel<TC8B_STAGES>(vec, three) : mma_kernel<2>(vec, three);
-    const size_t smem = tc_mma_smem(stages);
-    if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", TC8B_THREADS, smem, msg)) !=
-            CONV_OK ||
-        (st = tc_available_for(kernel, three ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg)) !=
-            CONV_OK)
-        return st;
-    tc_geom g = tc_make_geom(p);
-    const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
-                    (unsigned)((g.k + TC8B_BN - 1) / TC8B_BN));
-    /* one launch for the eight instantiations: the kernel's address and its arguments */
-    void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
-    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(TC8B_THREADS), args, smem, stream), msg);
-    CONV_CHECK_LAUNCH("conv2d_tc_mma_kernel", msg);
-    return CONV_OK;
+    return three ? launch_mma<TC8C_TILE, true>(p, vec, d_x, d_w, d_y, stream, msg)
+                 : launch_mma<TC8B_TILE, false>(p, vec, d_x, d_w, d_y, stream, msg);
 }

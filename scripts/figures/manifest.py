@@ -66,7 +66,8 @@ class Sources:
         self.used_files = set()
 
     def define(self, name, seen=()):
-        """The integer value of `#define name ...` (expressions of other defines too)."""
+        """The integer value of `#define name ...` (expressions of other defines too);
+        a list of them for a define of several, `#define NAME 2, 2, 4`."""
         if name in seen:
             raise LookupError(f"{name} is defined in terms of itself")
         entries = self.defines.get(name)
@@ -74,13 +75,14 @@ class Sources:
             raise LookupError(f"{name}: no '#define {name}' in any source file")
         values = {}
         for expr, rel in entries:
-            values.setdefault(self.eval_int(expr, seen + (name,)), []).append(rel)
+            value = tuple(self.eval_int(e, seen + (name,)) for e in expr.split(","))
+            values.setdefault(value if len(value) > 1 else value[0], []).append(rel)
         if len(values) > 1:
             where = "; ".join(f"{v} in {', '.join(f)}" for v, f in values.items())
             raise LookupError(f"{name} has different values: {where}")
         value, files = next(iter(values.items()))
         self.used_files.update(files)
-        return value
+        return list(value) if isinstance(value, tuple) else value
 
     def eval_int(self, expr, seen=()):
         """A C integer expression of literals, defines and + - * / % << >> ( )."""

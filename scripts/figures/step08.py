@@ -374,7 +374,7 @@ def fig_08_tf32_split(k):
 # 08_mma_fragments
 
 MMA_SHAPE = (16, 8, 8)  # mma.sync.m16n8k8 with TF32 inputs
-MMA_WARPS_N = 4  # 8b's warp layout: warp >> 2 picks the rows, warp & 3 the columns
+MMA_WARPS_M = 2  # 8b's warp layout: 2 x WN warps (TC8B_TILE's first value), each 64 rows
 
 
 def mma_owner_a(row, col):
@@ -396,15 +396,16 @@ def mma_owner_c(row, col):
 def mma_geometry(k):
     """8b's tiles from the constants of tensor_cores_mma.cu."""
     BM, BN, BK = k["TC8B_BM"], k["TC8B_BN"], k["TC8B_BK"]
-    warps = k["TC8B_THREADS"] // WARP
+    wn_n, _, stages = k["TC8B_TILE"]  # WN, blocks per SM, stages
+    warps = MMA_WARPS_M * wn_n
     fm, fn, fk = MMA_SHAPE
-    WM, WN = BM // (warps // MMA_WARPS_N), BN // MMA_WARPS_N
+    WM, WN = BM // MMA_WARPS_M, BN // wn_n
     stage = BM * k["TC8B_LDA"] + BK * k["TC8B_LDB"]
     return {"BM": BM, "BN": BN, "BK": BK, "LDA": k["TC8B_LDA"], "LDB": k["TC8B_LDB"],
-            "stages": k["TC8B_STAGES"], "threads": k["TC8B_THREADS"], "warps": warps,
-            "wm_n": warps // MMA_WARPS_N, "wn_n": MMA_WARPS_N, "WM": WM, "WN": WN, "fm": fm,
+            "stages": stages, "threads": warps * WARP, "warps": warps,
+            "wm_n": MMA_WARPS_M, "wn_n": wn_n, "WM": WM, "WN": WN, "fm": fm,
             "fn": fn, "fk": fk, "tm": WM // fm, "tn": WN // fn, "stage": stage,
-            "smem": k["TC8B_STAGES"] * stage * 4}
+            "smem": stages * stage * 4}
 
 
 def banks_a(ld):
@@ -462,8 +463,8 @@ def caption_08_mma_fragments(k):
 
 @figure("08_mma_fragments", note="08_tensor_cores.md",
         section="8b: mma.sync and a cp.async pipeline",
-        uses=["TC8B_BM", "TC8B_BN", "TC8B_BK", "TC8B_THREADS", "TC8B_LDA", "TC8B_LDB",
-              "TC8B_STAGES"], caption=caption_08_mma_fragments)
+        uses=["TC8B_BM", "TC8B_BN", "TC8B_BK", "TC8B_TILE", "TC8B_LDA", "TC8B_LDB"],
+        caption=caption_08_mma_fragments)
 def fig_08_mma_fragments(k):
     """8b's mma.m16n8k8 fragments: which lane holds which element; the banks of its loads."""
     from .draw import lane_color
