@@ -53,6 +53,10 @@ scale= turns a count into millions or billions:
     <!-- value: bench/results/logs/06_ncu_6e_4096.txt row="L2 Hit Rate" -->74<!-- /value -->%
     <!-- value: bench/results/logs/06_ncu_stalls_6e_4096.txt metric=smsp__inst_executed.sum scale=1e-9 -->2.40<!-- /value --> G
 
+A ratio of two metrics of the same kernel names the second with per=:
+
+    <!-- value: bench/results/logs/05_prefetch_float4_ncu_lecture.txt metric=smsp__inst_executed_pipe_fma.sum per=smsp__inst_executed_op_shared_ld.sum -->17.5<!-- /value --> FMAs per shared load
+
 A number in a plain-text log of headed sections (a tuning log) is found by
 its section's heading, optionally a block in it, the line's first word and a
 regular expression whose group is the number:
@@ -346,9 +350,11 @@ def log_value(path, path_rel, selector):
 
 def ncu_metric(path, path_rel, selector):
     """The value of metric=NAME in an ncu --metrics log; with launch=N, in the
-    Nth profiled kernel's section (1-based). Or, from a report of named
-    sections, row="DISPLAY NAME" (with section="TITLE" where several sections
-    have such a row). scale=F multiplies it (1e-6: counted in millions)."""
+    Nth profiled kernel's section (1-based); with per=OTHER, divided by the
+    metric OTHER of the same kernel (a ratio of two counts). Or, from a
+    report of named sections, row="DISPLAY NAME" (with section="TITLE" where
+    several sections have such a row). scale=F multiplies it (1e-6: counted
+    in millions; 100: a fraction as a percentage)."""
     opts = {k: v.strip('"') for k, v, _ in SELECT.findall(selector) if k}
     if len(SELECT.findall(selector)) != len(opts):
         raise ValueError(f"{path_rel}: a selector is key=value pairs, not {selector}")
@@ -360,16 +366,27 @@ def ncu_metric(path, path_rel, selector):
             raise ValueError(f"{path_rel}: scale= takes a number, not {selector}") from None
     if "row" in opts and not set(opts) - {"row", "section"}:
         return ncu_row(path, path_rel, opts["row"], opts.get("section")) * scale
-    if ("metric" not in opts or set(opts) - {"metric", "launch"}
+    if ("metric" not in opts or set(opts) - {"metric", "launch", "per"}
             or not re.fullmatch(r"[1-9]\d*", opts.get("launch", "1"))):
-        raise ValueError(f"{path_rel}: name one metric=NAME (and launch=N) or row=\"NAME\" "
-                         f"(and section=\"TITLE\"), not {selector}")
-    name, sections = opts["metric"], ncu_sections(path)
-    if "launch" in opts:
-        launch = int(opts["launch"])
-        if launch >= len(sections):
+        raise ValueError(f"{path_rel}: name one metric=NAME (and launch=N, per=OTHER) or "
+                         f"row=\"NAME\" (and section=\"TITLE\"), not {selector}")
+    value = one_metric(path, path_rel, opts["metric"], opts.get("launch"))
+    if "per" in opts:
+        other = one_metric(path, path_rel, opts["per"], opts.get("launch"))
+        if other == 0:
+            raise ValueError(f"{path_rel}: per={opts['per']} is 0")
+        value /= other
+    return value * scale
+
+
+def one_metric(path, path_rel, name, launch):
+    """The one value of metric NAME in an ncu --metrics log (in the section of
+    profiled kernel number `launch`, a string, where given)."""
+    sections = ncu_sections(path)
+    if launch is not None:
+        if int(launch) >= len(sections):
             raise ValueError(f"{path_rel} profiles {len(sections) - 1} kernels, not launch={launch}")
-        sections = [sections[launch]]
+        sections = [sections[int(launch)]]
     found = [[m.group("value") for m in map(NCU_LINE.match, lines)
               if m and m.group("name") == name] for lines in sections]
     found = [values for values in found if values]
@@ -378,8 +395,8 @@ def ncu_metric(path, path_rel, selector):
                          f"(pick one with launch=N)")
     if not found or len(found[0]) != 1:
         raise ValueError(f"{len(found[0]) if found else 0} lines of {path_rel} give {name}"
-                         + (f" in launch {opts['launch']}" if "launch" in opts else ""))
-    return float(found[0][0].replace(",", "")) * scale
+                         + (f" in launch {launch}" if launch is not None else ""))
+    return float(found[0][0].replace(",", ""))
 
 
 def value_of(path_rel, selector):

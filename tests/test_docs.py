@@ -278,6 +278,11 @@ TUNE_SELECTOR = ('heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" '
                  'line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS"')
 
 
+# Two metrics every step 08 profile has, for a planted per= ratio.
+RATIO = ("smsp__issue_active.avg.pct_of_peak_sustained_active",
+         "sm__warps_active.avg.pct_of_peak_sustained_active")
+
+
 def self_test(root):
     """Each check must be able to fail: plant one stale thing at a time in a
     copy of the repository and expect a failure naming it."""
@@ -308,6 +313,8 @@ def self_test(root):
             if ncu_rel:
                 f.write(f"\nUsed <!-- value: {ncu_rel} metric=launch__registers_per_thread -->0"
                         "<!-- /value --> registers.\n")
+                f.write(f"\nIssued <!-- value: {ncu_rel} metric={RATIO[0]} per={RATIO[1]} -->0.000"
+                        "<!-- /value --> issue slots per warp slot.\n")
             if report_rel:
                 f.write(f"\nLasted <!-- value: {report_rel} row=\"Duration\" section=\"GPU Speed "
                         "Of Light Throughput\" -->0.00<!-- /value --> units.\n")
@@ -351,6 +358,10 @@ def self_test(root):
             expect("a changed profile number",
                    good.replace(f"registers_per_thread -->{regs}<!--",
                                 f"registers_per_thread -->{int(regs) + 1}<!--"), "stale")
+            ratio = re.search(r"per=[a-z_.]+ -->([0-9.]+)<!-- /value", good).group(1)
+            expect("a changed ratio of two profile numbers",
+                   good.replace(f"per={RATIO[1]} -->{ratio}<!--",
+                                f"per={RATIO[1]} -->{float(ratio) + 1:.3f}<!--"), "stale")
         if report_rel:
             lasted = re.search(r'Throughput" -->([0-9.]+)<!-- /value', good).group(1)
             expect("a changed number of a report's section",
