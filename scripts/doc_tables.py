@@ -269,6 +269,16 @@ VALUE = re.compile(r"<!-- value: (?P<path>\S+) (?P<sel>.*?) -->(?P<text>[^<]*)<!
 SELECT = re.compile(r'(\w+)=("[^"]*"|\S+)|(\S+)')
 
 
+def key_values(selector, path_rel):
+    """A log's selector as its key=value pairs (quotes removed); a bare word is
+    an error."""
+    found = SELECT.findall(selector)
+    opts = {k: v.strip('"') for k, v, _ in found if k}
+    if len(found) != len(opts):
+        raise ValueError(f"{path_rel}: a selector is key=value pairs, not {selector}")
+    return opts
+
+
 # One metric line of an ncu --metrics log: name, unit (optional), value.
 NCU_LINE = re.compile(r"^\s+(?P<name>[a-z]\w*(?:\.\w+)*)\s+(?:\S+\s+)?(?P<value>[\d,]+(?:\.\d+)?)\s*$")
 # The line that starts each profiled kernel's metrics in such a log.
@@ -320,9 +330,8 @@ def log_value(path, path_rel, selector):
     block ends at the next unindented line), the line whose first word is
     line=NAME, the first group of the regular expression find=REGEX. Each
     must be found exactly once."""
-    opts = {k: v.strip('"') for k, v, _ in SELECT.findall(selector) if k}
-    if (len(SELECT.findall(selector)) != len(opts) or set(opts) - {"heading", "block", "line", "find"}
-            or not {"heading", "line", "find"} <= set(opts)):
+    opts = key_values(selector, path_rel)
+    if set(opts) - {"heading", "block", "line", "find"} or not {"heading", "line", "find"} <= set(opts):
         raise ValueError(f"{path_rel}: name heading=, line=, find= (and block=), not {selector}")
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
@@ -355,9 +364,7 @@ def ncu_metric(path, path_rel, selector):
     report of named sections, row="DISPLAY NAME" (with section="TITLE" where
     several sections have such a row). scale=F multiplies it (1e-6: counted
     in millions; 100: a fraction as a percentage)."""
-    opts = {k: v.strip('"') for k, v, _ in SELECT.findall(selector) if k}
-    if len(SELECT.findall(selector)) != len(opts):
-        raise ValueError(f"{path_rel}: a selector is key=value pairs, not {selector}")
+    opts = key_values(selector, path_rel)
     scale = 1.0
     if "scale" in opts:
         try:
