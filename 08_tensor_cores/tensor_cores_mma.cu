@@ -40,18 +40,35 @@
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 
-/* A block's tile: TC8B_BM x TC8B_BN outputs, 2 x WN warps (WN a template
- * parameter), each 64 x (TC8B_BN / WN). */
-#define TC8B_BM      128
-#define TC8B_BN      128
-#define TC8B_BK      16
-#define TC8B_LDA     (TC8B_BK + 4) /* A rows of a stage: g*20 + t covers 32 banks */
-#define TC8B_LDB     (TC8B_BN + 8) /* B rows: t*136 + g covers 32 banks */
-#define TC8B_ACHUNKS (TC8B_BK / 4) /* the copies: 4 chunks of 4 floats per A row */
-#define TC8B_BCHUNKS (TC8B_BN / 4) /* 32 per B row */
-#define TC8B_STAGE   (TC8B_BM * TC8B_LDA + TC8B_BK * TC8B_LDB) /* floats per stage */
+/* A block's tile: TC8B_BM x TC8B_BN outputs, 2 x WN warps, each 64 x
+ * (TC8B_BN / WN); a stage holds BK columns of A and BK rows of B (WN and BK
+ * template parameters): TC8B_STAGE(BK) floats. Rows of a stage are not
+ * padded: A's rows are BK floats, B's TC8B_BN. */
+#define TC8B_BM        128
+#define TC8B_BN        128
+#define TC8B_BCHUNKS   (TC8B_BN / 4) /* the copies: 32 chunks of 4 floats per B row */
+#define TC8B_STAGE(BK) ((BK) * (TC8B_BM + TC8B_BN))
 
 #if __CUDA_ARCH__ >= 800
+/* excerpt: swizzles */
+/* Where column col of row `row` of a stage lies: its 16-byte chunk (col / 4)
+ * XORed with a few bits of the row. Unpadded rows keep each 128-byte line of
+ * a copy in one 128-byte line of shared memory; the XOR spreads the reads of
+ * a warp over the 32 banks. A (rows of BK floats, 128 / (4 BK) rows per
+ * line): chunk ^ (row / (32 / BK)) % (BK / 4), so that the 8 rows of an
+ * ldmatrix matrix, 16 bytes each, take 8 different chunks of 4 banks. B
+ * (rows of 128 floats): chunk ^ 2 (row % 4), so that rows t = 0..3 of a
+ * fragment, which would all start at bank 0, start at banks 0, 8, 16, 24. */
+template <int BK> __device__ __forceinline__ int a_col(int row, int col)
+{
+    return col ^ (4 * ((row / (32 / BK)) % (BK / 4)));
+}
+__device__ __forceinline__ int b_col(int row, int col)
+{
+    return col ^ (8 * (row & 3));
+}
+/* excerpt end: swizzles */
+
 /* v (raw float bits) as a TF32 operand; with THREE also its remainder
  * v - big, in TF32. */
 template <bool THREE>
@@ -75,50 +92,60 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
 
 /* excerpt: ldmatrix */
 /* The four registers of one 16 x 8 A tile (rows from `rows`, columns from
- * `col`, in a stage with rows of TC8B_LDA floats) in one instruction.
- * ldmatrix reads four 8 x 8 matrices of 16-bit elements, that is 8 rows of 4
- * floats, lanes 8i .. 8i + 7 giving the row addresses of matrix i, and
- * hands lane 4g + t the 32-bit word t of row g of each: matrix 0 = rows
- * 0-7, columns 0-3 gives a0 = A[g][t]; matrix 1 = rows 8-15 gives a1; 2 and
- * 3, columns 4-7, give a2 and a3. Exactly mma's A fragment. */
+ * `col`, in a stage with rows of BK floats) in one instruction. ldmatrix
+ * reads four 8 x 8 matrices of 16-bit elements, that is 8 rows of 4 floats,
+ * lanes 8i .. 8i + 7 giving the row addresses of matrix i, and hands lane
+ * 4g + t the 32-bit word t of row g of each: matrix 0 = rows 0-7, columns
+ * 0-3 gives a0 = A[g][t]; matrix 1 = rows 8-15 gives a1; 2 and 3, columns
+ * 4-7, give a2 and a3. Exactly mma's A fragment. (`rows` starts at a
+ * multiple of 16 rows, so the swizzle sees the same row bits.) */
+template <int BK>
 __device__ __forceinline__ void ldmatrix_a(unsigned a[4], const float *rows, int col, int lane)
 {
-    const float *p = rows + ((lane & 7) + 8 * ((lane >> 3) & 1)) * TC8B_LDA + col + 4 * (lane >> 4);
-    const unsigned addr = smem_addr(p);
+    const int row = (lane & 7) + 8 * ((lane >> 3) & 1);
+    const float *p = rows + row * BK + a_col<BK>(row, col + 4 * (lane >> 4));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                 : "r"(addr));
+                 : "r"(smem_addr(p)));
 }
 /* excerpt end: ldmatrix */
 
-/* This thread's ROWS rows of A, decoded once: where each starts in x, its
- * (h0, w0), and whether it is an output at all. */
+/* This thread's ROWS rows of A, decoded once: the (h0, w0) of each (the
+ * input pixel under its filter tap (0, 0), which padding may put outside
+ * the image) and px, where that pixel's channel 0 is or would be in x. A row
+ * past the last output has h0 = TC_NO_ROW: every h of it is negative, every
+ * copy of it a zero fill. */
+#define TC_NO_ROW (-(1 << 30))
 template <int ROWS> struct tc_rows_of_a {
-    const float *img[ROWS];
+    const float *px[ROWS];
     int h0[ROWS], w0[ROWS];
-    bool ok[ROWS];
 };
 
-/* One stage: A (128 x 16) and B (16 x 128) in chunks of 4 floats, copied
- * by THREADS threads. The thread's A chunk is j = j0 + 4 cc .. + 3 of rows
- * ar, ar + ASTEP, ... (2 rows with 256 threads, 4 with 128); its (c, s, r)
- * arrives in (c, s, r) and leaves advanced by TC8B_BK, by additions (as in
- * 6f). With VEC, C % 4 == 0, so the chunk is 4 channels of one tap:
- * contiguous in x. Its B chunk is k = k0 + 4 cb .. + 3 of rows j0 + br,
- * j0 + br + BSTEP, ...: contiguous in w. */
-template <int THREADS, bool VEC>
-__device__ __forceinline__ void
-load_stage(float *stage, const float *__restrict__ x, const float *__restrict__ wt,
-           const tc_geom &g, int j0, int k0, int tid,
-           const tc_rows_of_a<TC8B_BM * TC8B_ACHUNKS / THREADS> &rows, int &c, int &s, int &r)
+/* A's part of one stage: 128 rows of BK columns j0 .. j0 + BK - 1, in
+ * chunks of 4 floats, copied by THREADS threads: thread tid copies chunk
+ * column cc = tid % (BK / 4) of rows ar = tid / (BK / 4), ar + ASTEP, ...;
+ * neighbouring threads take neighbouring chunks of a row, so that a warp
+ * copies whole rows (whole 32-byte sectors of x where C is large enough).
+ * Its chunk's (c, s, r) arrives in (c, s, r) and leaves advanced by BK, by
+ * additions (as in 6f). All the thread's rows share that chunk's taps, so
+ * the tap's part of each address (dh, dw, off) is worked out once per stage
+ * and a row adds its own: h = h0 + dh, w = w0 + dw, px + off. With VEC,
+ * C % 4 == 0, so the chunk is 4 channels of one tap: contiguous in x, one
+ * 16-byte copy; else four copies of 4 bytes. A copy out of bounds reads no
+ * source bytes (cp_async_zfill), so its address is never used. */
+template <int THREADS, int BK, bool VEC>
+__device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, int tid,
+                                       const tc_rows_of_a<TC8B_BM * BK / 4 / THREADS> &rows, int &c,
+                                       int &s, int &r)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
-    constexpr int ASTEP = THREADS / TC8B_ACHUNKS, AROWS = TC8B_BM / ASTEP;
-    constexpr int BSTEP = THREADS / TC8B_BCHUNKS, BROWS = TC8B_BK / BSTEP;
-    float *as = stage, *bs = stage + TC8B_BM * TC8B_LDA;
-    const int cc = tid % TC8B_ACHUNKS, ar = tid / TC8B_ACHUNKS;
-    /* (c, s, r) of each element of the chunk (VEC: of its first) */
-    int ce[E], se[E], re[E];
+    constexpr int ASTEP = THREADS / (BK / 4), AROWS = TC8B_BM / ASTEP;
+    static_assert(AROWS * ASTEP == TC8B_BM, "the threads copy whole rows of A");
+    const int cc = tid % (BK / 4), ar = tid / (BK / 4);
+    /* each element of the chunk (VEC: its first): its (c, s, r), then its
+     * tap's offsets from a row's (h0, w0) and px */
+    int ce[E], se[E], re[E], dh[E], dw[E];
+    long long off[E];
     ce[0] = c, se[0] = s, re[0] = r;
 #pragma unroll
     for (int e = 1; e < E; ++e) {
@@ -129,7 +156,12 @@ load_stage(float *stage, const float *__restrict__ x, const float *__restrict__ 
                 se[e] = 0, ++re[e];
         }
     }
-    for (c += TC8B_BK; c >= g.c;) { /* the chunk of the next stage */
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        dh[e] = re[e] * g.dil_h, dw[e] = se[e] * g.dil_w;
+        off[e] = ((long long)dh[e] * g.w + dw[e]) * g.c + ce[e];
+    }
+    for (c += BK; c >= g.c;) { /* the chunk of the next stage */
         c -= g.c;
         if (++s == g.s)
             s = 0, ++r;
@@ -137,40 +169,53 @@ load_stage(float *stage, const float *__restrict__ x, const float *__restrict__ 
     const int j = j0 + 4 * cc;
 #pragma unroll
     for (int i = 0; i < AROWS; ++i) {
-        float *dst = as + (ar + i * ASTEP) * TC8B_LDA + 4 * cc;
+        const int row = ar + i * ASTEP;
+        float *dst = stage + row * BK + a_col<BK>(row, 4 * cc);
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-            const int h = rows.h0[i] + re[e] * g.dil_h, w = rows.w0[i] + se[e] * g.dil_w;
-            const bool ok = rows.ok[i] && j + e < g.j && h >= 0 && h < g.h && w >= 0 && w < g.w;
-            const float *src = ok ? rows.img[i] + ((long long)h * g.w + w) * g.c + ce[e] : x;
-            cp_async_zfill<16 / E>(smem_addr(dst + e), src, ok);
+            /* 0 <= h < H as one unsigned comparison: a negative h wraps to a
+             * large unsigned value */
+            const unsigned h = rows.h0[i] + dh[e], w = rows.w0[i] + dw[e];
+            const bool ok = j + e < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
+            cp_async_zfill<16 / E>(smem_addr(dst + e), rows.px[i] + off[e], ok);
         }
     }
-    const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS;
+}
+
+/* B's part of one stage: rows j0 .. j0 + BK - 1 of w, columns k0 .. k0 +
+ * 127, in chunks of 4 floats: thread tid copies chunk cb = tid % 32 (k = k0
+ * + 4 cb .. + 3, contiguous in w) of rows br = tid / 32, br + BSTEP, ... */
+template <int THREADS, int BK, bool VEC>
+__device__ __forceinline__ void load_b(float *stage, const float *__restrict__ wt, const tc_geom &g,
+                                       int j0, int k0, int tid)
+{
+    constexpr int E = VEC ? 1 : 4; /* copies per chunk */
+    constexpr int BSTEP = THREADS / TC8B_BCHUNKS, BROWS = BK / BSTEP;
+    static_assert(BROWS * BSTEP == BK, "the threads copy whole rows of B");
+    float *bs = stage + TC8B_BM * BK;
+    const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS, k = k0 + 4 * cb;
 #pragma unroll
     for (int i = 0; i < BROWS; ++i) {
-        const int jb = j0 + br + i * BSTEP;
-        float *dst = bs + (br + i * BSTEP) * TC8B_LDB + 4 * cb;
+        const int row = br + i * BSTEP, jb = j0 + row;
+        const float *src = wt + (long long)jb * g.k + k;
+        float *dst = bs + row * TC8B_BN + b_col(row, 4 * cb);
 #pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const int k = k0 + 4 * cb + e;
-            const bool ok = jb < g.j && k < g.k;
-            cp_async_zfill<16 / E>(smem_addr(dst + e), ok ? wt + (long long)jb * g.k + k : wt, ok);
-        }
+        for (int e = 0; e < E; ++e)
+            cp_async_zfill<16 / E>(smem_addr(dst + e), src + e, jb < g.j && k + e < g.k);
     }
 }
 #endif
 
 /* The kernel of 2 x WN warps, MINB blocks per SM (at most 65,536 / (MINB *
- * threads) registers per thread) and STAGES stages. */
-template <int WN, int MINB, int STAGES, bool VEC, bool THREE>
+ * threads) registers per thread), STAGES stages of BK. */
+template <int WN, int MINB, int STAGES, int BK, bool VEC, bool THREE>
 __global__ void __launch_bounds__(64 * WN, MINB)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                          float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int THREADS = 64 * WN, NJ = TC8B_BN / WN / 8; /* 8-wide tiles per warp */
-    constexpr int ASTEP = THREADS / TC8B_ACHUNKS, AROWS = TC8B_BM / ASTEP;
+    constexpr int ASTEP = THREADS / (BK / 4), AROWS = TC8B_BM / ASTEP;
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -184,15 +229,15 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     const long long pq = (long long)g.p * g.q;
 #pragma unroll
     for (int i = 0; i < AROWS; ++i) {
-        const long long m = m0 + tid / TC8B_ACHUNKS + i * ASTEP;
-        rows.ok[i] = m < g.m;
-        const long long mm = rows.ok[i] ? m : 0;
+        const long long m = m0 + tid / (BK / 4) + i * ASTEP;
+        const long long mm = m < g.m ? m : 0;
         const int rem = (int)(mm % pq);
-        rows.img[i] = x + (mm / pq) * g.h * (long long)g.w * g.c;
-        rows.h0[i] = (rem / g.q) * g.stride_h - g.pad_h;
-        rows.w0[i] = (rem % g.q) * g.stride_w - g.pad_w;
+        const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
+        rows.px[i] = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
+        rows.h0[i] = m < g.m ? h0 : TC_NO_ROW;
+        rows.w0[i] = w0;
     }
-    const int j_first = 4 * (tid % TC8B_ACHUNKS);
+    const int j_first = 4 * (tid % (BK / 4));
     int c = j_first % g.c, s = (j_first / g.c) % g.s, r = j_first / g.c / g.s;
 
     float acc[4][NJ][4];
@@ -204,15 +249,18 @@ __global__ void __launch_bounds__(64 * WN, MINB)
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] = 0.0f;
 
-    const int steps = (g.j + TC8B_BK - 1) / TC8B_BK;
+    const int steps = (g.j + BK - 1) / BK;
     /* prologue: the first STAGES - 1 stages in flight */
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
-        if (st < steps)
-            load_stage<THREADS, VEC>(smem + st * TC8B_STAGE, x, wt, g, st * TC8B_BK, k0, tid, rows,
-                                     c, s, r);
+        if (st < steps) {
+            load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, c, s, r);
+            load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wt, g, st * BK, k0, tid);
+        }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
+    int rd = 0,
+        wr = STAGES - 1; /* the stages computed and refilled: step and step - 1, mod STAGES */
     /* excerpt: mma pipeline */
     for (int step = 0; step < steps; ++step) {
         /* stage `step` has landed (at most STAGES - 2 groups still pending) */
@@ -220,30 +268,35 @@ __global__ void __launch_bounds__(64 * WN, MINB)
         __syncthreads();
         /* refill the stage computed one step ago: every thread is past it */
         const int next = step + STAGES - 1;
-        if (next < steps)
-            load_stage<THREADS, VEC>(smem + (next % STAGES) * TC8B_STAGE, x, wt, g, next * TC8B_BK,
-                                     k0, tid, rows, c, s, r);
+        if (next < steps) {
+            float *refill = smem + wr * TC8B_STAGE(BK);
+            load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, c, s, r);
+            load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
+        }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         /* excerpt end: mma pipeline */
 
-        const float *as = smem + (step % STAGES) * TC8B_STAGE;
-        const float *bs = as + TC8B_BM * TC8B_LDA;
+        const float *as = smem + rd * TC8B_STAGE(BK), *bs = as + TC8B_BM * BK;
+        rd = rd + 1 == STAGES ? 0 : rd + 1;
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
 #pragma unroll
-        for (int kk = 0; kk < TC8B_BK; kk += 8) {
+        for (int kk = 0; kk < BK; kk += 8) {
             unsigned a[4][4], b[NJ][2], a_small[4][4], b_small[NJ][2]; /* small: 8c only */
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 unsigned raw[4];
-                ldmatrix_a(raw, as + (wm + 16 * i) * TC8B_LDA, kk, lane);
+                ldmatrix_a<BK>(raw, as + (wm + 16 * i) * BK, kk, lane);
 #pragma unroll
                 for (int v = 0; v < 4; ++v)
                     split<THREE>(raw[v], a[i][v], a_small[i][v]);
             }
+            /* b0 = B[kk + t][n], b1 = B[kk + t + 4][n]: rows t and t + 4 have
+             * the same row % 4, so the same swizzle */
 #pragma unroll
             for (int jj = 0; jj < NJ; ++jj) {
-                const float *bp = bs + (kk + tq) * TC8B_LDB + wn + 8 * jj + gq;
+                const float *bp = bs + (kk + tq) * TC8B_BN + b_col(tq, wn + 8 * jj + gq);
                 split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
-                split<THREE>(__float_as_uint(bp[4 * TC8B_LDB]), b[jj][1], b_small[jj][1]);
+                split<THREE>(__float_as_uint(bp[4 * TC8B_BN]), b[jj][1], b_small[jj][1]);
             }
             /* excerpt: three products */
 #pragma unroll
@@ -294,35 +347,54 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #endif
 }
 
-/* The tiles. 8b: 4 warps of 64 x 64,
- * 128 accumulators per thread, two blocks per SM, four stages of 18.5 KB.
- * 8c needs more registers for its split operands and correction sums:
- * 8 warps of 64 x 32, one block per SM, three stages of 18.5 KB. */
-#define TC8B_TILE 2, 2, 4 /* WN, blocks per SM, stages */
-#define TC8C_TILE 4, 1, 3
+/* The tiles: warps along n (WN), blocks per SM, stages, BK. 8b: 4 warps of
+ * 64 x 64, 128 accumulators per thread, two blocks per SM, three stages of
+ * 32 (32 KB each). 8c needs more registers for its split operands and
+ * correction sums: 8 warps of 64 x 32, one block per SM, three stages of
+ * 16 (16 KB each). */
+#define TC8B_TILE 2, 2, 3, 32
+#define TC8C_TILE 4, 1, 3, 16
 
 /* The kernel of a tile for STAGES, VEC and THREE, as an address. */
-template <int WN, int MINB, bool THREE, int STAGES> static const void *mma_kernel(bool vec)
+template <int WN, int MINB, int BK, bool THREE, int STAGES> static const void *mma_kernel(bool vec)
 {
-    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, true, THREE>
-               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, false, THREE>;
+    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, THREE>
+               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, THREE>;
 }
 
-/* The launch of a tile: STAGES stages where they fit, else two; neither:
- * skipped with the reason. */
-template <int WN, int MINB, int STAGES, bool THREE>
+/* The blocks of `kernel` one SM runs at once with smem bytes each (0 where
+ * the occupancy calculator fails: the launch checks then say why). */
+static int blocks_per_sm(const void *kernel, int threads, size_t smem)
+{
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+/* The launch of a tile: STAGES stages, or two where STAGES do not fit in a
+ * block or two let more blocks share an SM (on a GPU with less shared
+ * memory per SM); neither fits: skipped with the reason. */
+template <int WN, int MINB, int STAGES, int BK, bool THREE>
 static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, const float *d_w,
                               float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const int threads = 64 * WN;
-    int stages = STAGES;
+    const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float);
+    const void *deep = mma_kernel<WN, MINB, BK, THREE, STAGES>(vec);
+    const void *two = mma_kernel<WN, MINB, BK, THREE, 2>(vec);
     conv_msg why = {{0}};
-    if (conv_kernel_fits(mma_kernel<WN, MINB, THREE, STAGES>(vec), "conv2d_tc_mma_kernel", threads,
-                         (size_t)STAGES * TC8B_STAGE * sizeof(float), &why) != CONV_OK)
-        stages = 2;
-    const void *kernel = stages == STAGES ? mma_kernel<WN, MINB, THREE, STAGES>(vec)
-                                          : mma_kernel<WN, MINB, THREE, 2>(vec);
-    const size_t smem = (size_t)stages * TC8B_STAGE * sizeof(float);
+    const bool deep_fits =
+        conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, STAGES * stage, &why) == CONV_OK;
+    const bool two_fits =
+        conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, 2 * stage, &why) == CONV_OK;
+    const bool use_two =
+        !deep_fits || (two_fits && blocks_per_sm(two, threads, 2 * stage) >
+                                       blocks_per_sm(deep, threads, STAGES * stage));
+    const void *kernel = use_two ? two : deep;
+    const size_t smem = (use_two ? 2 : STAGES) * stage;
     conv_status st;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
         (st = tc_available_for(kernel, THREE ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg)) !=

@@ -8,7 +8,7 @@
                         split into a big and a small TF32 part, and the three
                         products of the four that are kept
     08_mma_fragments    8b's mma.m16n8k8 fragments, lane by lane, and the banks
-                        of its shared-memory loads
+                        of its shared-memory loads, unswizzled and swizzled
     08_wgmma            8d's block tile as two warpgroups' wgmma products, and
                         the 128-byte swizzle of its activation rows
     08_tma              8e's block: a producer warpgroup, two consumer
@@ -16,7 +16,8 @@
                         empty mbarriers; the pixels one im2col copy walks
 
 The tile sizes are the #defines of 08_tensor_cores/tensor_cores.cu (TC_BM,
-TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*) and
+TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*, and its swizzles a_col() and b_col(), which a_col and b_col
+below repeat) and
 tensor_cores_wgmma.cu (TC8D_*) and tensor_cores_tma.cu (TC8E_*); the warps' 2 x 2 layout and the
 fragment shape m16n16k8 are written into its kernel (WARPS_N and WMMA_SHAPE
 below say so); the problem is CUTLASS's in NHWC, from the benchmark's table.
@@ -395,27 +396,39 @@ def mma_owner_c(row, col):
 
 def mma_geometry(k):
     """8b's tiles from the constants of tensor_cores_mma.cu."""
-    BM, BN, BK = k["TC8B_BM"], k["TC8B_BN"], k["TC8B_BK"]
-    wn_n, _, stages = k["TC8B_TILE"]  # WN, blocks per SM, stages
+    BM, BN = k["TC8B_BM"], k["TC8B_BN"]
+    wn_n, _, stages, BK = k["TC8B_TILE"]  # WN, blocks per SM, stages, BK
     warps = MMA_WARPS_M * wn_n
     fm, fn, fk = MMA_SHAPE
     WM, WN = BM // MMA_WARPS_M, BN // wn_n
-    stage = BM * k["TC8B_LDA"] + BK * k["TC8B_LDB"]
-    return {"BM": BM, "BN": BN, "BK": BK, "LDA": k["TC8B_LDA"], "LDB": k["TC8B_LDB"],
-            "stages": stages, "threads": warps * WARP, "warps": warps,
-            "wm_n": MMA_WARPS_M, "wn_n": wn_n, "WM": WM, "WN": WN, "fm": fm,
+    stage = BK * (BM + BN)  # TC8B_STAGE(BK): unpadded rows
+    return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "threads": warps * WARP,
+            "warps": warps, "wm_n": MMA_WARPS_M, "wn_n": wn_n, "WM": WM, "WN": WN, "fm": fm,
             "fn": fn, "fk": fk, "tm": WM // fm, "tn": WN // fn, "stage": stage,
             "smem": stages * stage * 4}
 
 
-def banks_a(ld):
-    """The bank of each lane's a0 load, A[g][t] of rows ld floats apart: [g][t]."""
-    return [[(g * ld + t) % 32 for t in range(4)] for g in range(8)]
+def a_col(bk, row, col):
+    """tensor_cores_mma.cu's a_col(): column col of A row `row` in a stage, its
+    16-byte chunk XORed with (row / (32 / BK)) % (BK / 4)."""
+    return col ^ (4 * ((row // (32 // bk)) % (bk // 4)))
 
 
-def banks_b(ld):
-    """The bank of each lane's b0 load, B[t][g] of rows ld floats apart: [t][g]."""
-    return [[(t * ld + g) % 32 for g in range(8)] for t in range(4)]
+def b_col(row, col):
+    """tensor_cores_mma.cu's b_col(): the chunk of column col XORed with 2 (row % 4)."""
+    return col ^ (8 * (row % 4))
+
+
+def banks_a(bk, swizzled):
+    """The bank of each lane's a0 load, A[g][t] of rows bk floats apart: [g][t]."""
+    col = (lambda g, t: a_col(bk, g, t)) if swizzled else (lambda g, t: t)
+    return [[(g * bk + col(g, t)) % 32 for t in range(4)] for g in range(8)]
+
+
+def banks_b(bn, swizzled):
+    """The bank of each lane's b0 load, B[t][g] of rows bn floats apart: [t][g]."""
+    col = (lambda t, g: b_col(t, g)) if swizzled else (lambda t, g: g)
+    return [[(t * bn + col(t, g)) % 32 for g in range(8)] for t in range(4)]
 
 
 def worst_conflict(table):
@@ -430,7 +443,7 @@ def bank_verdict(table):
     """What a warp's load with these banks costs."""
     worst = worst_conflict(table)
     return ("32 different banks" if worst == 1 else
-            f"up to {worst} lanes on one bank, a {worst}-way conflict")
+            f"up to {worst} lanes on one bank, {'an' if worst in (8, 11, 18) else 'a'} {worst}-way conflict")
 
 
 def caption_08_mma_fragments(k):
@@ -445,25 +458,24 @@ def caption_08_mma_fragments(k):
         the register that holds it; one colour per lane. So one ldmatrix hands each thread its
         four elements of A (8 rows of 4 floats per register), each thread loads its own two of
         B, and writes its own outputs to y. (d) The banks of one load: a0 of the 32 lanes, rows
-        g = 0..7 and columns t = 0..3 (one of ldmatrix's 8 x 4 blocks), from rows {lda} floats
-        apart (TC8B_LDA = TC8B_BK + {pa}), bank ({lda} g + t) mod 32: {va}; with unpadded
-        rows of {bk} floats, {wa}. b0 is read from
-        rows {ldb} floats apart (TC8B_LDB = TC8B_BN + {pb}), bank ({ldb} t + g) mod 32: {vb};
-        with {bn}, {wb}. The block: {g[BM]} x {g[BN]} outputs, {g[warps]} warps ({g[wm_n]} along m,
-        {g[wn_n]} along n) of {g[WM]} x {g[WN]}, each {g[tm]} x {g[tn]} tiles of {g[fm]} x
-        {g[fn]} ({acc} accumulators per thread), {mmas} mma.sync per warp and k-step of
-        {g[fk]}; {g[stages]} stages of {g[BM]} x {lda} + {g[BK]} x {ldb} floats in flight,
-        {smem:,} bytes of shared memory.""",
-                     g=g, lda=g["LDA"], ldb=g["LDB"], pa=g["LDA"] - g["BK"], pb=g["LDB"] - g["BN"],
-                     bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_a(g["LDA"])),
-                     wa=bank_verdict(banks_a(g["BK"])), vb=bank_verdict(banks_b(g["LDB"])),
-                     wb=bank_verdict(banks_b(g["BN"])),
+        g = 0..7 and columns t = 0..3 (one of ldmatrix's 8 x 4 blocks), from rows of {bk}
+        floats, bank ({bk} g + t) mod 32: {wa}; with each 16-byte chunk XORed with the row
+        (a_col()), {va}. b0 is read from rows of {bn} floats, bank ({bn} t + g) mod 32: {wb};
+        with the chunk XORed with 2 (t mod 4) (b_col()), {vb}. The block: {g[BM]} x {g[BN]}
+        outputs, {g[warps]} warps ({g[wm_n]} along m, {g[wn_n]} along n) of {g[WM]} x {g[WN]},
+        each {g[tm]} x {g[tn]} tiles of {g[fm]} x {g[fn]} ({acc} accumulators per thread),
+        {mmas} mma.sync per warp and k-step of {g[fk]}; {g[stages]} stages of {g[BM]} x {bk} +
+        {bk} x {bn} floats in flight, {smem:,} bytes of shared memory.""",
+                     g=g, bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_a(g["BK"], True)),
+                     wa=bank_verdict(banks_a(g["BK"], False)),
+                     vb=bank_verdict(banks_b(g["BN"], True)),
+                     wb=bank_verdict(banks_b(g["BN"], False)),
                      acc=g["tm"] * g["tn"] * 4, mmas=g["tm"] * g["tn"], smem=g["smem"])
 
 
 @figure("08_mma_fragments", note="08_tensor_cores.md",
         section="8b: mma.sync and a cp.async pipeline",
-        uses=["TC8B_BM", "TC8B_BN", "TC8B_BK", "TC8B_TILE", "TC8B_LDA", "TC8B_LDB"],
+        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"],
         caption=caption_08_mma_fragments)
 def fig_08_mma_fragments(k):
     """8b's mma.m16n8k8 fragments: which lane holds which element; the banks of its loads."""
@@ -501,10 +513,10 @@ def fig_08_mma_fragments(k):
                               "straight to y (two adjacent columns each)"]):
         ax.text(bx, fk + 1.2 + 1.0 * i, line, fontsize=7.5, va="top")
     # (d) the banks
-    tables = [(f"a0 from rows of {g['LDA']} floats", banks_a(g["LDA"])),
-              (f"a0 from rows of {g['BK']} (no padding)", banks_a(g["BK"])),
-              (f"b0 from rows of {g['LDB']} floats", banks_b(g["LDB"])),
-              (f"b0 from rows of {g['BN']} (no padding)", banks_b(g["BN"]))]
+    tables = [(f"a0, rows of {g['BK']} floats", banks_a(g["BK"], False)),
+              (f"a0, chunks XORed (a_col)", banks_a(g["BK"], True)),
+              (f"b0, rows of {g['BN']} floats", banks_b(g["BN"], False)),
+              (f"b0, chunks XORed (b_col)", banks_b(g["BN"], True))]
     ax2, _ = canvas_below(fig, bottom - 0.06, 0.01, 0.98, (-2.5, 4 * 8 * 1.6 + 16),
                           (-3.4, 9.6), title="(d) the bank of each lane's load: 32 lanes, "
                                              "32 banks?")
