@@ -344,6 +344,31 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
         check_versions_over_the_shapes(0);
 }
 
+/* 8b and 8c take two stages where their usual ones do not fit in a block
+ * (conv2d_tc_mma's launcher): CONV_SMEM_LIMIT_KB makes this GPU one of those.
+ * 8b's three stages of 32 KB need 96 KB, two 64 KB: a cap of 80 KB; 8c's
+ * three of 16 KB need 48 KB, two 32 KB: 40 KB. The same shapes, exact on
+ * small integers and within the bound on random floats. */
+Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    const struct {
+        int run;
+        const char *cap_kb;
+    } caps[] = {{RUN_8B, "80"}, {RUN_8C, "40"}};
+    conv_params t[CONV_USUAL_SHAPES + 11];
+    const size_t count = shapes(t);
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; ++c) {
+        cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, caps[c].cap_kb, 1), 0);
+        for (size_t i = 0; i < count; ++i)
+            for (int ints = 0; ints < 2; ++ints)
+                check_version(&t[i], caps[c].run, ints, (unsigned)(100 + i));
+    }
+    cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
+}
+
 /* 8e's blocks are persistent: as many as the GPU holds at once, each taking
  * every gridDim.x-th tile, with its ring of stages running on from one tile
  * into the next. A problem of at least 3 tiles per SM checks that walk:
