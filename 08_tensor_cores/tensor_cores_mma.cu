@@ -12,7 +12,8 @@
  *   B: b0 = B[t][g], b1 = B[t+4][g]
  *   C: c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]
  * so each thread loads exactly its elements from shared memory (A's four
- * with one ldmatrix), laid out (padded rows) so that those loads hit 32
+ * with one ldmatrix), laid out (unpadded rows, their 16-byte chunks XORed
+ * with bits of the row: a_col(), b_col()) so that those loads hit 32
  * different banks, and stores its results straight to global memory.
  *
  * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs. In 8b, 4 warps
@@ -20,17 +21,17 @@
  * accumulators per thread, 32 mma.sync per warp and k-step of 8, two blocks
  * per SM. 8c needs registers for its split operands as well, so its warps
  * own 64 x 32 (8 warps, 2 x 4; 64 accumulators; 16 x 3 mma.sync per warp
- * and k-step), one block per SM. The copies run STAGES - 1 steps
- * ahead: while the tensor cores work on one stage of TC8B_BK = 16 along j,
- * cp.async fills the next ones (zero-filled past the edges). They move
+ * and k-step), one block per SM. The copies run STAGES - 1 steps ahead:
+ * while the tensor cores work on one stage of BK along j (32 in 8b, 16 in
+ * 8c), cp.async fills the next ones (zero-filled past the edges). They move
  * chunks of 4 consecutive j of an A row (4 consecutive k of a B row),
  * neighbouring threads taking neighbouring chunks, so that a warp's copies
  * cover whole 32-byte sectors of global memory; where C and K are multiples
- * of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes. A stage is
- * 18.5 KB: 8b keeps four (74 KB), 8c three (55.5 KB); where the device (or
- * CONV_SMEM_LIMIT_KB) allows less, the same kernel runs with two stages,
- * 37 KB: plain double buffering, the copy of one step under the math of the
- * previous one. */
+ * of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes. 8b keeps
+ * three stages of 32 KB (96 KB), 8c three of 16 KB (48 KB); where a block
+ * may not have that much (or the device's SMs hold more blocks so), the
+ * same kernel runs with two stages: plain double buffering, the copy of one
+ * step under the math of the previous one. */
 #include "tensor_cores.h"
 
 #include <stdint.h>
