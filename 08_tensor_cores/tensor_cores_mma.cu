@@ -260,8 +260,8 @@ __global__ void __launch_bounds__(64 * WN, MINB)
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    /* the stages computed and refilled: step and step - 1, mod STAGES */
-    int rd = 0, wr = STAGES - 1;
+    int rd = 0,
+        wr = STAGES - 1; /* the stages computed and refilled: step and step - 1, mod STAGES */
     /* excerpt: mma pipeline */
     for (int step = 0; step < steps; ++step) {
         /* stage `step` has landed (at most STAGES - 2 groups still pending) */
@@ -386,23 +386,20 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
     const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float);
     const void *deep = mma_kernel<WN, MINB, BK, THREE, STAGES>(vec);
     const void *two = mma_kernel<WN, MINB, BK, THREE, 2>(vec);
-    conv_msg why_deep = {{0}}, why_two = {{0}};
-    const bool deep_fits = conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, STAGES * stage,
-                                            &why_deep) == CONV_OK;
-    const conv_status two_fits =
-        conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, 2 * stage, &why_two);
-    if (!deep_fits && two_fits != CONV_OK) { /* the smaller one's reason */
-        *msg = why_two;
-        return two_fits;
-    }
+    conv_msg why = {{0}};
+    const bool deep_fits =
+        conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, STAGES * stage, &why) == CONV_OK;
+    const bool two_fits =
+        conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, 2 * stage, &why) == CONV_OK;
     const bool use_two =
-        !deep_fits || (two_fits == CONV_OK && blocks_per_sm(two, threads, 2 * stage) >
-                                                  blocks_per_sm(deep, threads, STAGES * stage));
+        !deep_fits || (two_fits && blocks_per_sm(two, threads, 2 * stage) >
+                                       blocks_per_sm(deep, threads, STAGES * stage));
     const void *kernel = use_two ? two : deep;
     const size_t smem = (use_two ? 2 : STAGES) * stage;
-    conv_status st =
-        tc_available_for(kernel, THREE ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg);
-    if (st != CONV_OK)
+    conv_status st;
+    if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
+        (st = tc_available_for(kernel, THREE ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg)) !=
+            CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
