@@ -31,7 +31,11 @@
  * three stages of 32 KB (96 KB), 8c three of 16 KB (48 KB); where a block
  * may not have that much (or the device's SMs hold more blocks so), the
  * same kernel runs with two stages: plain double buffering, the copy of one
- * step under the math of the previous one. */
+ * step under the math of the previous one. The loop over the steps is
+ * unrolled by STAGES, so that each step's stages are known at compile time
+ * and every shared-memory address is a register plus a constant; each
+ * thread's copies share one filter tap, followed with additions
+ * (tc_tap). */
 #include "tensor_cores.h"
 
 #include <stdint.h>
@@ -122,70 +126,77 @@ template <int ROWS> struct tc_rows_of_a {
     int h0[ROWS], w0[ROWS];
 };
 
+/* Where a column j of A lies in the filter: channel c of tap (r, s), and
+ * what that tap adds to a row's (h0, w0) and px: dh = r dil_h, dw = s dil_w
+ * and off = (dh W + dw) C + c floats. */
+typedef struct {
+    int c, dh, dw;
+    long long off;
+} tc_tap;
+
+/* t moved on by n columns, tap after tap, with additions only (as 6f's
+ * (c, s, r)): c past C is the next s, s past S the next r. */
+__device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
+{
+    t.c += n, t.off += n;
+    while (t.c >= g.c) {
+        t.c -= g.c, t.dw += g.dil_w;
+        t.off += (long long)(g.dil_w - 1) * g.c; /* + dil_w C for s + 1, - C for c */
+        if (t.dw == g.s * g.dil_w) {             /* s = S: r + 1, s = 0 */
+            t.dw = 0, t.dh += g.dil_h;
+            t.off += ((long long)g.dil_h * g.w - (long long)g.s * g.dil_w) * g.c;
+        }
+    }
+}
+
 /* A's part of one stage: 128 rows of BK columns j0 .. j0 + BK - 1, in
  * chunks of 4 floats, copied by THREADS threads: thread tid copies chunk
  * column cc = tid % (BK / 4) of rows ar = tid / (BK / 4), ar + ASTEP, ...;
  * neighbouring threads take neighbouring chunks of a row, so that a warp
  * copies whole rows (whole 32-byte sectors of x where C is large enough).
- * Its chunk's (c, s, r) arrives in (c, s, r) and leaves advanced by BK, by
- * additions (as in 6f). All the thread's rows share that chunk's taps, so
- * the tap's part of each address (dh, dw, off) is worked out once per stage
- * and a row adds its own: h = h0 + dh, w = w0 + dw, px + off. With VEC,
- * C % 4 == 0, so the chunk is 4 channels of one tap: contiguous in x, one
- * 16-byte copy; else four copies of 4 bytes. A copy out of bounds reads no
- * source bytes (cp_async_zfill), so its address is never used. */
+ * Its chunk's tap arrives in t and leaves advanced by BK. All the thread's
+ * rows share that tap, so its part of each address (dh, dw, off) is known
+ * once per stage and a row adds its own: h = h0 + dh, w = w0 + dw, px +
+ * off; and they share their swizzle, so their shared-memory addresses are
+ * one address plus constants. With VEC, C % 4 == 0, so the chunk is 4
+ * channels of one tap: contiguous in x, one 16-byte copy; else four copies
+ * of 4 bytes. A copy out of bounds reads no source bytes (cp_async_zfill),
+ * so its address is never used. */
 template <int THREADS, int BK, bool VEC>
 __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, int tid,
-                                       const tc_rows_of_a<TC8B_BM * BK / 4 / THREADS> &rows, int &c,
-                                       int &s, int &r)
+                                       const tc_rows_of_a<TC8B_BM * BK / 4 / THREADS> &rows,
+                                       tc_tap &t)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
     constexpr int ASTEP = THREADS / (BK / 4), AROWS = TC8B_BM / ASTEP;
     static_assert(AROWS * ASTEP == TC8B_BM, "the threads copy whole rows of A");
-    const int cc = tid % (BK / 4), ar = tid / (BK / 4);
-    /* each element of the chunk (VEC: its first): its (c, s, r), then its
-     * tap's offsets from a row's (h0, w0) and px */
-    int ce[E], se[E], re[E], dh[E], dw[E];
-    long long off[E];
-    ce[0] = c, se[0] = s, re[0] = r;
+    static_assert(ASTEP % 8 == 0, "rows ar + i ASTEP have row ar's swizzle (a_col)");
+    const int cc = tid % (BK / 4), ar = tid / (BK / 4), j = j0 + 4 * cc;
+    tc_tap te[E]; /* each element of the chunk (VEC: its first) */
+    te[0] = t;
 #pragma unroll
     for (int e = 1; e < E; ++e) {
-        ce[e] = ce[e - 1] + 1, se[e] = se[e - 1], re[e] = re[e - 1];
-        if (ce[e] == g.c) { /* the next tap */
-            ce[e] = 0;
-            if (++se[e] == g.s)
-                se[e] = 0, ++re[e];
-        }
+        te[e] = te[e - 1];
+        tap_advance(te[e], 1, g);
     }
+    const unsigned dst = smem_addr(stage + ar * BK + a_col<BK>(ar, 4 * cc));
 #pragma unroll
-    for (int e = 0; e < E; ++e) {
-        dh[e] = re[e] * g.dil_h, dw[e] = se[e] * g.dil_w;
-        off[e] = ((long long)dh[e] * g.w + dw[e]) * g.c + ce[e];
-    }
-    for (c += BK; c >= g.c;) { /* the chunk of the next stage */
-        c -= g.c;
-        if (++s == g.s)
-            s = 0, ++r;
-    }
-    const int j = j0 + 4 * cc;
-#pragma unroll
-    for (int i = 0; i < AROWS; ++i) {
-        const int row = ar + i * ASTEP;
-        float *dst = stage + row * BK + a_col<BK>(row, 4 * cc);
+    for (int i = 0; i < AROWS; ++i)
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             /* 0 <= h < H as one unsigned comparison: a negative h wraps to a
              * large unsigned value */
-            const unsigned h = rows.h0[i] + dh[e], w = rows.w0[i] + dw[e];
+            const unsigned h = rows.h0[i] + te[e].dh, w = rows.w0[i] + te[e].dw;
             const bool ok = j + e < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
-            cp_async_zfill<16 / E>(smem_addr(dst + e), rows.px[i] + off[e], ok);
+            cp_async_zfill<16 / E>(dst + 4 * (i * ASTEP * BK + e), rows.px[i] + te[e].off, ok);
         }
-    }
+    tap_advance(t, BK, g); /* the chunk of the next stage */
 }
 
 /* B's part of one stage: rows j0 .. j0 + BK - 1 of w, columns k0 .. k0 +
  * 127, in chunks of 4 floats: thread tid copies chunk cb = tid % 32 (k = k0
- * + 4 cb .. + 3, contiguous in w) of rows br = tid / 32, br + BSTEP, ... */
+ * + 4 cb .. + 3, contiguous in w) of rows br = tid / 32, br + BSTEP, ...
+ * (all with row br's swizzle: one shared-memory address plus constants). */
 template <int THREADS, int BK, bool VEC>
 __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ wt, const tc_geom &g,
                                        int j0, int k0, int tid)
@@ -193,16 +204,65 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
     constexpr int BSTEP = THREADS / TC8B_BCHUNKS, BROWS = BK / BSTEP;
     static_assert(BROWS * BSTEP == BK, "the threads copy whole rows of B");
-    float *bs = stage + TC8B_BM * BK;
+    static_assert(BSTEP % 4 == 0, "rows br + i BSTEP have row br's swizzle (b_col)");
     const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS, k = k0 + 4 * cb;
+    const int rows_left = g.j - (j0 + br); /* row br + i BSTEP is in w while i BSTEP < rows_left */
+    const float *src = wt + (long long)(j0 + br) * g.k + k;
+    const unsigned dst = smem_addr(stage + TC8B_BM * BK + br * TC8B_BN + b_col(br, 4 * cb));
 #pragma unroll
-    for (int i = 0; i < BROWS; ++i) {
-        const int row = br + i * BSTEP, jb = j0 + row;
-        const float *src = wt + (long long)jb * g.k + k;
-        float *dst = bs + row * TC8B_BN + b_col(row, 4 * cb);
+    for (int i = 0; i < BROWS; ++i, src += (long long)BSTEP * g.k)
 #pragma unroll
         for (int e = 0; e < E; ++e)
-            cp_async_zfill<16 / E>(smem_addr(dst + e), src + e, jb < g.j && k + e < g.k);
+            cp_async_zfill<16 / E>(dst + 4 * (i * BSTEP * TC8B_BN + e), src + e,
+                                   i * BSTEP < rows_left && k + e < g.k);
+}
+/* One stage's products on the warp's tile at (wm, wn): BK / 8 k-steps,
+ * each 4 x NJ mma.sync (8c: three each); as and bs are the stage's A and B. */
+template <int BK, int NJ, bool THREE>
+__device__ __forceinline__ void mma_stage(float (&acc)[4][NJ][4], const float *as, const float *bs,
+                                          int wm, int wn, int lane)
+{
+    const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+        unsigned a[4][4], b[NJ][2], a_small[4][4], b_small[NJ][2]; /* small: 8c only */
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            unsigned raw[4];
+            ldmatrix_a<BK>(raw, as + (wm + 16 * i) * BK, kk, lane);
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+                split<THREE>(raw[v], a[i][v], a_small[i][v]);
+        }
+        /* b0 = B[kk + t][n], b1 = B[kk + t + 4][n]: rows t and t + 4 have
+         * the same row % 4, so the same swizzle */
+#pragma unroll
+        for (int jj = 0; jj < NJ; ++jj) {
+            const float *bp = bs + (kk + tq) * TC8B_BN + b_col(tq, wn + 8 * jj + gq);
+            split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
+            split<THREE>(__float_as_uint(bp[4 * TC8B_BN]), b[jj][1], b_small[jj][1]);
+        }
+        /* excerpt: three products */
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int jj = 0; jj < NJ; ++jj) {
+                if (!THREE) {
+                    mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
+                    continue;
+                }
+                /* 8c: this k-step's three products on a fresh sum, the
+                 * small terms first, then one float addition per
+                 * element, rounded to nearest */
+                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                mma_m16n8k8_tf32(t, a_small[i], b[jj]);
+                mma_m16n8k8_tf32(t, a[i], b_small[jj]);
+                mma_m16n8k8_tf32(t, a[i], b[jj]);
+#pragma unroll
+                for (int v = 0; v < 4; ++v)
+                    acc[i][jj][v] += t[v];
+            }
+        /* excerpt end: three products */
     }
 }
 #endif
@@ -225,7 +285,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     const long long m0 = (long long)blockIdx.x * TC8B_BM;
     const int k0 = blockIdx.y * TC8B_BN;
 
-    /* this thread's A rows, once; (c, s, r) of its first chunk */
+    /* this thread's A rows, once; the tap of its first chunk */
     tc_rows_of_a<AROWS> rows;
     const long long pq = (long long)g.p * g.q;
 #pragma unroll
@@ -235,11 +295,15 @@ __global__ void __launch_bounds__(64 * WN, MINB)
         const int rem = (int)(mm % pq);
         const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
         rows.px[i] = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
+        /* px stays a pointer (the compiler does not see through the asm):
+         * else it rebuilds every copy's address from x and an index, four
+         * instructions instead of two */
+        asm("mov.b64 %0, %0;" : "+l"(rows.px[i]));
         rows.h0[i] = m < g.m ? h0 : TC_NO_ROW;
         rows.w0[i] = w0;
     }
-    const int j_first = 4 * (tid % (BK / 4));
-    int c = j_first % g.c, s = (j_first / g.c) % g.s, r = j_first / g.c / g.s;
+    tc_tap tap = {0, 0, 0, 0};
+    tap_advance(tap, 4 * (tid % (BK / 4)), g);
 
     float acc[4][NJ][4];
 #pragma unroll
@@ -255,73 +319,37 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         if (st < steps) {
-            load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, c, s, r);
+            load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, tap);
             load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wt, g, st * BK, k0, tid);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    int rd = 0,
-        wr = STAGES - 1; /* the stages computed and refilled: step and step - 1, mod STAGES */
     /* excerpt: mma pipeline */
-    for (int step = 0; step < steps; ++step) {
-        /* stage `step` has landed (at most STAGES - 2 groups still pending) */
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
-        __syncthreads();
-        /* refill the stage computed one step ago: every thread is past it */
-        const int next = step + STAGES - 1;
-        if (next < steps) {
-            float *refill = smem + wr * TC8B_STAGE(BK);
-            load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, c, s, r);
-            load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
-        }
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        /* excerpt end: mma pipeline */
-
-        const float *as = smem + rd * TC8B_STAGE(BK), *bs = as + TC8B_BM * BK;
-        rd = rd + 1 == STAGES ? 0 : rd + 1;
-        wr = wr + 1 == STAGES ? 0 : wr + 1;
+    /* step = step0 + rd computes stage rd and refills stage wr, the one it
+     * computed a step ago. Unrolled by STAGES, so that rd and wr, and with
+     * them every shared-memory address of a step, are constants. */
+    for (int step0 = 0; step0 < steps; step0 += STAGES) {
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 8) {
-            unsigned a[4][4], b[NJ][2], a_small[4][4], b_small[NJ][2]; /* small: 8c only */
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                unsigned raw[4];
-                ldmatrix_a<BK>(raw, as + (wm + 16 * i) * BK, kk, lane);
-#pragma unroll
-                for (int v = 0; v < 4; ++v)
-                    split<THREE>(raw[v], a[i][v], a_small[i][v]);
+        for (int rd = 0; rd < STAGES; ++rd) {
+            const int step = step0 + rd, wr = (rd + STAGES - 1) % STAGES;
+            if (step >= steps)
+                break;
+            /* stage `step` has landed (at most STAGES - 2 groups still pending) */
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
+            __syncthreads();
+            /* refill the stage computed one step ago: every thread is past it */
+            const int next = step + STAGES - 1;
+            if (next < steps) {
+                float *refill = smem + wr * TC8B_STAGE(BK);
+                load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, tap);
+                load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
             }
-            /* b0 = B[kk + t][n], b1 = B[kk + t + 4][n]: rows t and t + 4 have
-             * the same row % 4, so the same swizzle */
-#pragma unroll
-            for (int jj = 0; jj < NJ; ++jj) {
-                const float *bp = bs + (kk + tq) * TC8B_BN + b_col(tq, wn + 8 * jj + gq);
-                split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
-                split<THREE>(__float_as_uint(bp[4 * TC8B_BN]), b[jj][1], b_small[jj][1]);
-            }
-            /* excerpt: three products */
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int jj = 0; jj < NJ; ++jj) {
-                    if (!THREE) {
-                        mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
-                        continue;
-                    }
-                    /* 8c: this k-step's three products on a fresh sum, the
-                     * small terms first, then one float addition per
-                     * element, rounded to nearest */
-                    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    mma_m16n8k8_tf32(t, a_small[i], b[jj]);
-                    mma_m16n8k8_tf32(t, a[i], b_small[jj]);
-                    mma_m16n8k8_tf32(t, a[i], b[jj]);
-#pragma unroll
-                    for (int v = 0; v < 4; ++v)
-                        acc[i][jj][v] += t[v];
-                }
-            /* excerpt end: three products */
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            const float *as = smem + rd * TC8B_STAGE(BK);
+            mma_stage<BK, NJ, THREE>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
         }
     }
+    /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
     /* c0, c1 at row g, columns 2t and 2t + 1; c2, c3 at row g + 8. With VEC,
