@@ -311,5 +311,7 @@ double conv_cudnn_bound_factor(const char *algo_name)
 {
     if (algo_name == NULL)
         return 1.0;
-    return strstr(algo_name, "FFT") != NULL || strstr(algo_name, "WINOGRAD") != NULL ? 1024.0 : 1.0;
+    return strstr(algo_name, "FFT") != NULL || strstr(algo_name, "WINOGRAD") != NULL
+               ? CONV_CUDNN_TRANSFORM_FACTOR
+               : 1.0;
 }

@@ -51,9 +51,16 @@ size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan);
  * GEMM-like ones (plain dot products). FFT and Winograd are not dot products:
  * their transforms' constants amplify the rounding error, the more the
  * larger the tile (Lavin and Gray, "Fast Algorithms for Convolutional Neural
- * Networks"); cuDNN's WINOGRAD_NONFUSED on a 5x5 filter was measured at 260
- * times the dot-product bound on an H100. 1024 for them: still far below
- * what one wrong input does to an output. */
+ * Networks"; note 07 derives the bound of its own tiles), and cuDNN does not
+ * say which tiles it uses. cuDNN's WINOGRAD_NONFUSED on a 5x5 filter with one
+ * channel was measured at 260 times the dot-product bound on an H100 and at
+ * about 1,100 times on an H200 (its choice of tile varies with the GPU and
+ * the run): CONV_CUDNN_TRANSFORM_FACTOR for them. The check then still
+ * catches a wrong layout or filter where the sums are shallow (the step
+ * programs' small problems), but on deep sums only gross errors: it checks
+ * how a reference row was set up, it is no bound for a kernel of this
+ * course. */
+#define CONV_CUDNN_TRANSFORM_FACTOR 4096.0
 double conv_cudnn_bound_factor(const char *algo_name);
 void conv_cudnn_plan_destroy(conv_cudnn_plan *plan);
 

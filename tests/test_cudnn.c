@@ -56,12 +56,13 @@ Test(cudnn, an_empty_plan_is_handled_without_cuda)
 }
 
 /* FFT and Winograd are not plain dot products (conv_cudnn.h). */
-Test(cudnn, bound_factor_is_1024_for_fft_and_winograd_only)
+Test(cudnn, bound_factor_is_the_transform_factor_for_fft_and_winograd_only)
 {
     const char *loose[] = {"FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
     const char *plain[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "unknown"};
     for (size_t i = 0; i < sizeof loose / sizeof loose[0]; ++i)
-        cr_assert_eq(conv_cudnn_bound_factor(loose[i]), 1024.0, "%s", loose[i]);
+        cr_assert_eq(conv_cudnn_bound_factor(loose[i]), CONV_CUDNN_TRANSFORM_FACTOR, "%s",
+                     loose[i]);
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; ++i)
         cr_assert_eq(conv_cudnn_bound_factor(plain[i]), 1.0, "%s", plain[i]);
     cr_assert_eq(conv_cudnn_bound_factor(NULL), 1.0);
