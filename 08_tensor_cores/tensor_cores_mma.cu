@@ -53,6 +53,11 @@
 #define TC8B_BN        128
 #define TC8B_BCHUNKS   (TC8B_BN / 4) /* the copies: 32 chunks of 4 floats per B row */
 #define TC8B_STAGE(BK) ((BK) * (TC8B_BM + TC8B_BN))
+/* How THREADS threads share the copies of A's part of a stage (BK / 4
+ * chunks per row): thread tid takes chunk column tid % (BK / 4) of rows
+ * tid / (BK / 4) + i TC8B_ASTEP, i < TC8B_AROWS (load_a_init(), load_a()). */
+#define TC8B_ASTEP(THREADS, BK) ((THREADS) / ((BK) / 4))
+#define TC8B_AROWS(THREADS, BK) (TC8B_BM / TC8B_ASTEP(THREADS, BK))
 
 #if __CUDA_ARCH__ >= 800
 /* excerpt: swizzles */
@@ -149,6 +154,34 @@ __device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
     }
 }
 
+/* What load_a() needs of the block's A rows m0 .. m0 + 127, decoded once:
+ * this thread's rows (rows tid / (BK / 4) + i ASTEP) and the tap of its
+ * first chunk (column 4 (tid % (BK / 4))). */
+template <int THREADS, int BK>
+__device__ __forceinline__ void load_a_init(const float *__restrict__ x, const tc_geom &g,
+                                            long long m0, int tid,
+                                            tc_rows_of_a<TC8B_AROWS(THREADS, BK)> &rows, tc_tap &t)
+{
+    constexpr int ASTEP = TC8B_ASTEP(THREADS, BK), AROWS = TC8B_AROWS(THREADS, BK);
+    const long long pq = (long long)g.p * g.q;
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i) {
+        const long long m = m0 + tid / (BK / 4) + i * ASTEP;
+        const long long mm = m < g.m ? m : 0;
+        const int rem = (int)(mm % pq);
+        const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
+        rows.px[i] = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
+        /* px stays a pointer (the compiler does not see through the asm):
+         * else it rebuilds every copy's address from x and an index, four
+         * instructions instead of two */
+        asm("mov.b64 %0, %0;" : "+l"(rows.px[i]));
+        rows.h0[i] = m < g.m ? h0 : TC_NO_ROW;
+        rows.w0[i] = w0;
+    }
+    t.c = 0, t.dh = 0, t.dw = 0, t.off = 0;
+    tap_advance(t, 4 * (tid % (BK / 4)), g);
+}
+
 /* A's part of one stage: 128 rows of BK columns j0 .. j0 + BK - 1, in
  * chunks of 4 floats, copied by THREADS threads: thread tid copies chunk
  * column cc = tid % (BK / 4) of rows ar = tid / (BK / 4), ar + ASTEP, ...;
@@ -164,11 +197,10 @@ __device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
  * so its address is never used. */
 template <int THREADS, int BK, bool VEC>
 __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, int tid,
-                                       const tc_rows_of_a<TC8B_BM * BK / 4 / THREADS> &rows,
-                                       tc_tap &t)
+                                       const tc_rows_of_a<TC8B_AROWS(THREADS, BK)> &rows, tc_tap &t)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
-    constexpr int ASTEP = THREADS / (BK / 4), AROWS = TC8B_BM / ASTEP;
+    constexpr int ASTEP = TC8B_ASTEP(THREADS, BK), AROWS = TC8B_AROWS(THREADS, BK);
     static_assert(AROWS * ASTEP == TC8B_BM, "the threads copy whole rows of A");
     static_assert(ASTEP % 8 == 0, "rows ar + i ASTEP have row ar's swizzle (a_col)");
     const int cc = tid % (BK / 4), ar = tid / (BK / 4), j = j0 + 4 * cc;
@@ -216,6 +248,7 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
             cp_async_zfill<16 / E>(dst + 4 * (i * BSTEP * TC8B_BN + e), src + e,
                                    i * BSTEP < rows_left && k + e < g.k);
 }
+
 /* One stage's products on the warp's tile at (wm, wn): BK / 8 k-steps,
  * each 4 x NJ mma.sync (8c: three each); as and bs are the stage's A and B. */
 template <int BK, int NJ, bool THREE>
@@ -276,7 +309,6 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int THREADS = 64 * WN, NJ = TC8B_BN / WN / 8; /* 8-wide tiles per warp */
-    constexpr int ASTEP = THREADS / (BK / 4), AROWS = TC8B_BM / ASTEP;
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -286,24 +318,9 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     const int k0 = blockIdx.y * TC8B_BN;
 
     /* this thread's A rows, once; the tap of its first chunk */
-    tc_rows_of_a<AROWS> rows;
-    const long long pq = (long long)g.p * g.q;
-#pragma unroll
-    for (int i = 0; i < AROWS; ++i) {
-        const long long m = m0 + tid / (BK / 4) + i * ASTEP;
-        const long long mm = m < g.m ? m : 0;
-        const int rem = (int)(mm % pq);
-        const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
-        rows.px[i] = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
-        /* px stays a pointer (the compiler does not see through the asm):
-         * else it rebuilds every copy's address from x and an index, four
-         * instructions instead of two */
-        asm("mov.b64 %0, %0;" : "+l"(rows.px[i]));
-        rows.h0[i] = m < g.m ? h0 : TC_NO_ROW;
-        rows.w0[i] = w0;
-    }
-    tc_tap tap = {0, 0, 0, 0};
-    tap_advance(tap, 4 * (tid % (BK / 4)), g);
+    tc_rows_of_a<TC8B_AROWS(THREADS, BK)> rows;
+    tc_tap tap;
+    load_a_init<THREADS, BK>(x, g, m0, tid, rows, tap);
 
     float acc[4][NJ][4];
 #pragma unroll
