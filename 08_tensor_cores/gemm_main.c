@@ -54,13 +54,14 @@ int main(int argc, char **argv)
         {"m", CONV_FLAG_INT, "M", "rows of A and C", "4096", 1, GEMM_MAX_DIM},
         {"n", CONV_FLAG_INT, "N", "columns of B and C", "4096", 1, GEMM_MAX_DIM},
         {"k", CONV_FLAG_INT, "K", "columns of A, rows of B", "4096", 1, GEMM_MAX_DIM},
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|8e|cublas-tf32|all",
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8b-xt|8c|8d|8e|cublas-tf32|all",
          "which versions to run (cuBLAS SGEMM always runs: it is the reference)", "all", 0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "08_gemm",
                 .summary = "Step 08's kernels on the GEMM alone: C = A * B on the tensor cores "
-                           "(8a, 8b, 8d, 8e: TF32; 8c: 3xTF32), against cuBLAS SGEMM (FP32) and "
+                           "(8a, 8b: TF32; 8b-xt, 8d, 8e: TF32 with A truncated; 8c: 3xTF32), "
+                           "against cuBLAS SGEMM (FP32) and "
                            "cuBLAS with TF32 allowed.",
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE},

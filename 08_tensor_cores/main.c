@@ -34,10 +34,10 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8c|8d|8e|all",
+        {"variant", CONV_FLAG_CHOICE, "8a|8b|8b-xt|8c|8d|8e|all",
          "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with a "
-         "cp.async pipeline, 8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by "
-         "TMA; 8d and 8e Hopper only)",
+         "cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, 8c: 3xTF32 through mma.sync, "
+         "8d: TF32 through wgmma, 8e: 8d fed by TMA; 8d and 8e Hopper only)",
          "all", 0, 0},
     };
     /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */

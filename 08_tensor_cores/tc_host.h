@@ -7,7 +7,9 @@
  * one instruction there), so each input carries a relative error of at most
  * u_t = 2^-11. 8d rounds the weights the same way, but the tensor cores read
  * its activations from shared memory as stored and ignore their low 13 bits:
- * x is truncated, a relative error below 2 u_t. The tensor core multiplies
+ * x is truncated, a relative error below 2 u_t (and so in 8e, and in 8b's
+ * row "x truncated", which hands x to mma.sync unconverted to show what the
+ * rounding costs). The tensor core multiplies
  * the TF32 inputs exactly (two 11-bit significands fit in float's 24) and
  * adds the products in float. Its additions are not IEEE round-to-nearest
  * on every GPU, so the bound allows them twice float's unit roundoff:
@@ -16,7 +18,7 @@
  *
  *   TF32 (8a, 8b):  |y - y_exact| <= [ (1 + u_t)^2 - 1 + gamma'_n (1 + u_t)^2 ] S
  *
- *   8d:             |y - y_exact| <= [ (1 + 2u_t)(1 + u_t) - 1
+ *   8d, 8e, 8b-xt:  |y - y_exact| <= [ (1 + 2u_t)(1 + u_t) - 1
  *                                      + gamma'_n (1 + 2u_t)(1 + u_t) ] S
  *
  *   3xTF32 (8c):  each input split as x = big + small + e, big = tf32(x),
@@ -50,7 +52,7 @@ extern "C" {
 typedef enum {
     TC_TF32 = 0,    /* one TF32 product per term */
     TC_3XTF32,      /* three: big*big + big*small + small*big */
-    TC_TF32_XTRUNC, /* one, x truncated to TF32 (8d) */
+    TC_TF32_XTRUNC, /* one, x truncated to TF32 (8d, 8e, 8b-xt) */
     TC_PRECISION_COUNT
 } tc_precision;
 

@@ -4,23 +4,22 @@
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
-/* What a row runs: the WMMA kernel (8a), the mma.sync kernel in either
- * precision (8b, 8c), the wgmma kernel (8d) or the one fed by TMA (8e). */
+/* What a row runs: the WMMA kernel (8a), the mma.sync kernel in one of its
+ * precisions (8b; 8b with x truncated, 8d's arithmetic; 8c), the wgmma kernel
+ * (8d) or the one fed by TMA (8e). */
 enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA };
 typedef struct {
     tc_precision precision;
     int kernel; /* TC_WMMA, TC_MMA, TC_WGMMA or TC_TMA */
 } tc_variant;
 
-static const tc_variant variants[TC_ROW_COUNT] = {{TC_TF32, TC_WMMA},
-                                                  {TC_TF32, TC_MMA},
-                                                  {TC_3XTF32, TC_MMA},
-                                                  {TC_TF32_XTRUNC, TC_WGMMA},
-                                                  {TC_TF32_XTRUNC, TC_TMA}};
-static const char *const names[TC_ROW_COUNT] = {"08 8a WMMA TF32", "08 8b mma.sync TF32",
-                                                "08 8c mma.sync 3xTF32", "08 8d wgmma TF32",
-                                                "08 8e wgmma TF32, TMA"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8c", "8d", "8e"};
+static const tc_variant variants[TC_ROW_COUNT] = {
+    {TC_TF32, TC_WMMA},  {TC_TF32, TC_MMA},          {TC_TF32_XTRUNC, TC_MMA},
+    {TC_3XTF32, TC_MMA}, {TC_TF32_XTRUNC, TC_WGMMA}, {TC_TF32_XTRUNC, TC_TMA}};
+static const char *const names[TC_ROW_COUNT] = {
+    "08 8a WMMA TF32",       "08 8b mma.sync TF32", "08 8b mma.sync TF32, x truncated",
+    "08 8c mma.sync 3xTF32", "08 8d wgmma TF32",    "08 8e wgmma TF32, TMA"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8d", "8e"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)

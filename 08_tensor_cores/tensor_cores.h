@@ -2,7 +2,7 @@
  * the tensor cores:
  *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores.cu);
  *   8b  the same through mma.sync with a cp.async pipeline
- *       (tensor_cores_mma.cu);
+ *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
  *       remainder, three products per term, float's accuracy (tc_host.h);
  *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
@@ -46,7 +46,8 @@ conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *
                            cudaStream_t stream, conv_msg *msg);
 
 /* 8b (TC_TF32) and 8c (TC_3XTF32): the same product with mma.sync.m16n8k8
- * and a cp.async pipeline; 128 x 128 outputs per block. */
+ * and a cp.async pipeline; 128 x 128 outputs per block. TC_TF32_XTRUNC runs
+ * 8b with 8d's arithmetic: x not rounded, truncated by the tensor cores. */
 conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
                           float *d_y, cudaStream_t stream, conv_msg *msg);
 

@@ -1,7 +1,9 @@
 /* Step 08, 8b and 8c: the implicit GEMM of 8a (tensor_cores.cu) with the
  * tensor cores driven by the PTX instruction mma.sync.m16n8k8 (TF32) instead
  * of WMMA, and its tiles brought into shared memory by a cp.async pipeline
- * (tensor_cores.h). 8c, 3xTF32, is the same kernel with THREE true.
+ * (tensor_cores.h). 8c, 3xTF32, is the same kernel with PREC = TC_3XTF32;
+ * with TC_TF32_XTRUNC it uses x as ldmatrix hands it over, unconverted
+ * (truncated by the tensor cores, as 8d and 8e do): the price of rounding.
  *
  * Why leave WMMA: its fragments' element-to-thread mapping is opaque, so 8a
  * must stage everything through shared memory in WMMA's layout. mma.sync
@@ -250,11 +252,14 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
 }
 
 /* One stage's products on the warp's tile at (wm, wn): BK / 8 k-steps,
- * each 4 x NJ mma.sync (8c: three each); as and bs are the stage's A and B. */
-template <int BK, int NJ, bool THREE>
+ * each 4 x NJ mma.sync (8c: three each); as and bs are the stage's A and B.
+ * PREC is the arithmetic (tc_precision): each input rounded (TC_TF32), split
+ * (TC_3XTF32), or x left as stored (TC_TF32_XTRUNC). */
+template <int BK, int NJ, int PREC>
 __device__ __forceinline__ void mma_stage(float (&acc)[4][NJ][4], const float *as, const float *bs,
                                           int wm, int wn, int lane)
 {
+    constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
     const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
@@ -264,8 +269,12 @@ __device__ __forceinline__ void mma_stage(float (&acc)[4][NJ][4], const float *a
             unsigned raw[4];
             ldmatrix_a<BK>(raw, as + (wm + 16 * i) * BK, kk, lane);
 #pragma unroll
-            for (int v = 0; v < 4; ++v)
-                split<THREE>(raw[v], a[i][v], a_small[i][v]);
+            for (int v = 0; v < 4; ++v) {
+                if (XTRUNC) /* as stored: the tensor cores ignore the low 13 bits */
+                    a[i][v] = raw[v];
+                else
+                    split<THREE>(raw[v], a[i][v], a_small[i][v]);
+            }
         }
         /* b0 = B[kk + t][n], b1 = B[kk + t + 4][n]: rows t and t + 4 have
          * the same row % 4, so the same swizzle */
@@ -301,8 +310,8 @@ __device__ __forceinline__ void mma_stage(float (&acc)[4][NJ][4], const float *a
 #endif
 
 /* The kernel of 2 x WN warps, MINB blocks per SM (at most 65,536 / (MINB *
- * threads) registers per thread), STAGES stages of BK. */
-template <int WN, int MINB, int STAGES, int BK, bool VEC, bool THREE>
+ * threads) registers per thread), STAGES stages of BK, arithmetic PREC. */
+template <int WN, int MINB, int STAGES, int BK, bool VEC, int PREC>
 __global__ void __launch_bounds__(64 * WN, MINB)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                          float *__restrict__ y, tc_geom g)
@@ -363,7 +372,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
             }
             asm volatile("cp.async.commit_group;\n" ::: "memory");
             const float *as = smem + rd * TC8B_STAGE(BK);
-            mma_stage<BK, NJ, THREE>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
+            mma_stage<BK, NJ, PREC>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
         }
     }
     /* excerpt end: mma pipeline */
@@ -401,11 +410,11 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #define TC8B_TILE 2, 2, 3, 32
 #define TC8C_TILE 4, 1, 3, 16
 
-/* The kernel of a tile for STAGES, VEC and THREE, as an address. */
-template <int WN, int MINB, int BK, bool THREE, int STAGES> static const void *mma_kernel(bool vec)
+/* The kernel of a tile for STAGES, VEC and PREC, as an address. */
+template <int WN, int MINB, int BK, int PREC, int STAGES> static const void *mma_kernel(bool vec)
 {
-    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, THREE>
-               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, THREE>;
+    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, PREC>
+               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, PREC>;
 }
 
 /* The blocks of `kernel` one SM runs at once with smem bytes each (0 where
@@ -423,14 +432,14 @@ static int blocks_per_sm(const void *kernel, int threads, size_t smem)
 /* The launch of a tile: STAGES stages, or two where STAGES do not fit in a
  * block or two let more blocks share an SM (on a GPU with less shared
  * memory per SM); neither fits: skipped with the reason. */
-template <int WN, int MINB, int STAGES, int BK, bool THREE>
+template <int WN, int MINB, int STAGES, int BK, int PREC>
 static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, const float *d_w,
                               float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const int threads = 64 * WN;
     const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float);
-    const void *deep = mma_kernel<WN, MINB, BK, THREE, STAGES>(vec);
-    const void *two = mma_kernel<WN, MINB, BK, THREE, 2>(vec);
+    const void *deep = mma_kernel<WN, MINB, BK, PREC, STAGES>(vec);
+    const void *two = mma_kernel<WN, MINB, BK, PREC, 2>(vec);
     conv_msg why = {{0}};
     const bool deep_fits =
         conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, STAGES * stage, &why) == CONV_OK;
@@ -443,8 +452,11 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
     const size_t smem = (use_two ? 2 : STAGES) * stage;
     conv_status st;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
-        (st = tc_available_for(kernel, THREE ? "8c mma.sync 3xTF32" : "8b mma.sync TF32", msg)) !=
-            CONV_OK)
+        (st = tc_available_for(kernel,
+                               PREC == TC_3XTF32        ? "8c mma.sync 3xTF32"
+                               : PREC == TC_TF32_XTRUNC ? "8b mma.sync TF32, x truncated"
+                                                        : "8b mma.sync TF32",
+                               msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
@@ -461,14 +473,17 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
                                      conv_msg *msg)
 {
     conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
-    if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32)
-        st = conv_fail(msg, CONV_ERR_INVALID, "8b and 8c run TF32 or 3xTF32, not precision %d",
+    if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32 && t != TC_TF32_XTRUNC)
+        st = conv_fail(msg, CONV_ERR_INVALID,
+                       "8b and 8c run TF32, 3xTF32 or TF32 with x truncated, not precision %d",
                        (int)t);
     if (st != CONV_OK)
         return st;
-    const bool three = t == TC_3XTF32;
     const bool vec = p->c % 4 == 0 && p->k % 4 == 0 &&
                      ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
-    return three ? launch_mma<TC8C_TILE, true>(p, vec, d_x, d_w, d_y, stream, msg)
-                 : launch_mma<TC8B_TILE, false>(p, vec, d_x, d_w, d_y, stream, msg);
+    if (t == TC_3XTF32)
+        return launch_mma<TC8C_TILE, TC_3XTF32>(p, vec, d_x, d_w, d_y, stream, msg);
+    if (t == TC_TF32_XTRUNC)
+        return launch_mma<TC8B_TILE, TC_TF32_XTRUNC>(p, vec, d_x, d_w, d_y, stream, msg);
+    return launch_mma<TC8B_TILE, TC_TF32>(p, vec, d_x, d_w, d_y, stream, msg);
 }

@@ -64,9 +64,10 @@ Test(cpu_tf32, truncates_to_ten_mantissa_bits)
 }
 
 /* The arithmetic of each precision on the host, in double: inputs rounded
- * (8a), split (8c) or x truncated (8d) as the kernel does, products and sums
- * exact. Only the accumulation's own rounding is left out, so the measured
- * error is the rounding of the inputs: what the bound adds to float's. */
+ * (8a, 8b), split (8c) or x truncated (8d, 8e, 8b-xt) as the kernel does,
+ * products and sums exact. Only the accumulation's own rounding is left out,
+ * so the measured error is the rounding of the inputs: what the bound adds
+ * to float's. */
 static double model_term(tc_precision t, float x, float w)
 {
     const float xb = tc_tf32_round(x), wb = tc_tf32_round(w);
@@ -143,6 +144,19 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
     p.layout = CONV_LAYOUT_NHWC;
     CONV_ASSERT_OK(tc_supports(&p, &msg), msg);
     CONV_ASSERT_OK(tc_check(&p, &msg), msg);
+}
+
+/* 8b's kernel runs three precisions; any other is refused before any CUDA
+ * call (the pointers are never used). */
+Test(cpu_tf32, mma_refuses_a_precision_it_does_not_run)
+{
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape(1, 4, 8, 8, 4, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    float *fake = (float *)(uintptr_t)256;
+    cr_assert_eq(conv2d_tc_mma(&p, TC_PRECISION_COUNT, fake, fake, fake, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "not precision");
 }
 
 Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
@@ -224,14 +238,14 @@ static int wgmma_runs_here(void)
 }
 
 /* The GPU versions: 8a to 8e, with the precision of each. */
-enum { RUN_8A, RUN_8B, RUN_8C, RUN_8D, RUN_8E, RUN_COUNT };
-static const char *const run_names[RUN_COUNT] = {"8a WMMA TF32", "8b mma.sync TF32",
-                                                 "8c mma.sync 3xTF32", "8d wgmma TF32",
-                                                 "8e wgmma TF32, TMA"};
+enum { RUN_8A, RUN_8B, RUN_8B_XT, RUN_8C, RUN_8D, RUN_8E, RUN_COUNT };
+static const char *const run_names[RUN_COUNT] = {
+    "8a WMMA TF32",       "8b mma.sync TF32", "8b mma.sync TF32, x truncated",
+    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA"};
 
 static tc_precision precision_of(int run)
 {
-    return run == RUN_8C ? TC_3XTF32 : run >= RUN_8D ? TC_TF32_XTRUNC : TC_TF32;
+    return run == RUN_8C ? TC_3XTF32 : run >= RUN_8D || run == RUN_8B_XT ? TC_TF32_XTRUNC : TC_TF32;
 }
 
 static conv_status run_version(const conv_params *p, int run, const float *d_x, const float *d_w,
@@ -344,9 +358,78 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
         check_versions_over_the_shapes(0);
 }
 
-/* 8b and 8c take two stages where their usual ones do not fit in a block
- * (conv2d_tc_mma's launcher): CONV_SMEM_LIMIT_KB makes this GPU one of those.
- * 8b's three stages of 32 KB need 96 KB, two 64 KB: a cap of 80 KB; 8c's
+/* A value that tells rounding from truncation: +-(1 + f 2^-12) 2^e, f odd.
+ * TF32 keeps 2^-10 of the 1, so f = 1 and 5 round down, 3 and 7 round up
+ * (never a tie, where cvt.rna and cvt.rn differ), and truncation always goes
+ * down. */
+static float telling_value(size_t i)
+{
+    const float v = ldexpf(1.0f + (float)(1 + 2 * (i % 4)) / 4096.0f, (int)(i / 4 % 7) - 3);
+    return i / 28 % 2 ? -v : v;
+}
+
+/* How a version treats its inputs, seen exactly: only the centre tap of the
+ * 3x3 filter is nonzero, one weight per channel on the diagonal,
+ * w[1][1][c][k] = c == k ? w_k : 0, so every output is one product,
+ * y[n][h][w][k] = x[n][h][w][k] * w_k. Once with every w_k = 1 and x of
+ * telling values, once with x = 1 and w_k telling values: the output is the
+ * other input as the version converts it (rounded, truncated, or 8c's big +
+ * small, which gives it back), exact in float, so it must equal
+ * model_term() to the bit. The bounds of the tests above cannot tell a
+ * truncated input from a rounded one; this does. */
+static void check_input_conversion(int run, int c)
+{
+    conv_params p = conv_shape(2, c, 5, 7, c, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof(float)), *w = calloc(nw, sizeof(float)),
+          *y = malloc(ny * sizeof(float));
+    cr_assert(x && w && y);
+    for (int side = 0; side < 2; ++side) { /* 0: x telling, 1: w telling */
+        for (size_t i = 0; i < nx; ++i)
+            x[i] = side ? 1.0f : telling_value(i);
+        for (int k = 0; k < c; ++k)
+            w[conv_filter_offset(&p, k, k, 1, 1)] = side ? telling_value((size_t)k * 5) : 1.0f;
+        run_gpu(&p, run, x, w, y);
+        for (size_t at = 0; at < ny; ++at) {
+            int n, k, oh, ow;
+            conv_output_coords(&p, at, &n, &k, &oh, &ow);
+            const float xv = x[conv_input_offset(&p, n, k, oh, ow)];
+            const float wv = w[conv_filter_offset(&p, k, k, 1, 1)];
+            const float want = (float)model_term(precision_of(run), xv, wv);
+            cr_assert_eq(bits_of(y[at]), bits_of(want),
+                         "%s (%s, C = K = %d): x = %.9g, w = %.9g gave %.9g, not %.9g",
+                         run_names[run], tc_precision_name(precision_of(run)), c, xv, wv, y[at],
+                         want);
+        }
+    }
+    free(x);
+    free(w);
+    free(y);
+}
+
+Test(gpu_tensor_cores, convert_their_inputs_as_their_precision_says)
+{
+    CONV_TEST_REQUIRE_GPU();
+    /* the values do tell: some round up, and truncation keeps none of them */
+    int up = 0;
+    for (size_t i = 0; i < 56; ++i) {
+        up += tc_tf32_round(telling_value(i)) != tc_tf32_truncate(telling_value(i));
+        cr_assert_neq(tc_tf32_truncate(telling_value(i)), telling_value(i));
+    }
+    cr_assert_eq(up, 28);
+    if (!tf32_runs_here())
+        return;
+    const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
+    for (int v = 0; v < versions; ++v) {
+        check_input_conversion(v, 8); /* C and K multiples of 4: 16-byte copies, TMA */
+        check_input_conversion(v, 5);
+    }
+}
+
+/* 8b (both rows) and 8c take two stages where their usual ones do not fit
+ * in a block (conv2d_tc_mma's launcher): CONV_SMEM_LIMIT_KB makes this GPU
+ * one of those. 8b's three stages of 32 KB need 96 KB, two 64 KB: a cap of 80 KB; 8c's
  * three of 16 KB need 48 KB, two 32 KB: 40 KB. The same shapes, exact on
  * small integers and within the bound on random floats. */
 Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
@@ -357,7 +440,7 @@ Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
     const struct {
         int run;
         const char *cap_kb;
-    } caps[] = {{RUN_8B, "80"}, {RUN_8C, "40"}};
+    } caps[] = {{RUN_8B, "80"}, {RUN_8B_XT, "80"}, {RUN_8C, "40"}};
     conv_params t[CONV_USUAL_SHAPES + 11];
     const size_t count = shapes(t);
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; ++c) {
