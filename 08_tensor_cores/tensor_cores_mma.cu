@@ -8,36 +8,41 @@
  * Why leave WMMA: its fragments' element-to-thread mapping is opaque, so 8a
  * must stage everything through shared memory in WMMA's layout. mma.sync
  * documents the mapping (PTX ISA, "Matrix fragments for mma.m16n8k8"): with
- * lane = 4 g + t (g = lane / 4, t = lane % 4), for one 16 x 8 tile of A, an
- * 8 x 8 tile of B and the 16 x 8 tile of C,
- *   A: a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
- *   B: b0 = B[t][g], b1 = B[t+4][g]
- *   C: c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]
- * so each thread loads exactly its elements from shared memory (A's four
- * with one ldmatrix), laid out (unpadded rows, their 16-byte chunks XORed
- * with bits of the row: a_col(), b_col()) so that those loads hit 32
- * different banks, and stores its results straight to global memory.
+ * lane = 4 g + t (g = lane / 4, t = lane % 4), for its 16 x 8 operand a, its
+ * 8 x 8 operand b and its 16 x 8 result c = a b,
+ *   a: a0 = a[g][t], a1 = a[g+8][t], a2 = a[g][t+4], a3 = a[g+8][t+4]
+ *   b: b0 = b[t][g], b1 = b[t+4][g]
+ *   c: c0 = c[g][2t], c1 = c[g][2t+1], c2 = c[g+8][2t], c3 = c[g+8][2t+1]
+ * so each thread loads exactly its elements from shared memory and stores
+ * its results straight to global memory. The registers of an operand must
+ * be consecutive (b0 and b1 a pair, a0 to a3 a quadruple), so which matrix
+ * plays a and which b is chosen by how they load: 8b computes the
+ * transposed product y^T = w^T x^T, a tile of 16 output channels by 8
+ * pixels at a time. b0 and b1 of x^T are x[g][t] and x[g][t+4], pixel g's
+ * j = t and t + 4: two of the four registers one ldmatrix hands over, in
+ * order (ldmatrix_x()). a0, a1 of w^T are w[t][.] at two output channels,
+ * a2, a3 the same at j = t + 4: the channels of rows g and g + 8 of the
+ * tile are put side by side (channel 2 g + h of the tile for row g + 8 h),
+ * so that each pair is one 8-byte load. Stages keep unpadded rows, their
+ * 16-byte chunks XORed with bits of the row (a_col(), b_col()), so that
+ * these loads hit every bank once.
  *
- * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs. In 8b, 4 warps
- * (2 along m, 2 along n) own 64 x 64 each: 4 x 8 tiles of 16 x 8, 128
- * accumulators per thread, 32 mma.sync per warp and k-step of 8, two blocks
- * per SM. 8c needs registers for its split operands as well, so its warps
- * own 64 x 32 (8 warps, 2 x 4; 64 accumulators; 16 x 3 mma.sync per warp
- * and k-step), one block per SM. The copies run STAGES - 1 steps ahead:
- * while the tensor cores work on one stage of BK along j (32 in 8b, 16 in
- * 8c), cp.async fills the next ones (zero-filled past the edges). They move
- * chunks of 4 consecutive j of an A row (4 consecutive k of a B row),
- * neighbouring threads taking neighbouring chunks, so that a warp's copies
- * cover whole 32-byte sectors of global memory; where C and K are multiples
- * of 4 (VEC) a chunk is one 16-byte copy, else four of 4 bytes. 8b keeps
- * three stages of 32 KB (96 KB), 8c three of 16 KB (48 KB); where a block
- * may not have that much (or the device's SMs hold more blocks so), the
- * same kernel runs with two stages: plain double buffering, the copy of one
- * step under the math of the previous one. The loop over the steps is
- * unrolled by STAGES, so that each step's stages are known at compile time
- * and every shared-memory address is a register plus a constant; each
- * thread's copies share one filter tap, followed with additions
- * (tc_tap). */
+ * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs (pixels x output
+ * channels). In 8b, 4 warps (2 along m, 2 along n) own 64 x 64 each: 8 x 4
+ * tiles of 8 pixels x 16 channels, 128 accumulators per thread, 32 mma.sync
+ * per warp and k-step of 8, two blocks per SM. 8c needs registers for its
+ * split operands as well, so its warps own 64 x 32 (8 warps, 2 x 4; 64
+ * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. The copies run STAGES - 1
+ * steps ahead: while the tensor cores work on one stage of BK along j (32 in 8b, 16 in 8c),
+ * cp.async fills the next ones (zero-filled past the edges). They move chunks of 4 consecutive j of
+ * an A row (4 consecutive k of a B row), neighbouring threads taking neighbouring chunks, so that a
+ * warp's copies cover whole 32-byte sectors of global memory; where C and K are multiples of 4
+ * (VEC) a chunk is one 16-byte copy, else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB),
+ * 8c three of 16 KB (48 KB); where a block may not have that much (or the device's SMs hold more
+ * blocks so), the same kernel runs with two stages: plain double buffering, the copy of one step
+ * under the math of the previous one. The loop over the steps is unrolled by STAGES, so that each
+ * step's stages are known at compile time and every shared-memory address is a register plus a
+ * constant; each thread's copies share one filter tap, followed with additions (tc_tap). */
 #include "tensor_cores.h"
 
 #include <stdint.h>
@@ -69,8 +74,9 @@
  * a warp over the 32 banks. A (rows of BK floats, 128 / (4 BK) rows per
  * line): chunk ^ (row / (32 / BK)) % (BK / 4), so that the 8 rows of an
  * ldmatrix matrix, 16 bytes each, take 8 different chunks of 4 banks. B
- * (rows of 128 floats): chunk ^ 2 (row % 4), so that rows t = 0..3 of a
- * fragment, which would all start at bank 0, start at banks 0, 8, 16, 24. */
+ * (rows of 128 floats): chunk ^ 2 (row % 4), so that rows t = 0..3 of the
+ * weights' 8-byte loads, which would all start at bank 0, start at banks
+ * 0, 8, 16, 24. */
 template <int BK> __device__ __forceinline__ int a_col(int row, int col)
 {
     return col ^ (4 * ((row / (32 / BK)) % (BK / 4)));
@@ -103,21 +109,24 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
 /* excerpt end: mma m16n8k8 */
 
 /* excerpt: ldmatrix */
-/* The four registers of one 16 x 8 A tile (rows from `rows`, columns from
- * `col`, in a stage with rows of BK floats) in one instruction. ldmatrix
- * reads four 8 x 8 matrices of 16-bit elements, that is 8 rows of 4 floats,
- * lanes 8i .. 8i + 7 giving the row addresses of matrix i, and hands lane
- * 4g + t the 32-bit word t of row g of each: matrix 0 = rows 0-7, columns
- * 0-3 gives a0 = A[g][t]; matrix 1 = rows 8-15 gives a1; 2 and 3, columns
- * 4-7, give a2 and a3. Exactly mma's A fragment. (`rows` starts at a
+/* The b operands of two tiles of x^T, pixels (rows of the stage) `rows` ..
+ * + 7 and + 8 .. + 15, columns col .. col + 7 (a stage with rows of BK
+ * floats), in one instruction. ldmatrix reads four 8 x 8 matrices of 16-bit
+ * elements, that is 8 rows of 4 floats, lanes 8i .. 8i + 7 giving the row
+ * addresses of matrix i, and hands lane 4g + t the 32-bit word t of row g
+ * of each: matrix 0 = pixels 0-7, columns 0-3 gives x[g][t] = b0; matrix 1,
+ * columns 4-7, gives x[g][t+4] = b1; matrices 2 and 3 the same for pixels
+ * 8-15. So b[0], b[1] and b[2], b[3] are two tiles' b operands, each a pair
+ * of consecutive registers, as mma.sync wants them. (`rows` starts at a
  * multiple of 16 rows, so the swizzle sees the same row bits.) */
 template <int BK>
-__device__ __forceinline__ void ldmatrix_a(unsigned a[4], const float *rows, int col, int lane)
+__device__ __forceinline__ void ldmatrix_x(unsigned b[4], const float *rows, int col, int lane)
 {
-    const int row = (lane & 7) + 8 * ((lane >> 3) & 1);
-    const float *p = rows + row * BK + a_col<BK>(row, col + 4 * (lane >> 4));
+    const int i = lane >> 3; /* the matrix whose row address this lane gives */
+    const int row = (lane & 7) + 8 * (i >> 1);
+    const float *p = rows + row * BK + a_col<BK>(row, col + 4 * (i & 1));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
                  : "r"(smem_addr(p)));
 }
 /* excerpt end: ldmatrix */
@@ -252,43 +261,53 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
 }
 
 /* One stage's products on the warp's tile at (wm, wn): BK / 8 k-steps,
- * each 4 x NJ mma.sync (8c: three each); as and bs are the stage's A and B.
- * PREC is the arithmetic (tc_precision): each input rounded (TC_TF32), split
- * (TC_3XTF32), or x left as stored (TC_TF32_XTRUNC). */
-template <int BK, int NJ, int PREC>
-__device__ __forceinline__ void mma_stage(float (&acc)[4][NJ][4], const float *as, const float *bs,
+ * each MI x 8 mma.sync (8c: three each) of 16 channels by 8 pixels; as and
+ * bs are the stage's x and w parts. PREC is the arithmetic (tc_precision):
+ * each input rounded (TC_TF32), split (TC_3XTF32), or x left as stored
+ * (TC_TF32_XTRUNC). */
+template <int BK, int MI, int PREC>
+__device__ __forceinline__ void mma_stage(float (&acc)[MI][8][4], const float *as, const float *bs,
                                           int wm, int wn, int lane)
 {
     constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
     const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
-        unsigned a[4][4], b[NJ][2], a_small[4][4], b_small[NJ][2]; /* small: 8c only */
+        unsigned a[MI][4], b[8][2], a_small[MI][4], b_small[8][2]; /* small: 8c only */
+        /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
+         * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
+         * and a2, a3 the same at row kk + t + 4, which has row kk + t's
+         * swizzle. (b_col moves bits 3 and 4 of a column: 32 (i / 2) stays
+         * outside it.) */
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < MI; ++i) {
+            const float *wp =
+                bs + (kk + tq) * TC8B_BN + wn + 32 * (i >> 1) + b_col(tq, 16 * (i & 1) + 2 * gq);
+            const float2 lo = *(const float2 *)wp, hi = *(const float2 *)(wp + 4 * TC8B_BN);
+            split<THREE>(__float_as_uint(lo.x), a[i][0], a_small[i][0]);
+            split<THREE>(__float_as_uint(lo.y), a[i][1], a_small[i][1]);
+            split<THREE>(__float_as_uint(hi.x), a[i][2], a_small[i][2]);
+            split<THREE>(__float_as_uint(hi.y), a[i][3], a_small[i][3]);
+        }
+        /* x^T: the warp's 64 pixels, two tiles of 8 per ldmatrix */
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
             unsigned raw[4];
-            ldmatrix_a<BK>(raw, as + (wm + 16 * i) * BK, kk, lane);
+            ldmatrix_x<BK>(raw, as + (wm + 16 * p) * BK, kk, lane);
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
+                unsigned &big = b[2 * p + v / 2][v % 2], &small = b_small[2 * p + v / 2][v % 2];
                 if (XTRUNC) /* as stored: the tensor cores ignore the low 13 bits */
-                    a[i][v] = raw[v];
+                    big = raw[v];
                 else
-                    split<THREE>(raw[v], a[i][v], a_small[i][v]);
+                    split<THREE>(raw[v], big, small);
             }
-        }
-        /* b0 = B[kk + t][n], b1 = B[kk + t + 4][n]: rows t and t + 4 have
-         * the same row % 4, so the same swizzle */
-#pragma unroll
-        for (int jj = 0; jj < NJ; ++jj) {
-            const float *bp = bs + (kk + tq) * TC8B_BN + b_col(tq, wn + 8 * jj + gq);
-            split<THREE>(__float_as_uint(bp[0]), b[jj][0], b_small[jj][0]);
-            split<THREE>(__float_as_uint(bp[4 * TC8B_BN]), b[jj][1], b_small[jj][1]);
         }
         /* excerpt: three products */
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int jj = 0; jj < NJ; ++jj) {
+            for (int jj = 0; jj < 8; ++jj) {
                 if (!THREE) {
                     mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
                     continue;
@@ -317,7 +336,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                          float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr int THREADS = 64 * WN, NJ = TC8B_BN / WN / 8; /* 8-wide tiles per warp */
+    constexpr int THREADS = 64 * WN, MI = TC8B_BN / WN / 16; /* 16-channel tiles per warp */
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -331,11 +350,11 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     tc_tap tap;
     load_a_init<THREADS, BK>(x, g, m0, tid, rows, tap);
 
-    float acc[4][NJ][4];
+    float acc[MI][8][4]; /* [channel tile][pixel tile][c0..c3] */
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int jj = 0; jj < NJ; ++jj)
+        for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] = 0.0f;
@@ -372,31 +391,34 @@ __global__ void __launch_bounds__(64 * WN, MINB)
             }
             asm volatile("cp.async.commit_group;\n" ::: "memory");
             const float *as = smem + rd * TC8B_STAGE(BK);
-            mma_stage<BK, NJ, PREC>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
+            mma_stage<BK, MI, PREC>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
         }
     }
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
-    /* c0, c1 at row g, columns 2t and 2t + 1; c2, c3 at row g + 8. With VEC,
-     * K is even and so is col: the two go as one 8-byte store. */
+    /* c0, c1 of tile (i, jj): channel row g, pixels 2t and 2t + 1 of the
+     * tile; c2, c3 the same for row g + 8. Rows g and g + 8 are channels
+     * 16 i + 2 g and 16 i + 2 g + 1 (w's loads gave them so): c0 and c2 are
+     * two adjacent channels of one pixel, one 8-byte store where K is even
+     * (VEC), as are c1 and c3. */
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const long long row = m0 + wm + 16 * i + gq + 8 * half;
+        for (int e = 0; e < 2; ++e) {
+            const long long row = m0 + wm + 8 * jj + 2 * tq + e; /* pixel 2t + e */
             if (row >= g.m)
                 continue;
 #pragma unroll
-            for (int jj = 0; jj < NJ; ++jj) {
-                const int col = k0 + wn + 8 * jj + 2 * tq;
+            for (int i = 0; i < MI; ++i) {
+                const int col = k0 + wn + 16 * i + 2 * gq;
                 float *out = y + row * g.k + col;
                 if (VEC && col < g.k)
-                    *(float2 *)out = make_float2(acc[i][jj][2 * half], acc[i][jj][2 * half + 1]);
+                    *(float2 *)out = make_float2(acc[i][jj][e], acc[i][jj][2 + e]);
                 if (!VEC && col < g.k)
-                    out[0] = acc[i][jj][2 * half];
+                    out[0] = acc[i][jj][e];
                 if (!VEC && col + 1 < g.k)
-                    out[1] = acc[i][jj][2 * half + 1];
+                    out[1] = acc[i][jj][2 + e];
             }
         }
 #endif

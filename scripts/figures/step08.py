@@ -379,23 +379,24 @@ MMA_WARPS_M = 2  # 8b's warp layout: 2 x WN warps (TC8B_TILE's first value), eac
 
 
 def mma_owner_a(row, col):
-    """(lane, register) holding A[row][col] of a 16 x 8 A fragment (PTX ISA)."""
+    """(lane, register) holding a[row][col] of mma's 16 x 8 operand a (PTX ISA)."""
     g, t = row % 8, col % 4
     return 4 * g + t, (row // 8) + 2 * (col // 4)
 
 
 def mma_owner_b(row, col):
-    """(lane, register) holding B[row][col] of an 8 x 8 B fragment."""
+    """(lane, register) holding b[row][col] of its 8 x 8 operand b."""
     return 4 * col + row % 4, row // 4
 
 
 def mma_owner_c(row, col):
-    """(lane, register) holding C[row][col] of a 16 x 8 accumulator."""
+    """(lane, register) holding c[row][col] of its 16 x 8 accumulator."""
     return 4 * (row % 8) + col // 2, 2 * (row // 8) + col % 2
 
 
 def mma_geometry(k):
-    """8b's tiles from the constants of tensor_cores_mma.cu."""
+    """8b's tiles from the constants of tensor_cores_mma.cu: a warp of WM pixels x WN
+    channels is tn tiles of fn pixels by tm of fm channels (mma's m is channels)."""
     BM, BN = k["TC8B_BM"], k["TC8B_BN"]
     wn_n, _, stages, BK = k["TC8B_TILE"]  # WN, blocks per SM, stages, BK
     warps = MMA_WARPS_M * wn_n
@@ -404,7 +405,7 @@ def mma_geometry(k):
     stage = BK * (BM + BN)  # TC8B_STAGE(BK): unpadded rows
     return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "threads": warps * WARP,
             "warps": warps, "wm_n": MMA_WARPS_M, "wn_n": wn_n, "WM": WM, "WN": WN, "fm": fm,
-            "fn": fn, "fk": fk, "tm": WM // fm, "tn": WN // fn, "stage": stage,
+            "fn": fn, "fk": fk, "tm": WN // fm, "tn": WM // fn, "stage": stage,
             "smem": stages * stage * 4}
 
 
@@ -419,29 +420,38 @@ def b_col(row, col):
     return col ^ (8 * (row % 4))
 
 
-def banks_a(bk, swizzled):
-    """The bank of each lane's a0 load, A[g][t] of rows bk floats apart: [g][t]."""
+def banks_x(bk, swizzled):
+    """The bank of each lane's word in one ldmatrix block of x: pixel g, column
+    t, rows bk floats apart: [g][t]."""
     col = (lambda g, t: a_col(bk, g, t)) if swizzled else (lambda g, t: t)
     return [[(g * bk + col(g, t)) % 32 for t in range(4)] for g in range(8)]
 
 
-def banks_b(bn, swizzled):
-    """The bank of each lane's b0 load, B[t][g] of rows bn floats apart: [t][g]."""
-    col = (lambda t, g: b_col(t, g)) if swizzled else (lambda t, g: g)
-    return [[(t * bn + col(t, g)) % 32 for g in range(8)] for t in range(4)]
+def banks_w(bn, swizzled):
+    """The first of the two banks of each lane's 8-byte load of w (a0, a1 of
+    channel tile 0), for the half warp g = 0..3: row t, columns 2g and 2g + 1,
+    rows bn floats apart: [g][t]."""
+    col = (lambda t, g: b_col(t, 2 * g)) if swizzled else (lambda t, g: 2 * g)
+    return [[(t * bn + col(t, g)) % 32 for t in range(4)] for g in range(4)]
 
 
-def worst_conflict(table):
+def worst_conflict(table, words=1):
+    """The most lanes on one bank, each lane reading `words` consecutive banks."""
     counts = {}
     for row in table:
         for b in row:
-            counts[b] = counts.get(b, 0) + 1
+            for w in range(words):
+                counts[(b + w) % 32] = counts.get((b + w) % 32, 0) + 1
     return max(counts.values())
 
 
-def bank_verdict(table):
-    """What a warp's load with these banks costs."""
-    worst = worst_conflict(table)
+def bank_verdict(table, words=1):
+    """What a warp's (with 8-byte words, a half warp's) load with these banks costs."""
+    worst = worst_conflict(table, words)
+    if words > 1:
+        lanes = sum(len(row) for row in table)
+        return (f"{lanes} lanes x {words} words: 32 different banks" if worst == 1 else
+                f"up to {worst} lanes on one bank, a {worst}-way conflict")
     return ("32 different banks" if worst == 1 else
             f"up to {worst} lanes on one bank, {'an' if worst in (8, 11, 18) else 'a'} {worst}-way conflict")
 
@@ -450,26 +460,30 @@ def caption_08_mma_fragments(k):
     g = mma_geometry(k)
     return paragraph("""
         8b drives the tensor cores with the PTX instruction mma.sync.aligned.m16n8k8 (TF32
-        inputs, float accumulators), whose fragments have a documented layout. With lane =
-        4 g + t (g = lane / 4, t = lane % 4): (a) of a 16 x 8 tile of A, lane 4g + t holds
-        a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]; (b) of an 8 x 8 tile of
-        B, b0 = B[t][g] and b1 = B[t+4][g]; (c) of the 16 x 8 accumulator, c0 = C[g][2t],
-        c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]. Each cell names the lane (L) and
-        the register that holds it; one colour per lane. So one ldmatrix hands each thread its
-        four elements of A (8 rows of 4 floats per register), each thread loads its own two of
-        B, and writes its own outputs to y. (d) The banks of one load: a0 of the 32 lanes, rows
-        g = 0..7 and columns t = 0..3 (one of ldmatrix's 8 x 4 blocks), from rows of {bk}
-        floats, bank ({bk} g + t) mod 32: {wa}; with each 16-byte chunk XORed with the row
-        (a_col()), {va}. b0 is read from rows of {bn} floats, bank ({bn} t + g) mod 32: {wb};
-        with the chunk XORed with 2 (t mod 4) (b_col()), {vb}. The block: {g[BM]} x {g[BN]}
-        outputs, {g[warps]} warps ({g[wm_n]} along m, {g[wn_n]} along n) of {g[WM]} x {g[WN]},
-        each {g[tm]} x {g[tn]} tiles of {g[fm]} x {g[fn]} ({acc} accumulators per thread),
-        {mmas} mma.sync per warp and k-step of {g[fk]}; {g[stages]} stages of {g[BM]} x {bk} +
-        {bk} x {bn} floats in flight, {smem:,} bytes of shared memory.""",
-                     g=g, bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_a(g["BK"], True)),
-                     wa=bank_verdict(banks_a(g["BK"], False)),
-                     vb=bank_verdict(banks_b(g["BN"], True)),
-                     wb=bank_verdict(banks_b(g["BN"], False)),
+        inputs, float accumulators), c += a b, whose fragments have a documented layout. With
+        lane = 4 g + t (g = lane / 4, t = lane % 4): (a) of its 16 x 8 operand a, lane 4g + t
+        holds a0 = a[g][t], a1 = a[g+8][t], a2 = a[g][t+4], a3 = a[g+8][t+4]; (b) of its 8 x 8
+        operand b, b0 = b[t][g] and b1 = b[t+4][g]; (c) of the 16 x 8 accumulator,
+        c0 = c[g][2t], c1 = c[g][2t+1], c2 = c[g+8][2t], c3 = c[g+8][2t+1]. Each cell names the
+        lane (L) and the register that holds it; one colour per lane. 8b computes y^T = w^T x^T:
+        a is 16 output channels by 8 j of the weights, b 8 j by 8 pixels of x, c 16 channels
+        by 8 pixels. One ldmatrix hands each thread b0 and b1 of two tiles of 8 pixels, in
+        consecutive registers; row g + 8h of a channel tile is channel 2g + h, so a0, a1 and
+        a2, a3 are two 8-byte loads of w; each thread writes its own outputs to y. (d) The
+        banks of one load: one ldmatrix block of x, pixels g = 0..7 and columns t = 0..3, from
+        rows of {bk} floats, bank ({bk} g + t) mod 32: {wa}; with each 16-byte chunk XORed
+        with the row (a_col()), {va}. w's 8-byte loads, half a warp at a time (g = 0..3,
+        t = 0..3: row t, columns 2g and 2g + 1; the first of each lane's two banks shown), from
+        rows of {bn} floats: {wb}; with the chunk XORed with 2 (t mod 4) (b_col()), {vb}. The
+        block: {g[BM]} x {g[BN]} outputs, {g[warps]} warps ({g[wm_n]} along m, {g[wn_n]} along
+        n) of {g[WM]} x {g[WN]}, each {g[tn]} x {g[tm]} tiles of {g[fn]} pixels x {g[fm]}
+        channels ({acc} accumulators per thread), {mmas} mma.sync per warp and k-step of
+        {g[fk]}; {g[stages]} stages of {g[BM]} x {bk} + {bk} x {bn} floats in flight, {smem:,}
+        bytes of shared memory.""",
+                     g=g, bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_x(g["BK"], True)),
+                     wa=bank_verdict(banks_x(g["BK"], False)),
+                     vb=bank_verdict(banks_w(g["BN"], True), 2),
+                     wb=bank_verdict(banks_w(g["BN"], False), 2),
                      acc=g["tm"] * g["tn"] * 4, mmas=g["tm"] * g["tn"], smem=g["smem"])
 
 
@@ -486,9 +500,9 @@ def fig_08_mma_fragments(k):
                      "its registers, and the banks of its loads")
     cw = 2.0  # a cell's width (two short lines of text)
     ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-2.5, 3 * 8 * cw + 15.5), (-2.2, fm + 1.6))
-    panels = [("(a) A: 16 x 8, a0..a3", fm, fk, mma_owner_a, "a", COLORS["input_dark"]),
-              ("(b) B: 8 x 8, b0, b1", fk, fn, mma_owner_b, "b", COLORS["weight_dark"]),
-              ("(c) C: 16 x 8, c0..c3", fm, fn, mma_owner_c, "c", COLORS["output_dark"])]
+    panels = [("(a) a = w^T: 16 x 8, a0..a3", fm, fk, mma_owner_a, "a", COLORS["weight_dark"]),
+              ("(b) b = x^T: 8 x 8, b0, b1", fk, fn, mma_owner_b, "b", COLORS["input_dark"]),
+              ("(c) c = y^T: 16 x 8, c0..c3", fm, fn, mma_owner_c, "c", COLORS["output_dark"])]
     x0 = 0.0
     for title, rows, cols, owner, reg, dark in panels:
         ax.text(x0, -1.2, title, fontsize=9.5, fontweight="bold", va="bottom")
@@ -506,34 +520,35 @@ def fig_08_mma_fragments(k):
     bx = 8 * cw + 7  # under panel (b)
     for i, line in enumerate(["lane = 4g + t:  g = lane / 4,  t = lane % 4",
                               "L13 a2: lane 13 (g = 3, t = 1), its register a2",
-                              "A and B: rows of the tile in shared memory;",
-                              "ldmatrix hands each thread a0..a3, it loads b0, b1,",
-                              "rounds them to TF32 (cvt.rn) and calls mma.sync",
-                              "C: the accumulators, stored by each thread",
-                              "straight to y (two adjacent columns each)"]):
+                              "a: 16 channels x 8 j of w; b: 8 j x 8 pixels of x;",
+                              "ldmatrix hands each thread b0, b1 of two pixel tiles,",
+                              "two 8-byte loads of w a0, a1 and a2, a3 (row g + 8h",
+                              "= channel 2g + h); all rounded to TF32 (cvt.rn)",
+                              "c: stored by each thread straight to y",
+                              "(c0, c2: two adjacent channels, one 8-byte store)"]):
         ax.text(bx, fk + 1.2 + 1.0 * i, line, fontsize=7.5, va="top")
     # (d) the banks
-    tables = [(f"a0, rows of {g['BK']} floats", banks_a(g["BK"], False)),
-              (f"a0, chunks XORed (a_col)", banks_a(g["BK"], True)),
-              (f"b0, rows of {g['BN']} floats", banks_b(g["BN"], False)),
-              (f"b0, chunks XORed (b_col)", banks_b(g["BN"], True))]
+    tables = [(f"x (ldmatrix), rows of {g['BK']} floats", banks_x(g["BK"], False), 1),
+              ("x, chunks XORed (a_col)", banks_x(g["BK"], True), 1),
+              (f"w (8 bytes), rows of {g['BN']} floats", banks_w(g["BN"], False), 2),
+              ("w, chunks XORed (b_col)", banks_w(g["BN"], True), 2)]
     ax2, _ = canvas_below(fig, bottom - 0.06, 0.01, 0.98, (-2.5, 4 * 8 * 1.6 + 16),
                           (-3.4, 9.6), title="(d) the bank of each lane's load: 32 lanes, "
                                              "32 banks?")
     x0 = 0.0
-    for title, table in tables:
-        worst = worst_conflict(table)
+    for title, table, words in tables:
+        worst = worst_conflict(table, words)
         ax2.text(x0, -1.0, title, fontsize=7.5, va="bottom")
         for r, row in enumerate(table):
             for c, bank in enumerate(row):
-                lane = 4 * r + c if len(row) == 4 else 4 * c + r
+                lane = 4 * r + c
                 box(ax2, x0 + c * 1.6, r, 1.6, 1, lane_color(lane), ec="#ffffff", lw=0.5,
                     text=str(bank), fs=6.5)
         width = len(table[0]) * 1.6
         outline(ax2, x0, 0, width, len(table), "#333333", lw=0.8)
-        ax2.text(x0, len(table) + 0.3, bank_verdict(table), fontsize=7.5, va="top",
+        ax2.text(x0, len(table) + 0.3, bank_verdict(table, words), fontsize=7.5, va="top",
                  color=COLORS["output_dark"] if worst == 1 else COLORS["highlight"])
-        ax2.text(x0 - 0.2, -0.1, "g\\t" if len(table[0]) == 4 else "t\\g", ha="right",
+        ax2.text(x0 - 0.2, -0.1, "g\\t", ha="right",
                  va="bottom", fontsize=6)
         x0 += max(width, 12.0) + 4.5
     return fig
