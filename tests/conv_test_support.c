@@ -175,6 +175,26 @@ float *conv_test_device_output(size_t count, const char *what)
     return d;
 }
 
+size_t conv_test_assert_tf32_rounded(const float *h, size_t count, const char *what)
+{
+    const float rounded = 1.0f + 0x1p-10f, truncated = 1.0f;
+    size_t n_rounded = 0, n_exact = 0;
+    for (size_t i = 0; i < count; ++i) {
+        cr_assert_neq(h[i], truncated,
+                      "%s: output %zu is 1, the probe truncated to TF32: the TF32 bound of the "
+                      "reference rows (inputs rounded to nearest) does not hold for it",
+                      what, i);
+        cr_assert(h[i] == rounded || h[i] == CONV_TEST_TF32_PROBE,
+                  "%s: output %zu is %.9g, neither the probe rounded to TF32 (%.9g) nor the "
+                  "probe itself",
+                  what, i, h[i], rounded);
+        n_rounded += h[i] == rounded;
+        n_exact += h[i] == CONV_TEST_TF32_PROBE;
+    }
+    cr_log_info("%s: %zu outputs rounded to TF32, %zu in FP32", what, n_rounded, n_exact);
+    return n_rounded;
+}
+
 void conv_test_assert_untouched(const float *d, size_t count)
 {
     float *h = malloc(count * sizeof(float));

@@ -86,6 +86,19 @@ void conv_test_assert_untouched(const float *d, size_t count);
 void conv_test_assert_canary(const float *d, size_t count, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* How a library hands FP32 inputs to TF32 tensor cores, seen on one product
+ * CONV_TEST_TF32_PROBE * 1: the probe, 1 + 3 * 2^-12, lies three quarters of
+ * the way from 1 to 1 + 2^-10, the next TF32 number (10 mantissa bits), so
+ * rounding to nearest gives 1 + 2^-10 (either tie rule: it is no tie),
+ * truncation 1, and FP32 arithmetic the probe itself. Asserts that none of
+ * the count outputs at h (each such a product, plus zeros) is truncated or
+ * anything else; the TF32 bound of the reference rows assumes rounded
+ * inputs (conv_tf32_bound_factor). Returns the outputs that came out
+ * rounded: 0 where the library used FP32 arithmetic instead, which its
+ * bound allows too. `what` names the library and operand, for the message. */
+#define CONV_TEST_TF32_PROBE 1.000732421875f
+size_t conv_test_assert_tf32_rounded(const float *h, size_t count, const char *what);
+
 /* The double reference of the GEMM C = A * B (A m x k, B k x n, row-major)
  * and, per entry, the sum of |a * b| for its error bound. */
 void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *b, double *ref,

@@ -77,3 +77,42 @@ Test(gpu_reference, cublas_sgemm_matches_the_double_reference)
     }
     conv_cublas_destroy(blas);
 }
+
+/* cuBLAS with TF32 allowed rounds each input to TF32: C = P * I and C = I * P
+ * with every entry of P the probe (conv_test_support.h), large enough that
+ * cuBLAS takes its tensor-core kernels. The TF32 bound of the reference rows
+ * assumes it; a library that truncated would make them fail spuriously. */
+Test(gpu_reference, cublas_tf32_rounds_both_inputs_to_nearest)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const int n = 2048;
+    const size_t nn = (size_t)n * n;
+    float *probe = conv_host_alloc(nn), *eye = conv_host_alloc(nn), *c = conv_host_alloc(nn);
+    for (size_t i = 0; i < nn; ++i)
+        probe[i] = CONV_TEST_TF32_PROBE, eye[i] = i / n == i % n ? 1.0f : 0.0f;
+    float *d_p = conv_test_device_copy(probe, nn, "P"), *d_i = conv_test_device_copy(eye, nn, "I");
+    float *d_c = conv_test_device_output(nn, "C");
+    conv_cublas *blas = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_cublas_create_tf32(&blas, &msg), msg);
+    int major = 0;
+    cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    for (int side = 0; side < 2; ++side) {
+        CONV_ASSERT_OK(
+            conv_cublas_sgemm(blas, n, n, n, side ? d_i : d_p, side ? d_p : d_i, d_c, 0, &msg),
+            msg);
+        CONV_ASSERT_OK(conv_device_download(c, d_c, nn, &msg), msg);
+        size_t rounded = conv_test_assert_tf32_rounded(
+            c, nn, side ? "cuBLAS TF32, the probe in B" : "cuBLAS TF32, the probe in A");
+        if (major < 8)
+            cr_assert_eq(rounded, 0, "TF32 below compute capability 8.0");
+        conv_test_assert_canary(d_c, nn, "cuBLAS TF32 %d^3", n);
+    }
+    conv_cublas_destroy(blas);
+    conv_device_free(d_p);
+    conv_device_free(d_i);
+    conv_device_free(d_c);
+    conv_host_free(probe);
+    conv_host_free(eye);
+    conv_host_free(c);
+}

@@ -148,3 +148,57 @@ Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
         conv_gpu_problem_destroy(&pb);
     }
 }
+
+/* cuDNN with TF32 allowed rounds each input to TF32: on an NHWC 3x3 problem
+ * whose filter has one nonzero tap (the centre, weight 1 from channel k to
+ * output channel k), every output is one product, the probe
+ * (conv_test_support.h) times 1; run with the probe in x, then with the probe
+ * as that weight and x = 1. The TF32 bound of the reference rows assumes it.
+ * An FFT or Winograd algorithm mixes the inputs in its transforms (no single
+ * product to read): then the algorithm is named and nothing is asserted. */
+Test(gpu_reference, cudnn_tf32_rounds_both_inputs_to_nearest)
+{
+    CONV_TEST_REQUIRE_GPU();
+    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    conv_params p = conv_shape(8, 128, 32, 32, 128, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *h = conv_host_alloc(nx > ny ? nx : ny); /* x, then w, then y: nw < nx */
+    float *d_x = conv_test_device_output(nx, "x"), *d_w = conv_test_device_output(nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    for (int side = 0; side < 2; ++side) {
+        for (size_t i = 0; i < nx; ++i)
+            h[i] = side ? 1.0f : CONV_TEST_TF32_PROBE;
+        CONV_ASSERT_OK(conv_device_upload(d_x, h, nx, &msg), msg);
+        memset(h, 0, nw * sizeof *h);
+        for (int k = 0; k < p.k; ++k) /* w[r][s][c][k], RSCK: tap (1, 1), c = k */
+            h[((size_t)(1 * p.s + 1) * p.c + k) * p.k + k] = side ? CONV_TEST_TF32_PROBE : 1.0f;
+        CONV_ASSERT_OK(conv_device_upload(d_w, h, nw, &msg), msg);
+        CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
+        conv_cudnn_plan *plan = NULL;
+        conv_status st = conv_cudnn_plan_create_math(&plan, &p, CONV_CUDNN_TF32, &msg);
+        if (st != CONV_OK) {
+            cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+            CONV_ASSERT_ONE_LINE(msg.text, "no TF32 tensor-core");
+            continue;
+        }
+        CONV_ASSERT_OK(conv_cudnn_set_filter(plan, d_w, &msg), msg);
+        CONV_ASSERT_OK(conv_cudnn_forward(plan, d_x, d_y, 0, &msg), msg);
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+        CONV_ASSERT_OK(conv_device_download(h, d_y, ny, &msg), msg);
+        const char *algo = conv_cudnn_algo_name(plan);
+        char what[96];
+        snprintf(what, sizeof what, "cuDNN TF32 (%s), the probe in %s", algo, side ? "w" : "x");
+        if (conv_cudnn_bound_factor(algo) == 1.0)
+            conv_test_assert_tf32_rounded(h, ny, what);
+        else
+            cr_log_info("%s: a transform algorithm, no single product to read", what);
+        conv_test_assert_canary(d_y, ny, "%s", what);
+        conv_cudnn_plan_destroy(plan);
+    }
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+    conv_host_free(h);
+}
