@@ -93,8 +93,18 @@ template <bool THREE>
 __device__ __forceinline__ void split(unsigned v, unsigned &big, unsigned &small)
 {
     big = to_tf32(__uint_as_float(v));
+    /* exercise 08-split begin: 3xTF32's remainder */
     if (THREE)
         small = to_tf32(__uint_as_float(v) - __uint_as_float(big));
+    /* exercise 08-split stub
+    // TODO(exercise 08-split): with THREE, small is what big leaves of v,
+    // itself rounded to TF32 (8c then adds the products big*small and
+    // small*big). Graded by tests/test_08_tensor_cores.c
+    // (gpu_tensor_cores/stay_within_their_bounds_on_random_floats,
+    // convert_their_inputs_as_their_precision_says).
+    if (THREE)
+        small = 0u;
+       exercise 08-split end */
 }
 
 /* excerpt: mma m16n8k8 */
@@ -274,6 +284,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][8][4], const float *a
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
         unsigned a[MI][4], b[8][2], a_small[MI][4], b_small[8][2]; /* small: 8c only */
+        /* exercise 08-fragments begin: the fragments of one k-step */
         /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
          * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
          * and a2, a3 the same at row kk + t + 4, which has row kk + t's
@@ -303,6 +314,24 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][8][4], const float *a
                     split<THREE>(raw[v], big, small);
             }
         }
+        /* exercise 08-fragments stub
+        // TODO(exercise 08-fragments): this k-step's fragments, each loaded
+        // register converted with split<THREE>(v, big, small) (with XTRUNC,
+        // x's registers go to mma.sync as loaded). w^T, channel tile i < MI:
+        // row g + 8h of the tile is channel wn + 16 i + 2 g + h, so a[i][0],
+        // a[i][1] are w at row kk + t of bs (rows of TC8B_BN floats, the
+        // column through b_col(t, col)), channels 16 i + 2 g and + 1 of the
+        // warp's: one 8-byte load; a[i][2], a[i][3] the same at row kk + t + 4.
+        // x^T, pixel tiles 2p and 2p + 1 (p < 4): ldmatrix_x<BK> of the rows
+        // wm + 16 p of as hands over b[2p][0], b[2p][1], b[2p+1][0], b[2p+1][1].
+        // Graded by tests/test_08_tensor_cores.c (gpu_tensor_cores/*).
+        for (int i = 0; i < MI; ++i)
+            for (int v = 0; v < 4; ++v)
+                a[i][v] = 0u, a_small[i][v] = 0u;
+        for (int jj = 0; jj < 8; ++jj)
+            for (int v = 0; v < 2; ++v)
+                b[jj][v] = 0u, b_small[jj][v] = 0u;
+           exercise 08-fragments end */
         /* excerpt: three products */
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -370,6 +399,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     /* excerpt: mma pipeline */
+    /* exercise 08-pipeline begin: the steps of the cp.async pipeline */
     /* step = step0 + rd computes stage rd and refills stage wr, the one it
      * computed a step ago. Unrolled by STAGES, so that rd and wr, and with
      * them every shared-memory address of a step, are constants. */
@@ -394,16 +424,28 @@ __global__ void __launch_bounds__(64 * WN, MINB)
             mma_stage<BK, MI, PREC>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
         }
     }
+    /* exercise 08-pipeline stub
+    // TODO(exercise 08-pipeline): stages 0 .. STAGES - 2 are in flight
+    // (above). For each step (stage step % STAGES of the ring): wait until
+    // this thread's copies of it have landed (cp.async.wait_group with
+    // STAGES - 2 groups still allowed), __syncthreads(), refill the stage
+    // computed one step ago with step + STAGES - 1 (load_a and load_b, if
+    // that step exists), commit the group (always: wait_group counts
+    // groups), then mma_stage on this step's stage. Unroll by STAGES so that
+    // every stage index is a constant. Graded by tests/test_08_tensor_cores.c
+    // (gpu_tensor_cores/*).
+       exercise 08-pipeline end */
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
+    /* exercise 08-stores begin: the outputs, from the accumulators to y */
     /* c0, c1 of tile (i, jj): channel row g, pixels 2t and 2t + 1 of the
      * tile; c2, c3 the same for row g + 8. Rows g and g + 8 are channels
      * 16 i + 2 g and 16 i + 2 g + 1 (w's loads gave them so): c0 and c2 are
      * two adjacent channels of one pixel, one 8-byte store where K is even
      * (VEC), as are c1 and c3. */
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj)
+    for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const long long row = m0 + wm + 8 * jj + 2 * tq + e; /* pixel 2t + e */
@@ -421,6 +463,15 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                     out[1] = acc[i][jj][2 + e];
             }
         }
+    }
+    /* exercise 08-stores stub
+    // TODO(exercise 08-stores): acc[i][jj][0..3] are c0..c3 of the tile of
+    // channels wn + 16 i (rows g, g + 8 of the tile: channels 2 g and 2 g + 1)
+    // by pixels wm + 8 jj (columns 2t, 2t + 1). Store each to
+    // y[m0 + pixel][k0 + channel], pixels below g.m and channels below g.k
+    // only; where VEC, c0 and c2 (c1 and c3) as one float2. Graded by
+    // tests/test_08_tensor_cores.c (gpu_tensor_cores/*).
+       exercise 08-stores end */
 #endif
 }
 
