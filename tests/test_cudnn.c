@@ -172,8 +172,8 @@ Test(gpu_reference, cudnn_tf32_rounds_both_inputs_to_nearest)
             h[i] = side ? 1.0f : CONV_TEST_TF32_PROBE;
         CONV_ASSERT_OK(conv_device_upload(d_x, h, nx, &msg), msg);
         memset(h, 0, nw * sizeof *h);
-        for (int k = 0; k < p.k; ++k) /* w[r][s][c][k], RSCK: tap (1, 1), c = k */
-            h[((size_t)(1 * p.s + 1) * p.c + k) * p.k + k] = side ? CONV_TEST_TF32_PROBE : 1.0f;
+        for (int k = 0; k < p.k; ++k) /* the centre tap (1, 1), from channel k to k */
+            h[conv_filter_offset(&p, k, k, 1, 1)] = side ? CONV_TEST_TF32_PROBE : 1.0f;
         CONV_ASSERT_OK(conv_device_upload(d_w, h, nw, &msg), msg);
         CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
         conv_cudnn_plan *plan = NULL;
