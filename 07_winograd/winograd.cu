@@ -38,10 +38,11 @@ __global__ void __launch_bounds__(WINO_THREADS)
         /* excerpt: input tile */
         const int c = (int)(g.nhwc ? i % g.c : i / g.tiles);
         const long long t = g.nhwc ? i / g.c : i % g.tiles;
+        float d[A2], vt[A2];
+        /* exercise 07-input begin: the input tile of (c, t), zeros outside the image */
         const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
         const int h0 = (tile / g.tiles_w) * M - g.pad_h, w0 = (tile % g.tiles_w) * M - g.pad_w;
         const float *xc = x + n * g.xs_n + c * g.xs_c;
-        float d[A2], vt[A2];
 #pragma unroll
         for (int a = 0; a < AL; ++a)
 #pragma unroll
@@ -51,6 +52,19 @@ __global__ void __launch_bounds__(WINO_THREADS)
                                     ? xc[h * g.xs_h + wi * g.xs_w]
                                     : 0.0f;
             }
+        /* exercise 07-input stub
+        // TODO(exercise 07-input): tile t is image n = t / tiles_img, tile
+        // number t % tiles_img of that image, row-major over tiles_w tiles a
+        // row; its AL x AL inputs start M rows and columns per tile on, less
+        // the padding. d[a * AL + b] = x at (n, c, h0 + a, w0 + b) through the
+        // strides xs_n, xs_c, xs_h, xs_w (either layout), 0 outside the image.
+        // Graded by tests/test_07_winograd.c (gpu_winograd/f2_equals_step_01_
+        // exactly_on_small_integers, every_version_stays_within_the_bound_on_
+        // random_floats).
+#pragma unroll
+        for (int a = 0; a < A2; ++a)
+            d[a] = 0.0f;
+           exercise 07-input end */
         input_2d<M>(d, vt);
 #pragma unroll
         for (int e = 0; e < A2; ++e)
@@ -90,13 +104,14 @@ __global__ void __launch_bounds__(WINO_THREADS)
          i += (long long)gridDim.x * blockDim.x) {
         const int k = (int)(g.nhwc ? i % g.k : i / g.tiles);
         const long long t = g.nhwc ? i / g.k : i % g.tiles;
-        const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
-        const int p0 = (tile / g.tiles_w) * M, q0 = (tile % g.tiles_w) * M;
         float mt[A2], yt[M * M];
 #pragma unroll
         for (int e = 0; e < A2; ++e)
             mt[e] = mm[e * total + i]; /* M[e] is K x T (NCHW) or T x K (NHWC) */
         output_2d<M>(mt, yt);
+        /* exercise 07-output begin: the M x M outputs of (k, t), cut to P x Q */
+        const int n = (int)(t / g.tiles_img), tile = (int)(t % g.tiles_img);
+        const int p0 = (tile / g.tiles_w) * M, q0 = (tile % g.tiles_w) * M;
         float *yn = y + n * g.ys_n + k * g.ys_k;
 #pragma unroll
         for (int a = 0; a < M; ++a)
@@ -104,6 +119,17 @@ __global__ void __launch_bounds__(WINO_THREADS)
             for (int b = 0; b < M; ++b)
                 if (p0 + a < g.p && q0 + b < g.q)
                     yn[(p0 + a) * g.ys_p + (q0 + b) * g.ys_q] = yt[a * M + b];
+        /* exercise 07-output stub
+        // TODO(exercise 07-output): tile t of image n = t / tiles_img covers
+        // output rows p0 .. p0 + M - 1 and columns q0 .. q0 + M - 1 (row-major
+        // over tiles_w tiles a row); write yt[a * M + b] to y at (n, k, p0 + a,
+        // q0 + b) through the strides ys_n, ys_k, ys_p, ys_q, only where that
+        // lies inside P x Q (the last row and column of tiles stick out).
+        // Graded by tests/test_07_winograd.c (gpu_winograd/f2_equals_step_01_
+        // exactly_on_small_integers, every_version_stays_within_the_bound_on_
+        // random_floats).
+        (void)yt;
+           exercise 07-output end */
     }
 }
 

@@ -51,17 +51,32 @@ WINO_HD void wino_f2_filter_1d(const float *g, int gs, float *u, int us)
 /* v = B^T d,  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
 WINO_HD void wino_f2_input_1d(const float *d, int ds, float *v, int vs)
 {
+    /* exercise 07-f2 begin: F(2, 3)'s input transform, v = B^T d */
     v[0] = d[0] - d[2 * ds];
     v[vs] = d[ds] + d[2 * ds];
     v[2 * vs] = d[2 * ds] - d[ds];
     v[3 * vs] = d[ds] - d[3 * ds];
+    /* exercise 07-f2 stub
+    // TODO(exercise 07-f2): v[i * vs] = row i of B^T (above) times d, whose
+    // element j is d[j * ds]; fold the zeros and ones away. Graded by
+    // tests/test_07_winograd.c (suites cpu_winograd_transforms, cpu_winograd).
+    for (int i = 0; i < 4; ++i)
+        v[i * vs] = 0.0f * d[i * ds];
+       exercise 07-f2 end */
 }
 
 /* y = A^T m,  A^T = [1 1 1 0; 0 1 -1 -1]. */
 WINO_HD void wino_f2_output_1d(const float *m, int ms, float *y, int ys)
 {
+    /* exercise 07-f2 begin: F(2, 3)'s output transform, y = A^T m */
     y[0] = m[0] + m[ms] + m[2 * ms];
     y[ys] = m[ms] - m[2 * ms] - m[3 * ms];
+    /* exercise 07-f2 stub
+    // TODO(exercise 07-f2): y[i * ys] = row i of A^T (above) times m, whose
+    // element j is m[j * ms].
+    y[0] = 0.0f * m[0];
+    y[ys] = 0.0f * m[ms];
+       exercise 07-f2 end */
 }
 /* excerpt end: f23 1d */
 
