@@ -32,17 +32,21 @@
  * tiles of 8 pixels x 16 channels, 128 accumulators per thread, 32 mma.sync
  * per warp and k-step of 8, two blocks per SM. 8c needs registers for its
  * split operands as well, so its warps own 64 x 32 (8 warps, 2 x 4; 64
- * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. The copies run STAGES - 1
- * steps ahead: while the tensor cores work on one stage of BK along j (32 in 8b, 16 in 8c),
- * cp.async fills the next ones (zero-filled past the edges). They move chunks of 4 consecutive j of
- * an A row (4 consecutive k of a B row), neighbouring threads taking neighbouring chunks, so that a
- * warp's copies cover whole 32-byte sectors of global memory; where C and K are multiples of 4
- * (VEC) a chunk is one 16-byte copy, else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB),
- * 8c three of 16 KB (48 KB); where a block may not have that much (or the device's SMs hold more
- * blocks so), the same kernel runs with two stages: plain double buffering, the copy of one step
- * under the math of the previous one. The loop over the steps is unrolled by STAGES, so that each
- * step's stages are known at compile time and every shared-memory address is a register plus a
- * constant; each thread's copies share one filter tap, followed with additions (tc_tap). */
+ * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. The
+ * copies run STAGES - 1 steps ahead: while the tensor cores work on one stage
+ * of BK along j (32 in 8b, 16 in 8c), cp.async fills the next ones
+ * (zero-filled past the edges). They move chunks of 4 consecutive j of an A
+ * row (4 consecutive k of a B row), neighbouring threads taking neighbouring
+ * chunks, so that a warp's copies cover whole 32-byte sectors of global
+ * memory; where C and K are multiples of 4 (VEC) a chunk is one 16-byte copy,
+ * else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB), 8c three of
+ * 16 KB (48 KB); where a block may not have that much (or the device's SMs
+ * hold more blocks so), the same kernel runs with two stages: plain double
+ * buffering, the copy of one step under the math of the previous one. The
+ * loop over the steps is unrolled by STAGES, so that each step's stages are
+ * known at compile time and every shared-memory address is a register plus a
+ * constant; each thread's copies share one filter tap, followed with
+ * additions (tc_tap). */
 #include "tensor_cores.h"
 
 #include <stdint.h>
@@ -324,7 +328,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][8][4], const float *a
         // warp's: one 8-byte load; a[i][2], a[i][3] the same at row kk + t + 4.
         // x^T, pixel tiles 2p and 2p + 1 (p < 4): ldmatrix_x<BK> of the rows
         // wm + 16 p of as hands over b[2p][0], b[2p][1], b[2p+1][0], b[2p+1][1].
-        // Graded by tests/test_08_tensor_cores.c (gpu_tensor_cores/*).
+        // Graded by tests/test_08_tensor_cores.c (suite gpu_tensor_cores).
         for (int i = 0; i < MI; ++i)
             for (int v = 0; v < 4; ++v)
                 a[i][v] = 0u, a_small[i][v] = 0u;
@@ -433,7 +437,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     // that step exists), commit the group (always: wait_group counts
     // groups), then mma_stage on this step's stage. Unroll by STAGES so that
     // every stage index is a constant. Graded by tests/test_08_tensor_cores.c
-    // (gpu_tensor_cores/*).
+    // (suite gpu_tensor_cores).
        exercise 08-pipeline end */
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
@@ -470,7 +474,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     // by pixels wm + 8 jj (columns 2t, 2t + 1). Store each to
     // y[m0 + pixel][k0 + channel], pixels below g.m and channels below g.k
     // only; where VEC, c0 and c2 (c1 and c3) as one float2. Graded by
-    // tests/test_08_tensor_cores.c (gpu_tensor_cores/*).
+    // tests/test_08_tensor_cores.c (suite gpu_tensor_cores).
        exercise 08-stores end */
 #endif
 }
