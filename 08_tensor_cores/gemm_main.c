@@ -40,12 +40,14 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     return n;
 }
 
+/* The GEMM, then mma.sync's rate on this GPU, measured: 8b's ceiling. */
 static void describe(FILE *out, const conv_cli_options *opt, const conv_params *p)
 {
     (void)p;
     long long m = opt->number[FLAG_M], n = opt->number[FLAG_N], k = opt->number[FLAG_K];
     fprintf(out, "problem: GEMM M=%lld N=%lld K=%lld, %.3f GFLOP, A+B+C = %.1f MB\n", m, n, k,
             2.0 * m * n * k / 1e9, 4.0 * ((double)m * k + (double)k * n + (double)m * n) / 1e6);
+    tc_print_mma_peak(out, opt, 2.0 * m * n * k);
 }
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
  * with TMA copies), 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed, and
  * 6f, in the same run. The program body, the common flags and the exit status are those of every
  * program (common/conv_program.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "conv_program.h"
@@ -29,6 +30,13 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
             break;
         }
     return n + conv_tc_rows(p, select, r + n, max - n);
+}
+
+/* The problem, then mma.sync's rate on this GPU, measured: 8b's ceiling. */
+static void describe(FILE *out, const conv_cli_options *opt, const conv_params *p)
+{
+    conv_cli_print_problem(out, p);
+    tc_print_mma_peak(out, opt, conv_flops(p));
 }
 
 int main(int argc, char **argv)
@@ -70,6 +78,7 @@ int main(int argc, char **argv)
         .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06", "cuDNN TF32"},
         .rows = rows,
+        .describe = describe,
     };
     return conv_program_main(&prog, argc, argv);
 }

@@ -1,6 +1,7 @@
 /* The PTX helpers that 8b and 8c (tensor_cores_mma.cu) and 8d
  * (tensor_cores_wgmma.cu) share: a pointer's shared-memory address, cp.async
- * with its zero fill, and a float rounded to TF32. Device code only, for
+ * with its zero fill, a float rounded to TF32, and mma.sync's m16n8k8 TF32
+ * product (which tensor_cores_peak.cu times alone). Device code only, for
  * compute capability 8.0 and newer, where those kernels are compiled. */
 #ifndef TC_PTX_CUH
 #define TC_PTX_CUH
@@ -42,6 +43,20 @@ __device__ __forceinline__ unsigned to_tf32(float v)
 #endif
     return r;
 }
+
+/* excerpt: mma m16n8k8 */
+/* c += a * b for one warp: a 16 x 8 tile of TF32 (a0..a3), an 8 x 8 tile of
+ * TF32 (b0, b1), a 16 x 8 tile of floats (c0..c3), each spread over the
+ * warp's 32 lanes as the PTX ISA's figures for m16n8k8 show. */
+__device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4],
+                                                 const unsigned b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+/* excerpt end: mma m16n8k8 */
 #endif
 
 #endif /* TC_PTX_CUH */

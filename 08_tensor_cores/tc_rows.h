@@ -3,6 +3,9 @@
 #ifndef TC_ROWS_H
 #define TC_ROWS_H
 
+#include <stdio.h>
+
+#include "conv_cli.h"
 #include "conv_rows.h"
 #include "tc_host.h"
 
@@ -26,6 +29,14 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
  * "cublas-tf32", cuBLAS with TF32 allowed, within the TF32 bound), then the
  * rows above. Returns how many rows were written. */
 int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
+/* mma.sync's TF32 rate on this GPU in TFLOP/s (tc_peak.c): tc_mma_peak on 4
+ * blocks per SM (16 warps), timed with warmup and repeat as the rows are
+ * (the median), every thread's sum checked. */
+conv_status tc_mma_peak_tflops(int warmup, int repeat, double *tflops, conv_msg *msg);
+/* The programs' line for it, with the time a problem of `flop` operations
+ * would take at that rate; where it cannot be measured, the reason. */
+void tc_print_mma_peak(FILE *out, const conv_cli_options *opt, double flop);
 
 /* The adapter the rows hand to the harness: ctx is the row's variant. */
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,

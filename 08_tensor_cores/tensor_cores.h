@@ -8,7 +8,8 @@
  *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
  *       one operand read from shared memory (tensor_cores_wgmma.cu);
  *   8e  8d with its copies made by the Tensor Memory Accelerator, one
- *       producer warpgroup feeding two consumers (tensor_cores_tma.cu).
+ *       producer warpgroup feeding two consumers (tensor_cores_tma.cu);
+ * and mma.sync's TF32 rate on this GPU, measured (tensor_cores_peak.cu).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
  * a GPU of compute capability 8.0 or newer and code built for one (8d, 8e:
  * 9.0 and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
@@ -84,6 +85,21 @@ conv_status tc_tma_available(conv_msg *msg);
  * problem no tensor map describes (tc_tma_fits) runs 8d. */
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                           cudaStream_t stream, conv_msg *msg);
+
+/* mma.sync's TF32 rate, the ceiling of 8b (tensor_cores_peak.cu): `blocks`
+ * blocks of tc_mma_peak_threads() threads, each warp issuing iters x 8
+ * independent m16n8k8 products on operands held in registers (all 1.0), each
+ * thread then writing the sum of its accumulators to d_sink[thread], which
+ * must equal tc_mma_peak_expected(iters). That is tc_mma_peak_flop(blocks,
+ * iters) floating-point operations. CONV_ERR_INVALID (one line) for a NULL
+ * d_sink, blocks < 1 or iters outside [1, TC_PEAK_ITERS_MAX];
+ * CONV_ERR_UNSUPPORTED where tc_available_for says no; both before any
+ * launch. */
+#define TC_PEAK_ITERS_MAX 65536 /* the sums stay exact in float */
+conv_status tc_mma_peak(float *d_sink, int blocks, int iters, cudaStream_t stream, conv_msg *msg);
+int tc_mma_peak_threads(void);
+double tc_mma_peak_flop(int blocks, int iters);
+float tc_mma_peak_expected(int iters);
 
 #ifdef __cplusplus
 }

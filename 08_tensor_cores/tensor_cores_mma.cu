@@ -111,17 +111,6 @@ __device__ __forceinline__ void split(unsigned v, unsigned &big, unsigned &small
        exercise 08-split end */
 }
 
-/* excerpt: mma m16n8k8 */
-__device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4],
-                                                 const unsigned b[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-/* excerpt end: mma m16n8k8 */
-
 /* excerpt: ldmatrix */
 /* The b operands of two tiles of x^T, pixels (rows of the stage) `rows` ..
  * + 7 and + 8 .. + 15, columns col .. col + 7 (a stage with rows of BK

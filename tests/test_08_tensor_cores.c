@@ -533,3 +533,66 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
             assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
     }
 }
+
+/* mma.sync's rate (tensor_cores_peak.cu): its arguments checked before any
+ * CUDA call, so on any machine. */
+Test(cpu_tf32, mma_peak_refuses_bad_arguments_in_one_line)
+{
+    conv_msg msg = {{0}};
+    float *fake = (float *)(uintptr_t)256;
+    cr_assert_eq(tc_mma_peak(NULL, 1, 1, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "sink");
+    cr_assert_eq(tc_mma_peak(fake, 0, 1, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "blocks=0");
+    cr_assert_eq(tc_mma_peak(fake, 1, TC_PEAK_ITERS_MAX + 1, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "iters=");
+    /* the sums it promises are exact: 32 accumulators of 8 * iters each */
+    cr_assert_eq(tc_mma_peak_expected(TC_PEAK_ITERS_MAX), 256.0f * TC_PEAK_ITERS_MAX);
+    cr_assert_eq(tc_mma_peak_flop(2, 3), 2.0 * 16 * 8 * 8 * 8 * (tc_mma_peak_threads() / 32) * 6);
+}
+
+/* Every product ran: each thread's sum is the exact 32 * 8 * iters (the
+ * sink poisoned with NaN first, its canary intact after), on a grid of a
+ * few blocks and on one of more blocks than the GPU holds at once; the
+ * measured rate is positive and below 4096 operations per clock and SM,
+ * twice the densest tensor cores of any GPU so far. Where TF32 tensor cores
+ * do not run, the refusal is one line, before any launch. */
+Test(gpu_tensor_cores, mma_peak_runs_every_product)
+{
+    CONV_TEST_REQUIRE_GPU();
+    int device = 0, sms = 0, clock_khz = 0;
+    cr_assert_eq(cudaGetDevice(&device), cudaSuccess);
+    cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+    cr_assert_eq(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device), cudaSuccess);
+    const int grids[2][2] = {{3, 5}, {40 * sms, 2}}; /* blocks, iters */
+    for (int g = 0; g < 2; ++g) {
+        const int blocks = grids[g][0], iters = grids[g][1];
+        const size_t n = (size_t)blocks * tc_mma_peak_threads();
+        float *d_sink = conv_test_device_output(n, "sink");
+        conv_msg msg = {{0}};
+        conv_status st = tc_mma_peak(d_sink, blocks, iters, 0, &msg);
+        if (st != CONV_OK) {
+            cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+            CONV_ASSERT_ONE_LINE(msg.text, "mma.sync peak");
+            conv_test_assert_untouched(d_sink, n);
+            conv_device_free(d_sink);
+            cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
+            return;
+        }
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+        float *h = conv_host_alloc(n);
+        CONV_ASSERT_OK(conv_device_download(h, d_sink, n, &msg), msg);
+        for (size_t i = 0; i < n; ++i)
+            cr_assert_eq(h[i], tc_mma_peak_expected(iters), "thread %zu of %d blocks: %g, not %g",
+                         i, blocks, (double)h[i], (double)tc_mma_peak_expected(iters));
+        conv_test_assert_canary(d_sink, n, "the mma.sync peak's sums");
+        conv_host_free(h);
+        conv_device_free(d_sink);
+    }
+    double tflops = 0.0;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(tc_mma_peak_tflops(1, 3, &tflops, &msg), msg);
+    const double most = 4096.0 * sms * clock_khz * 1e3 / 1e12;
+    cr_assert(tflops > 0.0 && tflops < most, "%.1f TFLOP/s, not in (0, %.1f)", tflops, most);
+    cr_log_info("mma.sync TF32: %.1f TFLOP/s", tflops);
+}
