@@ -6,7 +6,8 @@
  * but the tensor cores. A real kernel also loads, converts and stores, so it
  * runs below this rate; how far below is what its profile explains. On an
  * A100 mma.sync is the tensor cores' full TF32 rate; on an H100 or H200 it
- * is not, wgmma (8d, 8e) is, and the rate measured here shows by how much.
+ * is not, wgmma (8d, 8e) is: the libraries' TF32 rows of the same run, faster
+ * there than this rate allows, show by how much.
  *
  * The operands are all 1.0, exact in TF32, so every product adds exactly 8
  * (a k-step of 8 ones) to each accumulator: each thread's sum of its
