@@ -42,9 +42,12 @@
  * else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB), 8c three of
  * 16 KB (48 KB); where a block may not have that much (or the device's SMs
  * hold more blocks so), the same kernel runs with two stages: plain double
- * buffering, the copy of one step under the math of the previous one. The
- * loop over the steps is unrolled by STAGES, so that each step's stages are
- * known at compile time and every shared-memory address is a register plus a
+ * buffering, the copy of one step under the math of the previous one. A
+ * step's barrier comes once its last k-step's fragments are in registers,
+ * before that k-step's products: the stage is then free for its refill, and
+ * the tensor cores have those products to work on meanwhile. The loop over
+ * the steps is unrolled by STAGES, so that each step's stages are known at
+ * compile time and every shared-memory address is a register plus a
  * constant; each thread's copies share one filter tap, followed with
  * additions (tc_tap). */
 #include "tensor_cores.h"
@@ -263,90 +266,102 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
                                    i * BSTEP < rows_left && k + e < g.k);
 }
 
-/* One stage's products on the warp's tile at (wm, wn): BK / 8 k-steps,
- * each MI x 8 mma.sync (8c: three each) of 16 channels by 8 pixels; as and
- * bs are the stage's x and w parts. PREC is the arithmetic (tc_precision):
- * each input rounded (TC_TF32), split (TC_3XTF32), or x left as stored
- * (TC_TF32_XTRUNC). */
+/* The fragments of one k-step, in the registers mma.sync takes them from:
+ * w^T's a operands of the warp's MI channel tiles, x^T's b operands of its
+ * 8 pixel tiles; with 3xTF32 each also split into a TF32 part and its
+ * remainder (small: 8c only). */
+template <int MI> struct tc_frags {
+    unsigned a[MI][4], b[8][2], a_small[MI][4], b_small[8][2];
+};
+
+/* The fragments of k-step kk (columns kk .. kk + 7 of a stage) for the
+ * warp's tile at (wm, wn): as and bs are the stage's x and w parts. PREC
+ * is the arithmetic (tc_precision): each input rounded (TC_TF32), split
+ * (TC_3XTF32), or x left as stored (TC_TF32_XTRUNC). */
 template <int BK, int MI, int PREC>
-__device__ __forceinline__ void mma_stage(float (&acc)[MI][8][4], const float *as, const float *bs,
-                                          int wm, int wn, int lane)
+__device__ __forceinline__ void load_fragments(tc_frags<MI> &f, const float *as, const float *bs,
+                                               int kk, int wm, int wn, int lane)
 {
     constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
     const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
+    /* exercise 08-fragments begin: the fragments of one k-step */
+    /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
+     * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
+     * and a2, a3 the same at row kk + t + 4, which has row kk + t's
+     * swizzle. (b_col moves bits 3 and 4 of a column: 32 (i / 2) stays
+     * outside it.) */
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 8) {
-        unsigned a[MI][4], b[8][2], a_small[MI][4], b_small[8][2]; /* small: 8c only */
-        /* exercise 08-fragments begin: the fragments of one k-step */
-        /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
-         * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
-         * and a2, a3 the same at row kk + t + 4, which has row kk + t's
-         * swizzle. (b_col moves bits 3 and 4 of a column: 32 (i / 2) stays
-         * outside it.) */
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-            const float *wp =
-                bs + (kk + tq) * TC8B_BN + wn + 32 * (i >> 1) + b_col(tq, 16 * (i & 1) + 2 * gq);
-            const float2 lo = *(const float2 *)wp, hi = *(const float2 *)(wp + 4 * TC8B_BN);
-            split<THREE>(__float_as_uint(lo.x), a[i][0], a_small[i][0]);
-            split<THREE>(__float_as_uint(lo.y), a[i][1], a_small[i][1]);
-            split<THREE>(__float_as_uint(hi.x), a[i][2], a_small[i][2]);
-            split<THREE>(__float_as_uint(hi.y), a[i][3], a_small[i][3]);
-        }
-        /* x^T: the warp's 64 pixels, two tiles of 8 per ldmatrix */
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            unsigned raw[4];
-            ldmatrix_x<BK>(raw, as + (wm + 16 * p) * BK, kk, lane);
-#pragma unroll
-            for (int v = 0; v < 4; ++v) {
-                unsigned &big = b[2 * p + v / 2][v % 2], &small = b_small[2 * p + v / 2][v % 2];
-                if (XTRUNC) /* as stored: the tensor cores ignore the low 13 bits */
-                    big = raw[v];
-                else
-                    split<THREE>(raw[v], big, small);
-            }
-        }
-        /* exercise 08-fragments stub
-        // TODO(exercise 08-fragments): this k-step's fragments, each loaded
-        // register converted with split<THREE>(v, big, small) (with XTRUNC,
-        // x's registers go to mma.sync as loaded). w^T, channel tile i < MI:
-        // row g + 8h of the tile is channel wn + 16 i + 2 g + h, so a[i][0],
-        // a[i][1] are w at row kk + t of bs (rows of TC8B_BN floats, the
-        // column through b_col(t, col)), channels 16 i + 2 g and + 1 of the
-        // warp's: one 8-byte load; a[i][2], a[i][3] the same at row kk + t + 4.
-        // x^T, pixel tiles 2p and 2p + 1 (p < 4): ldmatrix_x<BK> of the rows
-        // wm + 16 p of as hands over b[2p][0], b[2p][1], b[2p+1][0], b[2p+1][1].
-        // Graded by tests/test_08_tensor_cores.c (suite gpu_tensor_cores).
-        for (int i = 0; i < MI; ++i)
-            for (int v = 0; v < 4; ++v)
-                a[i][v] = 0u, a_small[i][v] = 0u;
-        for (int jj = 0; jj < 8; ++jj)
-            for (int v = 0; v < 2; ++v)
-                b[jj][v] = 0u, b_small[jj][v] = 0u;
-           exercise 08-fragments end */
-        /* excerpt: three products */
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
-                if (!THREE) {
-                    mma_m16n8k8_tf32(acc[i][jj], a[i], b[jj]);
-                    continue;
-                }
-                /* 8c: this k-step's three products on a fresh sum, the
-                 * small terms first, then one float addition per
-                 * element, rounded to nearest */
-                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                mma_m16n8k8_tf32(t, a_small[i], b[jj]);
-                mma_m16n8k8_tf32(t, a[i], b_small[jj]);
-                mma_m16n8k8_tf32(t, a[i], b[jj]);
-#pragma unroll
-                for (int v = 0; v < 4; ++v)
-                    acc[i][jj][v] += t[v];
-            }
-        /* excerpt end: three products */
+    for (int i = 0; i < MI; ++i) {
+        const float *wp =
+            bs + (kk + tq) * TC8B_BN + wn + 32 * (i >> 1) + b_col(tq, 16 * (i & 1) + 2 * gq);
+        const float2 lo = *(const float2 *)wp, hi = *(const float2 *)(wp + 4 * TC8B_BN);
+        split<THREE>(__float_as_uint(lo.x), f.a[i][0], f.a_small[i][0]);
+        split<THREE>(__float_as_uint(lo.y), f.a[i][1], f.a_small[i][1]);
+        split<THREE>(__float_as_uint(hi.x), f.a[i][2], f.a_small[i][2]);
+        split<THREE>(__float_as_uint(hi.y), f.a[i][3], f.a_small[i][3]);
     }
+    /* x^T: the warp's 64 pixels, two tiles of 8 per ldmatrix */
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        unsigned raw[4];
+        ldmatrix_x<BK>(raw, as + (wm + 16 * p) * BK, kk, lane);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            unsigned &big = f.b[2 * p + v / 2][v % 2], &small = f.b_small[2 * p + v / 2][v % 2];
+            if (XTRUNC) /* as stored: the tensor cores ignore the low 13 bits */
+                big = raw[v];
+            else
+                split<THREE>(raw[v], big, small);
+        }
+    }
+    /* exercise 08-fragments stub
+    // TODO(exercise 08-fragments): this k-step's fragments in f, each
+    // loaded register converted with split<THREE>(v, big, small) (with
+    // XTRUNC, x's registers go to mma.sync as loaded). w^T, channel tile
+    // i < MI: row g + 8h of the tile is channel wn + 16 i + 2 g + h, so
+    // f.a[i][0], f.a[i][1] are w at row kk + t of bs (rows of TC8B_BN
+    // floats, the column through b_col(t, col)), channels 16 i + 2 g and
+    // + 1 of the warp's: one 8-byte load; f.a[i][2], f.a[i][3] the same at
+    // row kk + t + 4. x^T, pixel tiles 2p and 2p + 1 (p < 4): ldmatrix_x<BK>
+    // of the rows wm + 16 p of as hands over f.b[2p][0], f.b[2p][1],
+    // f.b[2p+1][0], f.b[2p+1][1].
+    // Graded by tests/test_08_tensor_cores.c (suite gpu_tensor_cores).
+    for (int i = 0; i < MI; ++i)
+        for (int v = 0; v < 4; ++v)
+            f.a[i][v] = 0u, f.a_small[i][v] = 0u;
+    for (int jj = 0; jj < 8; ++jj)
+        for (int v = 0; v < 2; ++v)
+            f.b[jj][v] = 0u, f.b_small[jj][v] = 0u;
+       exercise 08-fragments end */
+}
+
+/* One k-step's products on the warp's tile: MI x 8 mma.sync (8c: three
+ * each) of 16 channels by 8 pixels. */
+template <int MI, int PREC>
+__device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_frags<MI> &f)
+{
+    constexpr bool THREE = PREC == TC_3XTF32;
+    /* excerpt: three products */
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+            if (!THREE) {
+                mma_m16n8k8_tf32(acc[i][jj], f.a[i], f.b[jj]);
+                continue;
+            }
+            /* 8c: this k-step's three products on a fresh sum, the small
+             * terms first, then one float addition per element, rounded
+             * to nearest */
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            mma_m16n8k8_tf32(t, f.a_small[i], f.b[jj]);
+            mma_m16n8k8_tf32(t, f.a[i], f.b_small[jj]);
+            mma_m16n8k8_tf32(t, f.a[i], f.b[jj]);
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+                acc[i][jj][v] += t[v];
+        }
+    /* excerpt end: three products */
 }
 #endif
 
@@ -382,51 +397,64 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                 acc[i][jj][v] = 0.0f;
 
     const int steps = (g.j + BK - 1) / BK;
-    /* prologue: the first STAGES - 1 stages in flight */
+    /* prologue: the first STAGES stages in flight, one group each */
 #pragma unroll
-    for (int st = 0; st < STAGES - 1; ++st) {
+    for (int st = 0; st < STAGES; ++st) {
         if (st < steps) {
             load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, tap);
             load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wt, g, st * BK, k0, tid);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
+    /* stage 0 has landed (at most STAGES - 1 groups still pending) */
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 1) : "memory");
+    __syncthreads();
     /* excerpt: mma pipeline */
     /* exercise 08-pipeline begin: the steps of the cp.async pipeline */
-    /* step = step0 + rd computes stage rd and refills stage wr, the one it
-     * computed a step ago. Unrolled by STAGES, so that rd and wr, and with
-     * them every shared-memory address of a step, are constants. */
+    /* step = step0 + rd computes stage rd, k-step by k-step. Unrolled by
+     * STAGES, so that rd, and with it every shared-memory address of a
+     * step, is a constant. */
     for (int step0 = 0; step0 < steps; step0 += STAGES) {
 #pragma unroll
         for (int rd = 0; rd < STAGES; ++rd) {
-            const int step = step0 + rd, wr = (rd + STAGES - 1) % STAGES;
+            const int step = step0 + rd;
             if (step >= steps)
                 break;
-            /* stage `step` has landed (at most STAGES - 2 groups still pending) */
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
-            __syncthreads();
-            /* refill the stage computed one step ago: every thread is past it */
-            const int next = step + STAGES - 1;
-            if (next < steps) {
-                float *refill = smem + wr * TC8B_STAGE(BK);
-                load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, tap);
-                load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
-            }
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
             const float *as = smem + rd * TC8B_STAGE(BK);
-            mma_stage<BK, MI, PREC>(acc, as, as + TC8B_BM * BK, wm, wn, lane);
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += 8) {
+                tc_frags<MI> f;
+                load_fragments<BK, MI, PREC>(f, as, as + TC8B_BM * BK, kk, wm, wn, lane);
+                if (kk == BK - 8) {
+                    /* the last k-step's fragments are in registers: once
+                     * every warp is here, stage rd is free. Stage step + 1
+                     * has landed (at most STAGES - 2 groups pending). */
+                    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
+                    __syncthreads();
+                    const int next = step + STAGES; /* stage rd's next step */
+                    if (next < steps) {
+                        float *refill = smem + rd * TC8B_STAGE(BK);
+                        load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, tap);
+                        load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
+                    }
+                    asm volatile("cp.async.commit_group;\n" ::: "memory");
+                }
+                mma_fragments<MI, PREC>(acc, f);
+            }
         }
     }
     /* exercise 08-pipeline stub
-    // TODO(exercise 08-pipeline): stages 0 .. STAGES - 2 are in flight
-    // (above). For each step (stage step % STAGES of the ring): wait until
-    // this thread's copies of it have landed (cp.async.wait_group with
-    // STAGES - 2 groups still allowed), __syncthreads(), refill the stage
-    // computed one step ago with step + STAGES - 1 (load_a and load_b, if
-    // that step exists), commit the group (always: wait_group counts
-    // groups), then mma_stage on this step's stage. Unroll by STAGES so that
-    // every stage index is a constant. Graded by tests/test_08_tensor_cores.c
-    // (suite gpu_tensor_cores).
+    // TODO(exercise 08-pipeline): stages 0 .. STAGES - 1 are in flight and
+    // stage 0 has landed (above). For each step (stage rd = step % STAGES of
+    // the ring), for each k-step kk of 8: load_fragments, then mma_fragments.
+    // At the last k-step, between the two (its fragments are in registers,
+    // so stage rd is no longer read): wait until step + 1's copies have
+    // landed (cp.async.wait_group with STAGES - 2 groups still allowed),
+    // __syncthreads(), refill stage rd with step + STAGES (load_a and
+    // load_b, if that step exists), commit the group (always: wait_group
+    // counts groups). Unroll by STAGES so that every stage index is a
+    // constant. Graded by tests/test_08_tensor_cores.c (suite
+    // gpu_tensor_cores).
        exercise 08-pipeline end */
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
