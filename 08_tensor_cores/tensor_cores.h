@@ -87,7 +87,7 @@ conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d
                           cudaStream_t stream, conv_msg *msg);
 
 /* mma.sync's TF32 rate, the ceiling of 8b (tensor_cores_peak.cu): `blocks`
- * blocks of tc_mma_peak_threads() threads, each warp issuing iters x 8
+ * blocks of tc_mma_peak_threads() threads, each warp issuing iters rounds of
  * independent m16n8k8 products on operands held in registers (all 1.0), each
  * thread then writing the sum of its accumulators to d_sink[thread], which
  * must equal tc_mma_peak_expected(iters). That is tc_mma_peak_flop(blocks,
@@ -95,7 +95,7 @@ conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d
  * d_sink, blocks < 1 or iters outside [1, TC_PEAK_ITERS_MAX];
  * CONV_ERR_UNSUPPORTED where tc_available_for says no; both before any
  * launch. */
-#define TC_PEAK_ITERS_MAX 65536 /* the sums stay exact in float */
+#define TC_PEAK_ITERS_MAX 65536 /* the sums stay exact in float (tensor_cores_peak.cu checks) */
 conv_status tc_mma_peak(float *d_sink, int blocks, int iters, cudaStream_t stream, conv_msg *msg);
 int tc_mma_peak_threads(void);
 double tc_mma_peak_flop(int blocks, int iters);

@@ -11,8 +11,8 @@
  *
  * The operands are all 1.0, exact in TF32, so every product adds exactly 8
  * (a k-step of 8 ones) to each accumulator: each thread's sum of its
- * TC_PEAK_CHAINS x 4 accumulators is 32 * 8 * iters, which the caller can
- * check (tc_mma_peak_expected). */
+ * TC_PEAK_CHAINS x 4 accumulators is TC_PEAK_CHAINS * 4 * 8 * iters, which
+ * the caller can check (tc_mma_peak_expected). */
 #include "tensor_cores.h"
 
 #include "conv_cuda.h"
@@ -21,6 +21,9 @@
 
 #define TC_PEAK_CHAINS  8   /* independent accumulator tiles per warp */
 #define TC_PEAK_THREADS 128 /* 4 warps a block */
+static_assert(TC_PEAK_CHAINS * 4 * 8 * (long long)TC_PEAK_ITERS_MAX <= (1 << 24),
+              "a thread's sum past 2^24 is no longer exact in float: lower TC_PEAK_ITERS_MAX "
+              "(tensor_cores.h) for this many chains");
 
 /* excerpt: mma peak */
 __global__ void __launch_bounds__(TC_PEAK_THREADS) tc_mma_peak_kernel(float *sink, int iters)

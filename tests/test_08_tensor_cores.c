@@ -546,12 +546,22 @@ Test(cpu_tf32, mma_peak_refuses_bad_arguments_in_one_line)
     CONV_ASSERT_ONE_LINE(msg.text, "blocks=0");
     cr_assert_eq(tc_mma_peak(fake, 1, TC_PEAK_ITERS_MAX + 1, 0, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "iters=");
-    /* the sums it promises are exact: 32 accumulators of 8 * iters each */
-    cr_assert_eq(tc_mma_peak_expected(TC_PEAK_ITERS_MAX), 256.0f * TC_PEAK_ITERS_MAX);
-    cr_assert_eq(tc_mma_peak_flop(2, 3), 2.0 * 16 * 8 * 8 * 8 * (tc_mma_peak_threads() / 32) * 6);
+    /* the sums it promises are exact in float (below 2^24, a multiple of
+     * 32 * iters: whole chains of 4 accumulators gaining 8 a product), and
+     * they count every multiply-add once: a block's sums are half its
+     * operations, whatever the number of chains */
+    const float most = tc_mma_peak_expected(TC_PEAK_ITERS_MAX);
+    cr_assert(most > 0.0f && most <= 16777216.0f, "%g", (double)most);
+    for (int iters = 1; iters <= TC_PEAK_ITERS_MAX; iters *= 16) {
+        const float sum = tc_mma_peak_expected(iters);
+        cr_assert_eq(fmodf(sum, 32.0f * iters), 0.0f, "iters %d: %g", iters, (double)sum);
+        cr_assert_eq(tc_mma_peak_flop(1, iters), 2.0 * tc_mma_peak_threads() * sum, "iters %d",
+                     iters);
+        cr_assert_eq(tc_mma_peak_flop(3, iters), 3.0 * tc_mma_peak_flop(1, iters));
+    }
 }
 
-/* Every product ran: each thread's sum is the exact 32 * 8 * iters (the
+/* Every product ran: each thread's sum is exactly tc_mma_peak_expected(iters) (the
  * sink poisoned with NaN first, its canary intact after), on a grid of a
  * few blocks and on one of more blocks than the GPU holds at once; the
  * measured rate is positive and below 4096 operations per clock and SM,
