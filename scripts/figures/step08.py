@@ -628,28 +628,26 @@ def fig_08_mma_pipeline(k):
             if start_barrier:
                 t = max(t, landed.get(s, t))
                 barrier(ax, t)
-                if s + S - 1 < steps + S - 1:
-                    landed[s + S - 1] = in_flight(ax, t + 0.1, (s + S - 1) % S, s + S - 1)
+                landed[s + S - 1] = in_flight(ax, t + 0.1, (s + S - 1) % S, s + S - 1)
                 t += 0.4
             read0 = t
             ax.text(read0, -0.55, f"step {s}", fontsize=7, va="bottom")
             for kk in range(ks):
-                exposed = start_barrier and kk == 0  # right after the barrier
-                gantt_bar(ax, t, t + L, 0, COLORS["shared"], "L", fs=6.5,
-                          ec=COLORS["highlight"] if exposed else "#444444")
+                gantt_bar(ax, t, t + L, 0, COLORS["shared"], "L", fs=6.5)
                 t += L
                 if kk == ks - 1:
                     gantt_bar(ax, read0, t, 1 + b, COLORS["input"], f"read by step {s}", fs=6.5)
                     if not start_barrier:
                         barrier(ax, t)
-                        if s + S < steps + S - 1:
-                            landed[s + S] = in_flight(ax, t + 0.1, b, s + S)
+                        if s < steps - 1:  # the last step's refill is left out
+                            in_flight(ax, t + 0.1, b, s + S)
                 gantt_bar(ax, t, t + P, 0, COLORS["register"], f"{g['tm'] * g['tn']} mma", fs=6.5)
                 t += P
         ax.text(0, S + 0.75, "red: the barrier. " + (
-            "There every warp holds the last k-step's fragments: its products follow at once"
-            if not start_barrier else
-            "After it: the refill's copies, then the first loads, before any product"), fontsize=7.5, ha="left", va="top", color=COLORS["highlight"])
+            "After it: the refill's copies, then the first loads, before any product"
+            if start_barrier else
+            "There every warp holds the last k-step's fragments: its products follow at once"),
+            fontsize=7.5, ha="left", va="top", color=COLORS["highlight"])
     return fig
 
 
