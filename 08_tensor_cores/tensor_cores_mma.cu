@@ -32,7 +32,10 @@
  * tiles of 8 pixels x 16 channels, 128 accumulators per thread, 32 mma.sync
  * per warp and k-step of 8, two blocks per SM. 8c needs registers for its
  * split operands as well, so its warps own 64 x 32 (8 warps, 2 x 4; 64
- * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. The
+ * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. 8b
+ * keeps two sets of fragment registers: while one k-step's products run, the
+ * next k-step's fragments load into the other set; 8c's split fragments take
+ * the registers of a second set, so it loads and multiplies in turn. The
  * copies run STAGES - 1 steps ahead: while the tensor cores work on one stage
  * of BK along j (32 in 8b, 16 in 8c), cp.async fills the next ones
  * (zero-filled past the edges). They move chunks of 4 consecutive j of an A
@@ -49,7 +52,9 @@
  * the steps is unrolled by STAGES, so that each step's stages are known at
  * compile time and every shared-memory address is a register plus a
  * constant; each thread's copies share one filter tap, followed with
- * additions (tc_tap). */
+ * additions (tc_tap), and read their rows' decoding from a table in shared
+ * memory (tc_row), written once: in registers it would take the registers
+ * of 8b's second fragment set. */
 #include "tensor_cores.h"
 
 #include <stdint.h>
@@ -67,9 +72,12 @@
 #define TC8B_BN        128
 #define TC8B_BCHUNKS   (TC8B_BN / 4) /* the copies: 32 chunks of 4 floats per B row */
 #define TC8B_STAGE(BK) ((BK) * (TC8B_BM + TC8B_BN))
+/* After the stages, the table of the block's TC8B_BM rows of A (tc_row):
+ * 16 bytes a row */
+#define TC8B_ROWS_BYTES (TC8B_BM * 16)
 /* How THREADS threads share the copies of A's part of a stage (BK / 4
  * chunks per row): thread tid takes chunk column tid % (BK / 4) of rows
- * tid / (BK / 4) + i TC8B_ASTEP, i < TC8B_AROWS (load_a_init(), load_a()). */
+ * tid / (BK / 4) + i TC8B_ASTEP, i < TC8B_AROWS (load_a()). */
 #define TC8B_ASTEP(THREADS, BK) ((THREADS) / ((BK) / 4))
 #define TC8B_AROWS(THREADS, BK) (TC8B_BM / TC8B_ASTEP(THREADS, BK))
 
@@ -137,16 +145,16 @@ __device__ __forceinline__ void ldmatrix_x(unsigned b[4], const float *rows, int
 }
 /* excerpt end: ldmatrix */
 
-/* This thread's ROWS rows of A, decoded once: the (h0, w0) of each (the
- * input pixel under its filter tap (0, 0), which padding may put outside
- * the image) and px, where that pixel's channel 0 is or would be in x. A row
- * past the last output has h0 = TC_NO_ROW: every h of it is negative, every
- * copy of it a zero fill. */
+/* A row of A, decoded once: (h0, w0), the input pixel under its filter tap
+ * (0, 0), which padding may put outside the image, and px, where that
+ * pixel's channel 0 is or would be in x. A row past the last output has h0
+ * = TC_NO_ROW: every h of it is negative, every copy of it a zero fill. 16
+ * bytes, one entry of the block's table in shared memory. */
 #define TC_NO_ROW (-(1 << 30))
-template <int ROWS> struct tc_rows_of_a {
-    const float *px[ROWS];
-    int h0[ROWS], w0[ROWS];
-};
+typedef struct {
+    const float *px;
+    int h0, w0;
+} tc_row;
 
 /* Where a column j of A lies in the filter: channel c of tap (r, s), and
  * what that tap adds to a row's (h0, w0) and px: dh = r dil_h, dw = s dil_w
@@ -172,28 +180,24 @@ __device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
 }
 
 /* What load_a() needs of the block's A rows m0 .. m0 + 127, decoded once:
- * this thread's rows (rows tid / (BK / 4) + i ASTEP) and the tap of its
- * first chunk (column 4 (tid % (BK / 4))). */
-template <int THREADS, int BK>
+ * thread tid decodes row m0 + tid into rows[tid] (the table in shared
+ * memory; a barrier must follow before any thread reads it), and every
+ * thread the tap of its first chunk (column 4 (tid % (BK / 4))). */
+template <int BK>
 __device__ __forceinline__ void load_a_init(const float *__restrict__ x, const tc_geom &g,
-                                            long long m0, int tid,
-                                            tc_rows_of_a<TC8B_AROWS(THREADS, BK)> &rows, tc_tap &t)
+                                            long long m0, int tid, tc_row *rows, tc_tap &t)
 {
-    constexpr int ASTEP = TC8B_ASTEP(THREADS, BK), AROWS = TC8B_AROWS(THREADS, BK);
-    const long long pq = (long long)g.p * g.q;
-#pragma unroll
-    for (int i = 0; i < AROWS; ++i) {
-        const long long m = m0 + tid / (BK / 4) + i * ASTEP;
+    if (tid < TC8B_BM) {
+        const long long pq = (long long)g.p * g.q;
+        const long long m = m0 + tid;
         const long long mm = m < g.m ? m : 0;
         const int rem = (int)(mm % pq);
         const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
-        rows.px[i] = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
-        /* px stays a pointer (the compiler does not see through the asm):
-         * else it rebuilds every copy's address from x and an index, four
-         * instructions instead of two */
-        asm("mov.b64 %0, %0;" : "+l"(rows.px[i]));
-        rows.h0[i] = m < g.m ? h0 : TC_NO_ROW;
-        rows.w0[i] = w0;
+        tc_row r;
+        r.px = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
+        r.h0 = m < g.m ? h0 : TC_NO_ROW;
+        r.w0 = w0;
+        rows[tid] = r;
     }
     t.c = 0, t.dh = 0, t.dw = 0, t.off = 0;
     tap_advance(t, 4 * (tid % (BK / 4)), g);
@@ -206,15 +210,15 @@ __device__ __forceinline__ void load_a_init(const float *__restrict__ x, const t
  * copies whole rows (whole 32-byte sectors of x where C is large enough).
  * Its chunk's tap arrives in t and leaves advanced by BK. All the thread's
  * rows share that tap, so its part of each address (dh, dw, off) is known
- * once per stage and a row adds its own: h = h0 + dh, w = w0 + dw, px +
- * off; and they share their swizzle, so their shared-memory addresses are
- * one address plus constants. With VEC, C % 4 == 0, so the chunk is 4
- * channels of one tap: contiguous in x, one 16-byte copy; else four copies
- * of 4 bytes. A copy out of bounds reads no source bytes (cp_async_zfill),
- * so its address is never used. */
+ * once per stage and a row adds its own, read from the table rows: h = h0 +
+ * dh, w = w0 + dw, px + off; and they share their swizzle, so their
+ * shared-memory addresses are one address plus constants. With VEC, C % 4
+ * == 0, so the chunk is 4 channels of one tap: contiguous in x, one 16-byte
+ * copy; else four copies of 4 bytes. A copy out of bounds reads no source
+ * bytes (cp_async_zfill), so its address is never used. */
 template <int THREADS, int BK, bool VEC>
 __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, int tid,
-                                       const tc_rows_of_a<TC8B_AROWS(THREADS, BK)> &rows, tc_tap &t)
+                                       const tc_row *rows, tc_tap &t)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
     constexpr int ASTEP = TC8B_ASTEP(THREADS, BK), AROWS = TC8B_AROWS(THREADS, BK);
@@ -229,16 +233,25 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
         tap_advance(te[e], 1, g);
     }
     const unsigned dst = smem_addr(stage + ar * BK + a_col<BK>(ar, 4 * cc));
+    /* with VEC, all the rows read first, so that their loads overlap; the
+     * four taps of a chunk without VEC leave registers for one at a time */
+    tc_row rr[AROWS];
 #pragma unroll
     for (int i = 0; i < AROWS; ++i)
+        if (VEC)
+            rr[i] = rows[ar + i * ASTEP];
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i) {
+        const tc_row r = VEC ? rr[i] : rows[ar + i * ASTEP];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             /* 0 <= h < H as one unsigned comparison: a negative h wraps to a
              * large unsigned value */
-            const unsigned h = rows.h0[i] + te[e].dh, w = rows.w0[i] + te[e].dw;
+            const unsigned h = r.h0 + te[e].dh, w = r.w0 + te[e].dw;
             const bool ok = j + e < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
-            cp_async_zfill<16 / E>(dst + 4 * (i * ASTEP * BK + e), rows.px[i] + te[e].off, ok);
+            cp_async_zfill<16 / E>(dst + 4 * (i * ASTEP * BK + e), r.px + te[e].off, ok);
         }
+    }
     tap_advance(t, BK, g); /* the chunk of the next stage */
 }
 
@@ -283,8 +296,8 @@ __device__ __forceinline__ void load_fragments(tc_frags<MI> &f, const float *as,
                                                int kk, int wm, int wn, int lane)
 {
     constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
-    const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
     /* exercise 08-fragments begin: the fragments of one k-step */
+    const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
     /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
      * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
      * and a2, a3 the same at row kk + t + 4, which has row kk + t's
@@ -382,10 +395,12 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     const long long m0 = (long long)blockIdx.x * TC8B_BM;
     const int k0 = blockIdx.y * TC8B_BN;
 
-    /* this thread's A rows, once; the tap of its first chunk */
-    tc_rows_of_a<TC8B_AROWS(THREADS, BK)> rows;
+    /* the block's A rows, once, into the table after the stages; the tap
+     * of this thread's first chunk */
+    tc_row *rows = (tc_row *)(smem + STAGES * TC8B_STAGE(BK));
     tc_tap tap;
-    load_a_init<THREADS, BK>(x, g, m0, tid, rows, tap);
+    load_a_init<BK>(x, g, m0, tid, rows, tap);
+    __syncthreads(); /* the table is written */
 
     float acc[MI][8][4]; /* [channel tile][pixel tile][c0..c3] */
 #pragma unroll
@@ -411,6 +426,14 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     __syncthreads();
     /* excerpt: mma pipeline */
     /* exercise 08-pipeline begin: the steps of the cp.async pipeline */
+    /* Fragment sets: 8b has registers for two, f[ks % 2] for k-step ks,
+     * the next k-step's loading while this one's products run; 8c's split
+     * fragments fill one. */
+    constexpr int SETS = PREC == TC_3XTF32 ? 1 : 2, KS = BK / 8;
+    static_assert(SETS == 1 || KS % 2 == 0, "the sets alternate over a stage's k-steps");
+    tc_frags<MI> f[SETS];
+    if (SETS == 2) /* k-step 0 of stage 0 */
+        load_fragments<BK, MI, PREC>(f[0], smem, smem + TC8B_BM * BK, 0, wm, wn, lane);
     /* step = step0 + rd computes stage rd, k-step by k-step. Unrolled by
      * STAGES, so that rd, and with it every shared-memory address of a
      * step, is a constant. */
@@ -422,10 +445,14 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                 break;
             const float *as = smem + rd * TC8B_STAGE(BK);
 #pragma unroll
-            for (int kk = 0; kk < BK; kk += 8) {
-                tc_frags<MI> f;
-                load_fragments<BK, MI, PREC>(f, as, as + TC8B_BM * BK, kk, wm, wn, lane);
-                if (kk == BK - 8) {
+            for (int ks = 0; ks < KS; ++ks) {
+                tc_frags<MI> &now = f[ks % SETS];
+                if (SETS == 1)
+                    load_fragments<BK, MI, PREC>(now, as, as + TC8B_BM * BK, 8 * ks, wm, wn, lane);
+                else if (ks < KS - 1)
+                    load_fragments<BK, MI, PREC>(f[(ks + 1) % SETS], as, as + TC8B_BM * BK,
+                                                 8 * (ks + 1), wm, wn, lane);
+                if (ks == KS - 1) {
                     /* the last k-step's fragments are in registers: once
                      * every warp is here, stage rd is free. Stage step + 1
                      * has landed (at most STAGES - 2 groups pending). */
@@ -438,23 +465,32 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                         load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
                     }
                     asm volatile("cp.async.commit_group;\n" ::: "memory");
+                    if (SETS == 2) { /* k-step 0 of the next step's stage, landed */
+                        const float *an = smem + ((rd + 1) % STAGES) * TC8B_STAGE(BK);
+                        load_fragments<BK, MI, PREC>(f[0], an, an + TC8B_BM * BK, 0, wm, wn, lane);
+                    }
                 }
-                mma_fragments<MI, PREC>(acc, f);
+                mma_fragments<MI, PREC>(acc, now);
             }
         }
     }
     /* exercise 08-pipeline stub
     // TODO(exercise 08-pipeline): stages 0 .. STAGES - 1 are in flight and
     // stage 0 has landed (above). For each step (stage rd = step % STAGES of
-    // the ring), for each k-step kk of 8: load_fragments, then mma_fragments.
-    // At the last k-step, between the two (its fragments are in registers,
-    // so stage rd is no longer read): wait until step + 1's copies have
-    // landed (cp.async.wait_group with STAGES - 2 groups still allowed),
-    // __syncthreads(), refill stage rd with step + STAGES (load_a and
-    // load_b, if that step exists), commit the group (always: wait_group
-    // counts groups). Unroll by STAGES so that every stage index is a
-    // constant. Graded by tests/test_08_tensor_cores.c (suite
-    // gpu_tensor_cores).
+    // the ring), for each k-step ks of BK / 8: its fragments, then
+    // mma_fragments. With one fragment set (SETS == 1, 8c), load_fragments
+    // of k-step ks into f[0] first. With two (8b), k-step ks's are in
+    // f[ks % 2] already: load k-step ks + 1's into the other set (before the
+    // products, so that the loads run under them), and load k-step 0 of
+    // stage 0 before the loop. At the last k-step, before its products (its
+    // fragments are in registers, so stage rd is no longer read): wait
+    // until step + 1's copies have landed (cp.async.wait_group with STAGES -
+    // 2 groups still allowed), __syncthreads(), refill stage rd with step +
+    // STAGES (load_a and load_b, if that step exists), commit the group
+    // (always: wait_group counts groups); with two sets, then load k-step 0
+    // of the next step's stage into f[0]. Unroll by STAGES so that every
+    // stage index is a constant. Graded by tests/test_08_tensor_cores.c
+    // (suite gpu_tensor_cores).
        exercise 08-pipeline end */
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
@@ -531,19 +567,19 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
                               float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const int threads = 64 * WN;
-    const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float);
+    const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float), rows = TC8B_ROWS_BYTES;
     const void *deep = mma_kernel<WN, MINB, BK, PREC, STAGES>(vec);
     const void *two = mma_kernel<WN, MINB, BK, PREC, 2>(vec);
     conv_msg why = {{0}};
-    const bool deep_fits =
-        conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, STAGES * stage, &why) == CONV_OK;
+    const bool deep_fits = conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads,
+                                            STAGES * stage + rows, &why) == CONV_OK;
     const bool two_fits =
-        conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, 2 * stage, &why) == CONV_OK;
+        conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, 2 * stage + rows, &why) == CONV_OK;
     const bool use_two =
-        !deep_fits || (two_fits && blocks_per_sm(two, threads, 2 * stage) >
-                                       blocks_per_sm(deep, threads, STAGES * stage));
+        !deep_fits || (two_fits && blocks_per_sm(two, threads, 2 * stage + rows) >
+                                       blocks_per_sm(deep, threads, STAGES * stage + rows));
     const void *kernel = use_two ? two : deep;
-    const size_t smem = (use_two ? 2 : STAGES) * stage;
+    const size_t smem = (use_two ? 2 : STAGES) * stage + rows;
     conv_status st;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
         (st = tc_available_for(kernel,

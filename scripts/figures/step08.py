@@ -9,8 +9,8 @@
                         products of the four that are kept
     08_mma_fragments    8b's mma.m16n8k8 fragments, lane by lane, and the banks
                         of its shared-memory loads, unswizzled and swizzled
-    08_mma_pipeline     8b's cp.async ring on a timeline and where its barrier
-                        sits, against a barrier at the start of each step
+    08_mma_pipeline     8b's cp.async ring on a timeline, where its barrier sits,
+                        and its two sets of fragment registers against one
     08_wgmma            8d's block tile as two warpgroups' wgmma products, and
                         the 128-byte swizzle of its activation rows
     08_tma              8e's block: a producer warpgroup, two consumer
@@ -567,86 +567,90 @@ FOLLOW_8D = {"m": 64045, "k": 100, "j": 700}  # the output the note follows (CUT
 def caption_08_mma_pipeline(k):
     g = mma_geometry(k)
     return paragraph("""
-        8b's steps on a timeline, one warp's instructions on the top lane and the
-        {g[stages]} stage buffers of shared memory below it (8b: TC8B_TILE's {g[stages]}
-        stages of BK = {g[BK]}, {ks} k-steps of 8 a step; the lengths are drawn to show the
-        order, not measured). Each k-step loads its fragments (L: {g[tm]} 8-byte pairs of w
-        and {ldm} ldmatrix of x per thread, converted to TF32) and issues its {mmas}
-        mma.sync (P). A buffer is copied (cp.async, hatched while in flight), lands, and is
-        read by its step's fragment loads. (a) 8b: all {g[stages]} stages in flight before
-        the loop; the barrier (red) sits between the last k-step's loads and its products:
-        every warp holds that k-step's fragments, so the stage is free, and its refill with
-        step s + {g[stages]} starts while the tensor cores work on those products; the next
-        step's stage has landed (cp.async.wait_group {wait} before the barrier). (b) The
-        barrier at the start of each step instead, with {ahead} stages in flight before the
-        loop: the step waits for its own stage, meets the others, refills the stage computed
-        a step before with step s + {ahead}, and only then loads its first fragments, with
-        no products of its own in the tensor pipe until they arrive. The copies run as far
-        ahead in both; bench/results/logs/08_8b_barrier.txt measures the two.""",
+        8b's steps on a timeline: one warp's fragment loads (L: {g[tm]} 8-byte pairs of w
+        and {ldm} ldmatrix of x per thread, converted to TF32) and its products (P: the
+        {mmas} mma.sync of a k-step) on the top two lanes, the {g[stages]} stage buffers of
+        shared memory below ({g[stages]} stages of BK = {g[BK]}, {ks} k-steps of 8 a step;
+        the lengths are drawn to show the order, not measured). A buffer is copied
+        (cp.async, hatched while in flight), lands, and is read by its step's fragment
+        loads. All {g[stages]} stages are in flight before the loop, and in both panels the
+        barrier (red) sits before the last k-step's products: every warp then holds that
+        k-step's fragments, so the stage is free, and its refill with step s + {g[stages]}
+        starts while the tensor cores work; the next step's stage has landed
+        (cp.async.wait_group {wait} before the barrier). (a) 8b, two sets of fragment
+        registers: a k-step's loads run under the products of the k-step before, and after
+        the barrier the first fragments of the next stage load under the last products, so
+        the products follow one another without a gap. (b) One set, as 8c (whose split
+        fragments take the second set's registers), drawn with 8b's stages: each k-step
+        loads, then multiplies, and the tensor pipe waits for every k-step's loads.
+        bench/results/logs/08_8b_barrier.txt measures both in 8b.""",
                      g=g, ks=g["BK"] // g["fk"], ldm=g["tn"] // 2, mmas=g["tm"] * g["tn"],
-                     wait=g["stages"] - 2, ahead=g["stages"] - 1)
+                     wait=g["stages"] - 2)
 
 
 @figure("08_mma_pipeline", note="08_tensor_cores.md",
         section="8b: mma.sync and a cp.async pipeline",
         uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"], caption=caption_08_mma_pipeline)
 def fig_08_mma_pipeline(k):
-    """8b's cp.async ring and where its barrier sits, against a barrier at the start of a step."""
+    """8b's cp.async ring with two fragment sets, against one set."""
     from .draw import gantt_axes, gantt_bar
     g = mma_geometry(k)
     S, ks = g["stages"], g["BK"] // g["fk"]
     L, P, copy = 1.0, 3.0, 2.0 * ks  # drawn lengths: fragment loads, products, a copy in flight
     steps = S + 1
-    fig = new_figure(11.5, 6.6, f"Step 08: 8b's cp.async pipeline, {S} stages of {ks} k-steps: "
-                     "where the block meets")
-    lanes = ["one warp:\nL = fragments, P = products"] + [f"buffer {b}" for b in range(S)]
+    fig = new_figure(11.5, 7.2, f"Step 08: 8b's cp.async pipeline, {S} stages of {ks} k-steps: "
+                     "two fragment sets against one")
+    lanes = ["warp: loads (L)", "warp: products (P)"] + [f"buffer {b}" for b in range(S)]
     xmax = copy + 0.6 + steps * (ks * (L + P) + 0.4) + 0.5
     flight = dict(hatch="////", ec="#999999")
 
     def in_flight(ax, x0, b, step):
-        gantt_bar(ax, x0, x0 + copy, 1 + b, "white", f"copy of step {step}", fs=6.5, **flight)
+        gantt_bar(ax, x0, x0 + copy, 2 + b, "white", f"copy of step {step}", fs=6.5, **flight)
         return x0 + copy
 
     def barrier(ax, x):
-        ax.plot([x, x], [-0.45, S + 0.45], color=COLORS["highlight"], lw=1.4, zorder=6)
+        ax.plot([x, x], [-0.45, S + 1.45], color=COLORS["highlight"], lw=1.4, zorder=6)
 
-    for panel, start_barrier in ((0, False), (1, True)):
+    mmas = f"{g['tm'] * g['tn']} mma"
+    for panel, sets in ((0, 2), (1, 1)):
         top = 0.9 - panel * 0.47
-        ax = gantt_axes(fig, (0.12, top - 0.36, 0.87, 0.36), lanes, xmax,
-                        "(a) 8b: the barrier before the last k-step's products" if not panel else
-                        "(b) the barrier at the start of each step")
-        ahead = S if not start_barrier else S - 1
-        landed = {}  # step -> time its copy lands
-        for st in range(ahead):  # the prologue
-            landed[st] = in_flight(ax, 0.3 * st, st, st)
-        t = landed[0] + 0.3 * (ahead - 1)
-        if not start_barrier:
-            barrier(ax, t)
-            t += 0.2
+        ax = gantt_axes(fig, (0.12, top - 0.37, 0.87, 0.37), lanes, xmax,
+                        "(a) 8b: two sets of fragment registers" if sets == 2 else
+                        "(b) one set (8c's loop, drawn with 8b's stages)")
+        landed = [in_flight(ax, 0.3 * st, st, st) for st in range(S)]  # the prologue
+        t = landed[0] + 0.3 * (S - 1)
+        barrier(ax, t)  # stage 0 has landed
+        t += 0.2
+        if sets == 2:  # k-step 0 of stage 0, before the loop
+            gantt_bar(ax, t, t + L, 0, COLORS["shared"], "L", fs=6.5)
+        read0 = t
+        tp = t + L  # when the products of the next k-step may start
         for s in range(steps):
             b = s % S
-            if start_barrier:
-                t = max(t, landed.get(s, t))
-                barrier(ax, t)
-                landed[s + S - 1] = in_flight(ax, t + 0.1, (s + S - 1) % S, s + S - 1)
-                t += 0.4
-            read0 = t
             ax.text(read0, -0.55, f"step {s}", fontsize=7, va="bottom")
             for kk in range(ks):
-                gantt_bar(ax, t, t + L, 0, COLORS["shared"], "L", fs=6.5)
-                t += L
-                if kk == ks - 1:
-                    gantt_bar(ax, read0, t, 1 + b, COLORS["input"], f"read by step {s}", fs=6.5)
-                    if not start_barrier:
-                        barrier(ax, t)
-                        if s < steps - 1:  # the last step's refill is left out
-                            in_flight(ax, t + 0.1, b, s + S)
-                gantt_bar(ax, t, t + P, 0, COLORS["register"], f"{g['tm'] * g['tn']} mma", fs=6.5)
-                t += P
-        ax.text(0, S + 0.75, "red: the barrier. " + (
-            "After it: the refill's copies, then the first loads, before any product"
-            if start_barrier else
-            "There every warp holds the last k-step's fragments: its products follow at once"),
+                last = kk == ks - 1
+                if sets == 1:  # load, then multiply
+                    start = tp if kk else read0
+                    gantt_bar(ax, start, start + L, 0, COLORS["shared"], "L", fs=6.5)
+                    tp = start + L
+                elif not last:  # the next k-step's fragments, under these products
+                    gantt_bar(ax, tp, tp + L, 0, COLORS["shared"], "L", fs=6.5)
+                if last:
+                    gantt_bar(ax, read0, tp, 2 + b, COLORS["input"], f"read by step {s}", fs=6.5)
+                    barrier(ax, tp)
+                    if s < steps - 1:  # the last step's refill is left out
+                        in_flight(ax, tp + 0.1, b, s + S)
+                    tp += 0.2
+                    nxt = tp
+                    if sets == 2 and s < steps - 1:  # k-step 0 of the next stage
+                        gantt_bar(ax, tp, tp + L, 0, COLORS["shared"], "L", fs=6.5)
+                gantt_bar(ax, tp, tp + P, 1, COLORS["register"], mmas, fs=6.5)
+                tp += P
+            read0 = nxt if sets == 2 else tp
+        ax.text(0, S + 2.05, "red: the barrier, before the last k-step's products. " + (
+            "Loads run under the products: the products follow one another" if sets == 2 else
+            "Each k-step's products wait for its loads"),
             fontsize=7.5, ha="left", va="top", color=COLORS["highlight"])
     return fig
 
