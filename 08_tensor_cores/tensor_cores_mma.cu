@@ -43,7 +43,8 @@
  * chunks, so that a warp's copies cover whole 32-byte sectors of global
  * memory; where C and K are multiples of 4 (VEC) a chunk is one 16-byte copy,
  * else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB), 8c three of
- * 16 KB (48 KB); where a block may not have that much (or the device's SMs
+ * 16 KB (48 KB), each block beside them a 2 KB table of its A rows (tc_row);
+ * where a block may not have that much (or the device's SMs
  * hold more blocks so), the same kernel runs with two stages: plain double
  * buffering, the copy of one step under the math of the previous one. A
  * step's barrier comes once its last k-step's fragments are in registers,

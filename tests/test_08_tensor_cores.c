@@ -429,8 +429,9 @@ Test(gpu_tensor_cores, convert_their_inputs_as_their_precision_says)
 
 /* 8b (both rows) and 8c take two stages where their usual ones do not fit
  * in a block (conv2d_tc_mma's launcher): CONV_SMEM_LIMIT_KB makes this GPU
- * one of those. 8b's three stages of 32 KB need 96 KB, two 64 KB: a cap of 80 KB; 8c's
- * three of 16 KB need 48 KB, two 32 KB: 40 KB. The same shapes, exact on
+ * one of those. 8b's three stages of 32 KB and its 2 KB table of rows need
+ * 98 KB, two stages 66 KB: a cap of 80 KB; 8c's three of 16 KB need 50 KB,
+ * two 34 KB: 40 KB. The same shapes, exact on
  * small integers and within the bound on random floats. */
 Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
 {
