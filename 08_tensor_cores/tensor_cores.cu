@@ -139,8 +139,9 @@ __global__ void __launch_bounds__(TC_THREADS)
 extern "C" conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg)
 {
     int major = 0, minor = 0;
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), msg);
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), msg);
+    const int device = conv_current_device();
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
     if (major < 8)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: TF32 tensor cores need compute capability 8.0 or newer; this GPU "

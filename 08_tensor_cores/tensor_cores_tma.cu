@@ -410,7 +410,8 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
     tc_geom g = tc_make_geom(p);
     const long long tiles = (g.m + TC8E_BM - 1) / TC8E_BM * ((g.k + TC8E_BN - 1) / TC8E_BN);
     int sms = 0, per_sm = 0;
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), msg);
+    CONV_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
     CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                         &per_sm, (const void *)conv2d_tc_tma_kernel, TC8E_THREADS, TC8E_SMEM),
                     msg);

@@ -267,8 +267,9 @@ extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const
     if (st != CONV_OK)
         return st;
     int major = 0, minor = 0, built = 0;
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), msg);
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), msg);
+    const int device = conv_current_device();
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
     if (major != 9 || minor != 0)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: wgmma exists on compute capability 9.0 only (H100, H200); this GPU "

@@ -59,6 +59,16 @@ conv_status conv_diagnose_no_image(const char *built_for, const char *gpu_name, 
                      built_for, gpu_name, cc_major, cc_minor, cc_major, cc_minor);
 }
 
+int conv_current_device(void)
+{
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        device = 0;
+    }
+    return device;
+}
+
 conv_status conv_cuda_require_device(conv_msg *msg)
 {
     int count = 0;
@@ -76,9 +86,10 @@ conv_status conv_cuda_require_device(conv_msg *msg)
     if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
         cudaGetLastError();
         struct cudaDeviceProp prop;
-        if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        const int device = conv_current_device();
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
             cudaGetLastError();
-            snprintf(prop.name, sizeof prop.name, "device 0");
+            snprintf(prop.name, sizeof prop.name, "device %d", device);
             prop.major = prop.minor = 0;
         }
         return conv_diagnose_no_image(conv_built_archs(), prop.name, prop.major, prop.minor, msg);
@@ -259,12 +270,16 @@ conv_status conv_smem_cap_parse(const char *text, size_t *bytes, conv_msg *msg)
 
 size_t conv_smem_limit(void)
 {
-    static int optin = -1; /* the device's maximum, asked once */
-    if (optin < 0 &&
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess) {
-        cudaGetLastError();
-        optin = -1;
-        return 0;
+    static int optin = -1, optin_device = -1; /* the device's maximum, asked once per device */
+    const int device = conv_current_device();
+    if (device != optin_device) {
+        if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            optin_device = -1;
+            return 0;
+        }
+        optin_device = device;
     }
     size_t cap = 0;
     if (conv_smem_cap_parse(getenv(CONV_SMEM_LIMIT_ENV), &cap, NULL) != CONV_OK)
@@ -276,6 +291,7 @@ size_t conv_smem_limit(void)
 #define MAX_KERNELS 128
 static struct {
     const void *kernel;
+    int device;
     struct cudaFuncAttributes attr;
 } kernels[MAX_KERNELS];
 static int n_kernels;
@@ -283,8 +299,9 @@ static int n_kernels;
 static conv_status kernel_attributes(const void *kernel, struct cudaFuncAttributes **attr,
                                      conv_msg *msg)
 {
+    const int device = conv_current_device();
     for (int i = 0; i < n_kernels; ++i)
-        if (kernels[i].kernel == kernel) {
+        if (kernels[i].kernel == kernel && kernels[i].device == device) {
             *attr = &kernels[i].attr;
             return CONV_OK;
         }
@@ -298,6 +315,7 @@ static conv_status kernel_attributes(const void *kernel, struct cudaFuncAttribut
     }
     int slot = n_kernels < MAX_KERNELS ? n_kernels++ : MAX_KERNELS - 1;
     kernels[slot].kernel = kernel;
+    kernels[slot].device = device;
     kernels[slot].attr = a;
     *attr = &kernels[slot].attr;
     return CONV_OK;

@@ -53,7 +53,12 @@ typedef struct {
     double peak_dram_gbps;   /* 2 (DDR) * memory clock * bus width / 8 */
 } conv_device_info;
 
-/* CONV_OK when device 0 can run this build's kernels. Otherwise
+/* The device this thread's CUDA calls go to (cudaGetDevice(): device 0
+ * unless the program chose another with cudaSetDevice()); 0 where CUDA
+ * cannot say. The launchers size their launches for it. */
+int conv_current_device(void);
+
+/* CONV_OK when the current device can run this build's kernels. Otherwise
  * CONV_ERR_NO_DEVICE with one line that says which case it is: no NVIDIA
  * driver installed; a driver older than the CUDA runtime the program was
  * built with (both versions named); no GPU visible (CUDA_VISIBLE_DEVICES);
@@ -77,7 +82,7 @@ conv_status conv_diagnose_no_image(const char *built_for, const char *gpu_name, 
  * e.g. "75;80;86;89;90;100;120;120-virtual"). */
 const char *conv_built_archs(void);
 
-/* Properties of device 0 (conv_cuda_require_device() first). */
+/* Properties of `device` (conv_cuda_require_device() first). */
 conv_status conv_cuda_device_info(int device, conv_device_info *info, conv_msg *msg);
 
 /* The driver release ("580.159.04") from the first line of
@@ -107,17 +112,17 @@ void conv_print_device(FILE *out, const conv_device_info *info);
  * NULL or "" means no cap (*bytes = 0). */
 conv_status conv_smem_cap_parse(const char *text, size_t *bytes, conv_msg *msg);
 
-/* The shared memory per block the launchers may use on device 0: its opt-in
+/* The shared memory per block the launchers may use on the current device: its opt-in
  * maximum, capped by CONV_SMEM_LIMIT_KB. 0 when there is no device or the
  * variable is malformed (conv_kernel_fits then says why). */
 size_t conv_smem_limit(void);
 
 /* Checks that `kernel` (a __global__ function's address) can be launched on
- * device 0 with `threads` threads per block and `dyn_smem` bytes of dynamic
+ * the current device with `threads` threads per block and `dyn_smem` bytes of dynamic
  * shared memory: a block size its registers allow, static plus dynamic
  * shared memory within conv_smem_limit(). Opts the kernel in to more than
  * 48 KB of dynamic shared memory when it needs it. The kernel's attributes
- * are looked up once per process. CONV_ERR_UNSUPPORTED names the kernel and
+ * are looked up once per device. CONV_ERR_UNSUPPORTED names the kernel and
  * the limit; CONV_ERR_NO_DEVICE when the build has no code for the GPU. */
 conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, size_t dyn_smem,
                              conv_msg *msg);

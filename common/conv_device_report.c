@@ -9,7 +9,7 @@ int main(void)
 {
     conv_device_info info;
     conv_msg msg = {{0}};
-    if (conv_cuda_device_info(0, &info, &msg) != CONV_OK) {
+    if (conv_cuda_device_info(conv_current_device(), &info, &msg) != CONV_OK) {
         printf("GPU tests skip on this machine: %s\n", msg.text);
         return 0;
     }

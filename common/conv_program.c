@@ -105,7 +105,7 @@ static int open_device(run_state *s)
     if (s->prog->cpu_only)
         return 0;
     conv_msg msg = {{0}};
-    if (conv_cuda_device_info(0, &s->info, &msg) == CONV_OK) {
+    if (conv_cuda_device_info(conv_current_device(), &s->info, &msg) == CONV_OK) {
         s->have_device = 1;
         return 0;
     }

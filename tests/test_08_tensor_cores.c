@@ -466,7 +466,9 @@ Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
     if (!tf32_runs_here() || !wgmma_runs_here())
         return;
     int sms = 0;
-    cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+    cr_assert_eq(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
+        cudaSuccess);
     const int per_image = 63 * 65, tile = 256, k_tiles = 2;
     const int n = (3 * sms * tile + k_tiles * per_image - 1) / (k_tiles * per_image) + 1;
     conv_params p = conv_shape(n, 4, 63, 65, 132, 3, 3, 1, 1, 1);

@@ -96,7 +96,9 @@ Test(gpu_reference, cublas_tf32_rounds_both_inputs_to_nearest)
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv_cublas_create_tf32(&blas, &msg), msg);
     int major = 0;
-    cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    cr_assert_eq(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, conv_current_device()),
+        cudaSuccess);
     for (int side = 0; side < 2; ++side) {
         CONV_ASSERT_OK(
             conv_cublas_sgemm(blas, n, n, n, side ? d_i : d_p, side ? d_p : d_i, d_c, 0, &msg),

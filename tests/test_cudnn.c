@@ -126,7 +126,9 @@ Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
     CONV_TEST_REQUIRE_GPU();
     cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
     int major = 0;
-    cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    cr_assert_eq(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, conv_current_device()),
+        cudaSuccess);
     for (int layout = 0; layout < 2; ++layout) {
         conv_params p = conv_shape(2, 32, 20, 22, 64, 3, 3, 1, 1, 1);
         p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;

@@ -126,6 +126,7 @@ Test(device, with_every_gpu_hidden_the_device_check_says_no_cuda_device)
     cr_assert_str_eq(again.text, msg.text, "the same reason");
     cr_assert_eq(info.sm_count, 0, "no stale properties");
     cr_assert_eq(conv_smem_limit(), 0);
+    cr_assert_eq(conv_current_device(), 0, "no device to ask: device 0");
     cr_assert_eq(conv_kernel_fits(conv_probe_kernel_address(), "probe", 32, 0, &again),
                  CONV_ERR_NO_DEVICE, "%s", again.text);
     cr_assert_str_eq(again.text, msg.text);
@@ -280,6 +281,26 @@ Test(gpu_device, reports_a_sane_device)
                  info.cc_minor);
     cr_assert_geq(info.smem_per_block_optin, CONV_SMEM_DEFAULT_BYTES);
     cr_assert(info.binary_version > 0 || info.ptx_version > 0, "the kernels run as something");
+}
+
+/* The launchers size their launches for the device the program's CUDA calls
+ * go to: each device in turn (one on most machines), then device 0 again. */
+Test(gpu_device, launch_limits_follow_the_current_device)
+{
+    CONV_TEST_REQUIRE_GPU();
+    cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
+    int count = 0;
+    cr_assert_eq(cudaGetDeviceCount(&count), cudaSuccess);
+    for (int d = count - 1; d >= 0; --d) {
+        cr_assert_eq(cudaSetDevice(d), cudaSuccess);
+        cr_assert_eq(conv_current_device(), d);
+        conv_device_info info;
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_cuda_device_info(d, &info, &msg), msg);
+        cr_assert_eq(conv_smem_limit(), info.smem_per_block_optin, "device %d", d);
+        CONV_ASSERT_OK(conv_kernel_fits(conv_probe_kernel_address(), "probe", 32, 0, &msg), msg);
+    }
+    cr_assert_eq(conv_current_device(), 0);
 }
 
 Test(gpu_device, smem_limit_is_the_device_maximum_capped_by_the_environment)
