@@ -1,6 +1,7 @@
 #include "tc_rows.h"
 
 #include "conv_cublas.h"
+#include "conv_cuda.h"
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
@@ -10,12 +11,15 @@
 enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA };
 typedef struct {
     tc_precision precision;
-    int kernel; /* TC_WMMA, TC_MMA, TC_WGMMA or TC_TMA */
+    int kernel;    /* TC_WMMA, TC_MMA, TC_WGMMA or TC_TMA */
+    float *d_work; /* TC_MMA: the filter as KRSC (setup) */
+    size_t work_elems;
 } tc_variant;
 
-static const tc_variant variants[TC_ROW_COUNT] = {
-    {TC_TF32, TC_WMMA},  {TC_TF32, TC_MMA},          {TC_TF32_XTRUNC, TC_MMA},
-    {TC_3XTF32, TC_MMA}, {TC_TF32_XTRUNC, TC_WGMMA}, {TC_TF32_XTRUNC, TC_TMA}};
+static tc_variant variants[TC_ROW_COUNT] = {
+    {TC_TF32, TC_WMMA, NULL, 0},         {TC_TF32, TC_MMA, NULL, 0},
+    {TC_TF32_XTRUNC, TC_MMA, NULL, 0},   {TC_3XTF32, TC_MMA, NULL, 0},
+    {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0}};
 static const char *const names[TC_ROW_COUNT] = {
     "08 8a WMMA TF32",       "08 8b mma.sync TF32", "08 8b mma.sync TF32, x truncated",
     "08 8c mma.sync 3xTF32", "08 8d wgmma TF32",    "08 8e wgmma TF32, TMA"};
@@ -30,7 +34,7 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
     if (v->kernel == TC_WGMMA)
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_MMA)
-        return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, stream, msg);
+        return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -45,6 +49,22 @@ static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
     if (st == CONV_OK && v->kernel == TC_TMA)
         st = tc_tma_available(msg);
     return st;
+}
+
+/* 8b and 8c: the workspace for the filter as KRSC, before the measurement. */
+static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    tc_variant *v = ctx;
+    v->work_elems = conv2d_tc_mma_workspace_elems(&pb->p);
+    return conv_device_alloc(&v->d_work, v->work_elems, "8b's filter as KRSC", msg);
+}
+
+static void teardown(void *ctx)
+{
+    tc_variant *v = ctx;
+    conv_device_free(v->d_work);
+    v->d_work = NULL;
+    v->work_elems = 0;
 }
 
 /* Within the bound of its precision: a factor of the dot product's. */
@@ -64,9 +84,13 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
     (void)select;
     int n = 0;
     for (; n < TC_ROW_COUNT && n < max_rows; ++n) {
-        rows[n] = conv_row_device(names[n], keys[n], conv2d_tc_conv, (void *)&variants[n]);
+        rows[n] = conv_row_device(names[n], keys[n], conv2d_tc_conv, &variants[n]);
         rows[n].check = check;
         rows[n].tolerance = tolerance;
+        if (variants[n].kernel == TC_MMA) {
+            rows[n].setup = setup;
+            rows[n].teardown = teardown;
+        }
     }
     return n;
 }
@@ -108,7 +132,7 @@ static void cublas_tf32_teardown(void *ctx)
     cublas_tf32 = NULL;
 }
 
-static const tc_variant cublas_variant = {TC_TF32, TC_WMMA}; /* for its bound */
+static const tc_variant cublas_variant = {TC_TF32, TC_WMMA, NULL, 0}; /* for its bound */
 
 int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {

@@ -46,11 +46,19 @@ conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg
 conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                            cudaStream_t stream, conv_msg *msg);
 
+/* Floats of the workspace 8b and 8c need: the filter as KRSC, K*R*S*C. */
+size_t conv2d_tc_mma_workspace_elems(const conv_params *p);
+
 /* 8b (TC_TF32) and 8c (TC_3XTF32): the same product with mma.sync.m16n8k8
  * and a cp.async pipeline; 128 x 128 outputs per block. TC_TF32_XTRUNC runs
- * 8b with 8d's arithmetic: x not rounded, truncated by the tensor cores. */
+ * 8b with 8d's arithmetic: x not rounded, truncated by the tensor cores.
+ * First the filter is written into d_work as KRSC (w[k][r][s][c]), rounded
+ * to TF32 but for 3xTF32; d_work must hold conv2d_tc_mma_workspace_elems(p)
+ * floats (work_elems says how many it holds; fewer, or no d_work:
+ * CONV_ERR_INVALID before any launch). */
 conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
-                          float *d_y, cudaStream_t stream, conv_msg *msg);
+                          float *d_y, float *d_work, size_t work_elems, cudaStream_t stream,
+                          conv_msg *msg);
 
 /* CONV_OK when 8d runs here: a GPU of compute capability 9.0, a build with
  * sm_90a code, and the shared memory 8d needs (201 KB per block); else

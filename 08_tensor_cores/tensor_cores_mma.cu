@@ -20,12 +20,19 @@
  * transposed product y^T = w^T x^T, a tile of 16 output channels by 8
  * pixels at a time. b0 and b1 of x^T are x[g][t] and x[g][t+4], pixel g's
  * j = t and t + 4: two of the four registers one ldmatrix hands over, in
- * order (ldmatrix_x()). a0, a1 of w^T are w[t][.] at two output channels,
- * a2, a3 the same at j = t + 4: the channels of rows g and g + 8 of the
- * tile are put side by side (channel 2 g + h of the tile for row g + 8 h),
- * so that each pair is one 8-byte load. Stages keep unpadded rows, their
- * 16-byte chunks XORed with bits of the row (a_col(), b_col()), so that
- * these loads hit every bank once.
+ * order (ldmatrix_x()). For w^T to load the same way, its rows (output
+ * channels) must hold consecutive j: the filter as KRSC, w[k][r][s][c],
+ * where the repository's filters are RSCK (w[r][s][c][k], B[j][k] of the
+ * GEMM). So the launcher first writes the filter as KRSC into the caller's
+ * workspace (tc_filter_kernel, a transpose through shared memory), rounded
+ * to TF32 there for 8b, once per call instead of once per use in every
+ * block; then one ldmatrix hands over a0..a3 of a tile of 16 channels
+ * (ldmatrix_w()). Each 16 rows of a stage hold the channels of their tile
+ * in the order 0, 2, .., 14, 1, 3, .., 15, so that rows g and g + 8 of the
+ * tile are channels 2 g and 2 g + 1, and a thread's results for them are
+ * neighbours in y. Stages keep unpadded rows of x and w alike, their
+ * 16-byte chunks XORed with bits of the row (stage_col()), so that every
+ * ldmatrix hits each bank once.
  *
  * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs (pixels x output
  * channels). In 8b, 4 warps (2 along m, 2 along n) own 64 x 64 each: 8 x 4
@@ -38,9 +45,9 @@
  * the registers of a second set, so it loads and multiplies in turn. The
  * copies run STAGES - 1 steps ahead: while the tensor cores work on one stage
  * of BK along j (32 in 8b, 16 in 8c), cp.async fills the next ones
- * (zero-filled past the edges). They move chunks of 4 consecutive j of an A
- * row (4 consecutive k of a B row), neighbouring threads taking neighbouring
- * chunks, so that a warp's copies cover whole 32-byte sectors of global
+ * (zero-filled past the edges). They move chunks of 4 consecutive j of a
+ * row of A (a pixel) or of B (a channel), neighbouring threads taking
+ * neighbouring chunks, so that a warp's copies cover whole 32-byte sectors of global
  * memory; where C and K are multiples of 4 (VEC) a chunk is one 16-byte copy,
  * else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB), 8c three of
  * 16 KB (48 KB), each block beside them a 2 KB table of its A rows (tc_row);
@@ -58,6 +65,7 @@
  * of 8b's second fragment set. */
 #include "tensor_cores.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
@@ -67,11 +75,10 @@
 
 /* A block's tile: TC8B_BM x TC8B_BN outputs, 2 x WN warps, each 64 x
  * (TC8B_BN / WN); a stage holds BK columns of A and BK rows of B (WN and BK
- * template parameters): TC8B_STAGE(BK) floats. Rows of a stage are not
- * padded: A's rows are BK floats, B's TC8B_BN. */
+ * template parameters): TC8B_STAGE(BK) floats, TC8B_BM rows of x, then
+ * TC8B_BN rows of w, each of BK floats, not padded. */
 #define TC8B_BM        128
 #define TC8B_BN        128
-#define TC8B_BCHUNKS   (TC8B_BN / 4) /* the copies: 32 chunks of 4 floats per B row */
 #define TC8B_STAGE(BK) ((BK) * (TC8B_BM + TC8B_BN))
 /* A row of A, decoded once: (h0, w0), the input pixel under its filter tap
  * (0, 0), which padding may put outside the image, and px, where that
@@ -86,30 +93,23 @@ typedef struct {
 } tc_row;
 /* After the stages, the table of the block's TC8B_BM rows of A: 2 KB */
 #define TC8B_ROWS_BYTES (TC8B_BM * sizeof(tc_row))
-/* How THREADS threads share the copies of A's part of a stage (BK / 4
- * chunks per row): thread tid takes chunk column tid % (BK / 4) of rows
- * tid / (BK / 4) + i TC8B_ASTEP, i < TC8B_AROWS (load_a()). */
-#define TC8B_ASTEP(THREADS, BK) ((THREADS) / ((BK) / 4))
-#define TC8B_AROWS(THREADS, BK) (TC8B_BM / TC8B_ASTEP(THREADS, BK))
+/* How THREADS threads share the copies of a stage's rows (BK / 4 chunks
+ * per row): thread tid takes chunk column tid % (BK / 4) of rows tid / (BK
+ * / 4) + i TC8B_RSTEP, i < TC8B_BM / TC8B_RSTEP of x's part (load_a()), the
+ * same of w's (load_b()). */
+#define TC8B_RSTEP(THREADS, BK) ((THREADS) / ((BK) / 4))
 
 #if __CUDA_ARCH__ >= 800
 /* excerpt: swizzles */
-/* Where column col of row `row` of a stage lies: its 16-byte chunk (col / 4)
- * XORed with a few bits of the row. Unpadded rows keep each 128-byte line of
- * a copy in one 128-byte line of shared memory; the XOR spreads the reads of
- * a warp over the 32 banks. A (rows of BK floats, 128 / (4 BK) rows per
- * line): chunk ^ (row / (32 / BK)) % (BK / 4), so that the 8 rows of an
- * ldmatrix matrix, 16 bytes each, take 8 different chunks of 4 banks. B
- * (rows of 128 floats): chunk ^ 2 (row % 4), so that rows t = 0..3 of the
- * weights' 8-byte loads, which would all start at bank 0, start at banks
- * 0, 8, 16, 24. */
-template <int BK> __device__ __forceinline__ int a_col(int row, int col)
+/* Where column col of row `row` of a stage lies (rows of BK floats, x's
+ * and w's alike): its 16-byte chunk (col / 4) XORed with a few bits of the
+ * row, chunk ^ (row / (32 / BK)) % (BK / 4). Unpadded rows keep each
+ * 128-byte line of a copy in one 128-byte line of shared memory (128 / (4
+ * BK) rows per line); the XOR gives the 8 rows of an ldmatrix matrix, 16
+ * bytes each, 8 different chunks of 4 banks. */
+template <int BK> __device__ __forceinline__ int stage_col(int row, int col)
 {
     return col ^ (4 * ((row / (32 / BK)) % (BK / 4)));
-}
-__device__ __forceinline__ int b_col(int row, int col)
-{
-    return col ^ (8 * (row & 3));
 }
 /* excerpt end: swizzles */
 
@@ -134,25 +134,42 @@ __device__ __forceinline__ void split(unsigned v, unsigned &big, unsigned &small
 }
 
 /* excerpt: ldmatrix */
+/* ldmatrix reads four 8 x 8 matrices of 16-bit elements, that is 8 rows of
+ * 4 floats each, lanes 8i .. 8i + 7 giving the row addresses of matrix i
+ * (p), and hands lane 4g + t the 32-bit word t of row g of matrix i in r[i].
+ * The two loads below choose which rows and columns the four matrices are. */
+__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const float *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
 /* The b operands of two tiles of x^T, pixels (rows of the stage) `rows` ..
- * + 7 and + 8 .. + 15, columns col .. col + 7 (a stage with rows of BK
- * floats), in one instruction. ldmatrix reads four 8 x 8 matrices of 16-bit
- * elements, that is 8 rows of 4 floats, lanes 8i .. 8i + 7 giving the row
- * addresses of matrix i, and hands lane 4g + t the 32-bit word t of row g
- * of each: matrix 0 = pixels 0-7, columns 0-3 gives x[g][t] = b0; matrix 1,
- * columns 4-7, gives x[g][t+4] = b1; matrices 2 and 3 the same for pixels
- * 8-15. So b[0], b[1] and b[2], b[3] are two tiles' b operands, each a pair
- * of consecutive registers, as mma.sync wants them. (`rows` starts at a
- * multiple of 16 rows, so the swizzle sees the same row bits.) */
+ * + 7 and + 8 .. + 15, columns col .. col + 7, in one instruction: matrix 0
+ * = pixels 0-7, columns 0-3 gives x[g][t] = b0; matrix 1, columns 4-7,
+ * gives x[g][t+4] = b1; matrices 2 and 3 the same for pixels 8-15. So b[0],
+ * b[1] and b[2], b[3] are two tiles' b operands, each a pair of consecutive
+ * registers, as mma.sync wants them. (`rows` starts at a multiple of 16
+ * rows, so the swizzle sees the same row bits.) */
 template <int BK>
 __device__ __forceinline__ void ldmatrix_x(unsigned b[4], const float *rows, int col, int lane)
 {
     const int i = lane >> 3; /* the matrix whose row address this lane gives */
     const int row = (lane & 7) + 8 * (i >> 1);
-    const float *p = rows + row * BK + a_col<BK>(row, col + 4 * (i & 1));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                 : "r"(smem_addr(p)));
+    ldmatrix_x4(b, rows + row * BK + stage_col<BK>(row, col + 4 * (i & 1)));
+}
+
+/* The a operand of a tile of w^T, the 16 channels of rows `rows` .. + 15,
+ * columns col .. col + 7: matrix 0 = rows 0-7, columns 0-3 gives w^T[g][t]
+ * = a0; matrix 1, rows 8-15, gives w^T[g+8][t] = a1; matrices 2 and 3 the
+ * same at columns 4-7 (a2, a3). */
+template <int BK>
+__device__ __forceinline__ void ldmatrix_w(unsigned a[4], const float *rows, int col, int lane)
+{
+    const int i = lane >> 3;
+    const int row = (lane & 7) + 8 * (i & 1);
+    ldmatrix_x4(a, rows + row * BK + stage_col<BK>(row, col + 4 * (i >> 1)));
 }
 /* excerpt end: ldmatrix */
 
@@ -221,9 +238,9 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
                                        const tc_row *rows, tc_tap &t)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
-    constexpr int ASTEP = TC8B_ASTEP(THREADS, BK), AROWS = TC8B_AROWS(THREADS, BK);
+    constexpr int ASTEP = TC8B_RSTEP(THREADS, BK), AROWS = TC8B_BM / ASTEP;
     static_assert(AROWS * ASTEP == TC8B_BM, "the threads copy whole rows of A");
-    static_assert(ASTEP % 8 == 0, "rows ar + i ASTEP have row ar's swizzle (a_col)");
+    static_assert(ASTEP % 8 == 0, "rows ar + i ASTEP have row ar's swizzle (stage_col)");
     const int cc = tid % (BK / 4), ar = tid / (BK / 4), j = j0 + 4 * cc;
     tc_tap te[E]; /* each element of the chunk (VEC: its first) */
     te[0] = t;
@@ -232,7 +249,7 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
         te[e] = te[e - 1];
         tap_advance(te[e], 1, g);
     }
-    const unsigned dst = smem_addr(stage + ar * BK + a_col<BK>(ar, 4 * cc));
+    const unsigned dst = smem_addr(stage + ar * BK + stage_col<BK>(ar, 4 * cc));
     /* with VEC, all the rows read first, so that their loads overlap; the
      * four taps of a chunk without VEC leave registers for one at a time */
     tc_row rr[AROWS];
@@ -255,28 +272,33 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
     tap_advance(t, BK, g); /* the chunk of the next stage */
 }
 
-/* B's part of one stage: rows j0 .. j0 + BK - 1 of w, columns k0 .. k0 +
- * 127, in chunks of 4 floats: thread tid copies chunk cb = tid % 32 (k = k0
- * + 4 cb .. + 3, contiguous in w) of rows br = tid / 32, br + BSTEP, ...
- * (all with row br's swizzle: one shared-memory address plus constants). */
+/* B's part of one stage: the filter in KRSC (wk[k][j], prepared by
+ * tc_filter_kernel), rows k0 .. k0 + 127 (output channels), columns j0 ..
+ * j0 + BK - 1, in chunks of 4 floats, as A's: thread tid copies chunk
+ * column cc = tid % (BK / 4) of rows br = tid / (BK / 4), br + BSTEP, ...
+ * Each 16 rows of the stage hold their 16 channels in the order 0, 2, ..,
+ * 14, 1, 3, .., 15: ldmatrix_w() then hands lane 4g + t channels 2 g and
+ * 2 g + 1 as a0 and a1 (row br holds channel ch). Rows past K and columns
+ * past J are zero-filled. */
 template <int THREADS, int BK, bool VEC>
-__device__ __forceinline__ void load_b(float *stage, const float *__restrict__ wt, const tc_geom &g,
+__device__ __forceinline__ void load_b(float *stage, const float *__restrict__ wk, const tc_geom &g,
                                        int j0, int k0, int tid)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
-    constexpr int BSTEP = THREADS / TC8B_BCHUNKS, BROWS = BK / BSTEP;
-    static_assert(BROWS * BSTEP == BK, "the threads copy whole rows of B");
-    static_assert(BSTEP % 4 == 0, "rows br + i BSTEP have row br's swizzle (b_col)");
-    const int cb = tid % TC8B_BCHUNKS, br = tid / TC8B_BCHUNKS, k = k0 + 4 * cb;
-    const int rows_left = g.j - (j0 + br); /* row br + i BSTEP is in w while i BSTEP < rows_left */
-    const float *src = wt + (long long)(j0 + br) * g.k + k;
-    const unsigned dst = smem_addr(stage + TC8B_BM * BK + br * TC8B_BN + b_col(br, 4 * cb));
+    constexpr int BSTEP = TC8B_RSTEP(THREADS, BK), BROWS = TC8B_BN / BSTEP;
+    static_assert(BROWS * BSTEP == TC8B_BN, "the threads copy whole rows of B");
+    static_assert(BSTEP % 16 == 0, "rows br + i BSTEP: the same channel order and swizzle");
+    const int cc = tid % (BK / 4), br = tid / (BK / 4), j = j0 + 4 * cc;
+    const int ch = (br & ~15) + 2 * (br & 7) + ((br >> 3) & 1); /* row br's channel */
+    const int rows_left = g.k - (k0 + ch);
+    const float *src = wk + (long long)(k0 + ch) * g.j + j;
+    const unsigned dst = smem_addr(stage + TC8B_BM * BK + br * BK + stage_col<BK>(br, 4 * cc));
 #pragma unroll
-    for (int i = 0; i < BROWS; ++i, src += (long long)BSTEP * g.k)
+    for (int i = 0; i < BROWS; ++i, src += (long long)BSTEP * g.j)
 #pragma unroll
         for (int e = 0; e < E; ++e)
-            cp_async_zfill<16 / E>(dst + 4 * (i * BSTEP * TC8B_BN + e), src + e,
-                                   i * BSTEP < rows_left && k + e < g.k);
+            cp_async_zfill<16 / E>(dst + 4 * (i * BSTEP * BK + e), src + e,
+                                   i * BSTEP < rows_left && j + e < g.j);
 }
 
 /* The fragments of one k-step, in the registers mma.sync takes them from:
@@ -297,21 +319,19 @@ __device__ __forceinline__ void load_fragments(tc_frags<MI> &f, const float *as,
 {
     constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
     /* exercise 08-fragments begin: the fragments of one k-step */
-    const int gq = lane >> 2, tq = lane & 3; /* g and t of the fragments */
-    /* w^T, tile i: row g + 8 h is channel wn + 16 i + 2 g + h, so that
-     * a0, a1 = w[kk + t][that channel, h = 0, 1] are one 8-byte load,
-     * and a2, a3 the same at row kk + t + 4, which has row kk + t's
-     * swizzle. (b_col moves bits 3 and 4 of a column: 32 (i / 2) stays
-     * outside it.) */
+    /* w^T, channel tile i: rows wn + 16 i .. + 15 of bs, one ldmatrix;
+     * already rounded to TF32 (tc_filter_kernel), but for 3xTF32 split */
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
-        const float *wp =
-            bs + (kk + tq) * TC8B_BN + wn + 32 * (i >> 1) + b_col(tq, 16 * (i & 1) + 2 * gq);
-        const float2 lo = *(const float2 *)wp, hi = *(const float2 *)(wp + 4 * TC8B_BN);
-        split<THREE>(__float_as_uint(lo.x), f.a[i][0], f.a_small[i][0]);
-        split<THREE>(__float_as_uint(lo.y), f.a[i][1], f.a_small[i][1]);
-        split<THREE>(__float_as_uint(hi.x), f.a[i][2], f.a_small[i][2]);
-        split<THREE>(__float_as_uint(hi.y), f.a[i][3], f.a_small[i][3]);
+        unsigned raw[4];
+        ldmatrix_w<BK>(raw, bs + (wn + 16 * i) * BK, kk, lane);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            if (THREE)
+                split<THREE>(raw[v], f.a[i][v], f.a_small[i][v]);
+            else
+                f.a[i][v] = raw[v];
+        }
     }
     /* x^T: the warp's 64 pixels, two tiles of 8 per ldmatrix */
 #pragma unroll
@@ -328,16 +348,15 @@ __device__ __forceinline__ void load_fragments(tc_frags<MI> &f, const float *as,
         }
     }
     /* exercise 08-fragments stub
-    // TODO(exercise 08-fragments): this k-step's fragments in f, each
-    // loaded register converted with split<THREE>(v, big, small) (with
-    // XTRUNC, x's registers go to mma.sync as loaded). w^T, channel tile
-    // i < MI: row g + 8h of the tile is channel wn + 16 i + 2 g + h, so
-    // f.a[i][0], f.a[i][1] are w at row kk + t of bs (rows of TC8B_BN
-    // floats, the column through b_col(t, col)), channels 16 i + 2 g and
-    // + 1 of the warp's: one 8-byte load; f.a[i][2], f.a[i][3] the same at
-    // row kk + t + 4. x^T, pixel tiles 2p and 2p + 1 (p < 4): ldmatrix_x<BK>
-    // of the rows wm + 16 p of as hands over f.b[2p][0], f.b[2p][1],
-    // f.b[2p+1][0], f.b[2p+1][1].
+    // TODO(exercise 08-fragments): this k-step's fragments in f. w^T,
+    // channel tile i < MI: ldmatrix_w<BK> of the 16 rows wn + 16 i of bs
+    // hands over f.a[i][0..3], already TF32 (tc_filter_kernel rounded
+    // them), except with THREE: then split<THREE>(v, f.a[i][v],
+    // f.a_small[i][v]) each. x^T, pixel tiles 2p and 2p + 1 (p < 4):
+    // ldmatrix_x<BK> of the 16 rows wm + 16 p of as hands over f.b[2p][0],
+    // f.b[2p][1], f.b[2p+1][0], f.b[2p+1][1], each converted with
+    // split<THREE>(v, big, small) (with XTRUNC, as loaded). Both at columns
+    // kk .. kk + 7.
     // Graded by tests/test_08_tensor_cores.c (suite gpu_tensor_cores).
     for (int i = 0; i < MI; ++i)
         for (int v = 0; v < 4; ++v)
@@ -382,7 +401,7 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_f
  * threads) registers per thread), STAGES stages of BK, arithmetic PREC. */
 template <int WN, int MINB, int STAGES, int BK, bool VEC, int PREC>
 __global__ void __launch_bounds__(64 * WN, MINB)
-    conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
+    conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wk,
                          float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 800
@@ -418,7 +437,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     for (int st = 0; st < STAGES; ++st) {
         if (st < steps) {
             load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, tap);
-            load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wt, g, st * BK, k0, tid);
+            load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wk, g, st * BK, k0, tid);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
@@ -463,7 +482,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                     if (next < steps) {
                         float *refill = smem + rd * TC8B_STAGE(BK);
                         load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, tap);
-                        load_b<THREADS, BK, VEC>(refill, wt, g, next * BK, k0, tid);
+                        load_b<THREADS, BK, VEC>(refill, wk, g, next * BK, k0, tid);
                     }
                     asm volatile("cp.async.commit_group;\n" ::: "memory");
                     if (SETS == 2) { /* k-step 0 of the next step's stage, landed */
@@ -534,6 +553,49 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #endif
 }
 
+/* excerpt: the filter as KRSC */
+/* The filter w[j][k] (RSCK: B of the GEMM) as wk[k][j] (KRSC), rounded to
+ * TF32 where `round`: each block transposes one 32 x 32 tile of it, tile
+ * blockIdx.x = jt + jtiles kt at j = 32 jt, k = 32 kt, through shared
+ * memory, reading rows of w and writing rows of wk, 128 contiguous bytes
+ * each. Its rows are 33 floats, so that a warp reading a column of the tile
+ * reads 32 banks. */
+__global__ void __launch_bounds__(256)
+    tc_filter_kernel(const float *__restrict__ w, float *__restrict__ wk, int nj, int nk,
+                     int jtiles, int round)
+{
+#if __CUDA_ARCH__ >= 800
+    __shared__ float tile[32][33];
+    const int jb = (int)(blockIdx.x % jtiles) * 32, kb = (int)(blockIdx.x / jtiles) * 32;
+    const int tx = threadIdx.x;
+    for (int r = threadIdx.y; r < 32; r += 8)
+        if (jb + r < nj && kb + tx < nk)
+            tile[r][tx] = w[(long long)(jb + r) * nk + kb + tx];
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += 8)
+        if (kb + r < nk && jb + tx < nj) {
+            const float v = tile[tx][r];
+            wk[(long long)(kb + r) * nj + jb + tx] = round ? __uint_as_float(to_tf32(v)) : v;
+        }
+#endif
+}
+/* excerpt end: the filter as KRSC */
+
+/* The launch of tc_filter_kernel: all of w into d_work, 32 x 8 threads a
+ * tile. */
+static conv_status tc_filter(const tc_geom &g, bool round, const float *d_w, float *d_work,
+                             cudaStream_t stream, conv_msg *msg)
+{
+    const long long jtiles = (g.j + 31) / 32, tiles = jtiles * ((g.k + 31) / 32);
+    if (tiles > INT_MAX)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "the filter (%d x %d) is too large for 8b's transpose", g.j, g.k);
+    tc_filter_kernel<<<(unsigned)tiles, dim3(32, 8), 0, stream>>>(d_w, d_work, g.j, g.k,
+                                                                  (int)jtiles, round ? 1 : 0);
+    CONV_CHECK_LAUNCH("tc_filter_kernel", msg);
+    return CONV_OK;
+}
+
 /* The tiles: warps along n (WN), blocks per SM, stages, BK. 8b: 4 warps of
  * 64 x 64, 128 accumulators per thread, two blocks per SM, three stages of
  * 32 (32 KB each). 8c needs more registers for its split operands and
@@ -566,7 +628,7 @@ static int blocks_per_sm(const void *kernel, int threads, size_t smem)
  * memory per SM); neither fits: skipped with the reason. */
 template <int WN, int MINB, int STAGES, int BK, int PREC>
 static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, const float *d_w,
-                              float *d_y, cudaStream_t stream, conv_msg *msg)
+                              float *d_y, float *d_work, cudaStream_t stream, conv_msg *msg)
 {
     const int threads = 64 * WN;
     /* shared memory of a block: its stages, then the table of its rows */
@@ -593,31 +655,46 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
                                msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
+    /* the filter as KRSC, rounded but for 3xTF32, which splits it */
+    if ((st = tc_filter(g, PREC != TC_3XTF32, d_w, d_work, stream, msg)) != CONV_OK)
+        return st;
+    const float *d_wk = d_work;
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
                     (unsigned)((g.k + TC8B_BN - 1) / TC8B_BN));
     /* one launch for the instantiations: the kernel's address and its arguments */
-    void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
+    void *args[] = {(void *)&d_x, (void *)&d_wk, (void *)&d_y, (void *)&g};
     CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(threads), args, smem, stream), msg);
     CONV_CHECK_LAUNCH("conv2d_tc_mma_kernel", msg);
     return CONV_OK;
 }
 
+extern "C" size_t conv2d_tc_mma_workspace_elems(const conv_params *p)
+{
+    return (size_t)p->k * p->r * p->s * p->c;
+}
+
 extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x,
-                                     const float *d_w, float *d_y, cudaStream_t stream,
-                                     conv_msg *msg)
+                                     const float *d_w, float *d_y, float *d_work, size_t work_elems,
+                                     cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
     if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32 && t != TC_TF32_XTRUNC)
         st = conv_fail(msg, CONV_ERR_INVALID,
                        "8b and 8c run TF32, 3xTF32 or TF32 with x truncated, not precision %d",
                        (int)t);
+    if (st == CONV_OK && d_work == NULL)
+        st = conv_fail(msg, CONV_ERR_INVALID, "8b and 8c need a workspace (d_work) for the filter");
+    if (st == CONV_OK && work_elems < conv2d_tc_mma_workspace_elems(p))
+        st = conv_fail(msg, CONV_ERR_INVALID,
+                       "the workspace (work_elems) holds %zu floats; 8b and 8c need %zu here",
+                       work_elems, conv2d_tc_mma_workspace_elems(p));
     if (st != CONV_OK)
         return st;
     const bool vec = p->c % 4 == 0 && p->k % 4 == 0 &&
-                     ((uintptr_t)d_x | (uintptr_t)d_w) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
+                     ((uintptr_t)d_x | (uintptr_t)d_work) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
     if (t == TC_3XTF32)
-        return launch_mma<TC8C_TILE, TC_3XTF32>(p, vec, d_x, d_w, d_y, stream, msg);
+        return launch_mma<TC8C_TILE, TC_3XTF32>(p, vec, d_x, d_w, d_y, d_work, stream, msg);
     if (t == TC_TF32_XTRUNC)
-        return launch_mma<TC8B_TILE, TC_TF32_XTRUNC>(p, vec, d_x, d_w, d_y, stream, msg);
-    return launch_mma<TC8B_TILE, TC_TF32>(p, vec, d_x, d_w, d_y, stream, msg);
+        return launch_mma<TC8B_TILE, TC_TF32_XTRUNC>(p, vec, d_x, d_w, d_y, d_work, stream, msg);
+    return launch_mma<TC8B_TILE, TC_TF32>(p, vec, d_x, d_w, d_y, d_work, stream, msg);
 }

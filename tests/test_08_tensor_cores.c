@@ -154,9 +154,30 @@ Test(cpu_tf32, mma_refuses_a_precision_it_does_not_run)
     conv_params p = conv_shape(1, 4, 8, 8, 4, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
     float *fake = (float *)(uintptr_t)256;
-    cr_assert_eq(conv2d_tc_mma(&p, TC_PRECISION_COUNT, fake, fake, fake, 0, &msg),
+    cr_assert_eq(conv2d_tc_mma(&p, TC_PRECISION_COUNT, fake, fake, fake, fake, 1u << 20, 0, &msg),
                  CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "not precision");
+}
+
+/* 8b and 8c write the filter as KRSC into the caller's workspace, K*R*S*C
+ * floats: none, or one float too few, is refused before any CUDA call. */
+Test(cpu_tf32, mma_needs_a_workspace_for_the_filter)
+{
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape(2, 5, 8, 8, 7, 3, 2, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    const size_t need = conv2d_tc_mma_workspace_elems(&p);
+    cr_assert_eq(need, conv_filter_elems(&p));
+    cr_assert_eq(need, (size_t)7 * 3 * 2 * 5);
+    float *fake = (float *)(uintptr_t)256;
+    for (int t = 0; t < TC_PRECISION_COUNT; ++t) {
+        cr_assert_eq(conv2d_tc_mma(&p, (tc_precision)t, fake, fake, fake, NULL, need, 0, &msg),
+                     CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "d_work");
+        cr_assert_eq(conv2d_tc_mma(&p, (tc_precision)t, fake, fake, fake, fake, need - 1, 0, &msg),
+                     CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "work_elems");
+    }
 }
 
 Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
@@ -248,8 +269,9 @@ static tc_precision precision_of(int run)
     return run == RUN_8C ? TC_3XTF32 : run >= RUN_8D || run == RUN_8B_XT ? TC_TF32_XTRUNC : TC_TF32;
 }
 
+/* d_work: 8b's and 8c's workspace, work_elems floats (the others take none). */
 static conv_status run_version(const conv_params *p, int run, const float *d_x, const float *d_w,
-                               float *d_y, conv_msg *msg)
+                               float *d_y, float *d_work, size_t work_elems, conv_msg *msg)
 {
     if (run == RUN_8A)
         return conv2d_tc_wmma(p, d_x, d_w, d_y, 0, msg);
@@ -257,7 +279,7 @@ static conv_status run_version(const conv_params *p, int run, const float *d_x, 
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, 0, msg);
     if (run == RUN_8E)
         return conv2d_tc_tma(p, d_x, d_w, d_y, 0, msg);
-    return conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, 0, msg);
+    return conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, d_work, work_elems, 0, msg);
 }
 
 static void run_gpu(const conv_params *p, int run, const float *h_x, const float *h_w, float *h_y)
@@ -266,10 +288,16 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     float *d_x = conv_test_device_copy(h_x, nx, "x");
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
+    /* exactly the workspace 8b and 8c ask for, poisoned, a canary after it */
+    const size_t nwork = conv2d_tc_mma_workspace_elems(p);
+    float *d_work = conv_test_device_output(nwork, "workspace");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(run_version(p, run, d_x, d_w, d_y, &msg), msg);
+    CONV_ASSERT_OK(run_version(p, run, d_x, d_w, d_y, d_work, nwork, &msg), msg);
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
     conv_test_assert_canary(d_y, ny, "%s output on %s", run_names[run], conv_shape_name(p));
+    conv_test_assert_canary(d_work, nwork, "%s workspace on %s", run_names[run],
+                            conv_shape_name(p));
+    conv_device_free(d_work);
     conv_device_free(d_x);
     conv_device_free(d_w);
     conv_device_free(d_y);
@@ -512,7 +540,8 @@ Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_tc_mma(&p, TC_3XTF32, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
+    cr_assert_eq(conv2d_tc_mma(&p, TC_3XTF32, d_y, d_y, d_y, d_y, ny, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
     conv_test_assert_untouched(d_y, ny);
     conv_device_free(d_y);

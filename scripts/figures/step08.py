@@ -18,7 +18,7 @@
                         empty mbarriers; the pixels one im2col copy walks
 
 The tile sizes are the #defines of 08_tensor_cores/tensor_cores.cu (TC_BM,
-TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*, and its swizzles a_col() and b_col(), which a_col and b_col
+TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*, and its swizzle stage_col(), which stage_col
 below repeat) and
 tensor_cores_wgmma.cu (TC8D_*) and tensor_cores_tma.cu (TC8E_*); the warps' 2 x 2 layout and the
 fragment shape m16n16k8 are written into its kernel (WARPS_N and WMMA_SHAPE
@@ -411,30 +411,17 @@ def mma_geometry(k):
             "smem": stages * stage * 4}
 
 
-def a_col(bk, row, col):
-    """tensor_cores_mma.cu's a_col(): column col of A row `row` in a stage, its
-    16-byte chunk XORed with (row / (32 / BK)) % (BK / 4)."""
+def stage_col(bk, row, col):
+    """tensor_cores_mma.cu's stage_col(): column col of row `row` of a stage (x's rows
+    and w's alike), its 16-byte chunk XORed with (row / (32 / BK)) % (BK / 4)."""
     return col ^ (4 * ((row // (32 // bk)) % (bk // 4)))
 
 
-def b_col(row, col):
-    """tensor_cores_mma.cu's b_col(): the chunk of column col XORed with 2 (row % 4)."""
-    return col ^ (8 * (row % 4))
-
-
-def banks_x(bk, swizzled):
-    """The bank of each lane's word in one ldmatrix block of x: pixel g, column
-    t, rows bk floats apart: [g][t]."""
-    col = (lambda g, t: a_col(bk, g, t)) if swizzled else (lambda g, t: t)
+def banks_ldmatrix(bk, swizzled):
+    """The bank of each lane's word in one ldmatrix block (x's or w's): row g,
+    column t, rows bk floats apart: [g][t]."""
+    col = (lambda g, t: stage_col(bk, g, t)) if swizzled else (lambda g, t: t)
     return [[(g * bk + col(g, t)) % 32 for t in range(4)] for g in range(8)]
-
-
-def banks_w(bn, swizzled):
-    """The first of the two banks of each lane's 8-byte load of w (a0, a1 of
-    channel tile 0), for the half warp g = 0..3: row t, columns 2g and 2g + 1,
-    rows bn floats apart: [g][t]."""
-    col = (lambda t, g: b_col(t, 2 * g)) if swizzled else (lambda t, g: 2 * g)
-    return [[(t * bn + col(t, g)) % 32 for t in range(4)] for g in range(4)]
 
 
 def worst_conflict(table, words=1):
@@ -470,22 +457,19 @@ def caption_08_mma_fragments(k):
         lane (L) and the register that holds it; one colour per lane. 8b computes y^T = w^T x^T:
         a is 16 output channels by 8 j of the weights, b 8 j by 8 pixels of x, c 16 channels
         by 8 pixels. One ldmatrix hands each thread b0 and b1 of two tiles of 8 pixels, in
-        consecutive registers; row g + 8h of a channel tile is channel 2g + h, so a0, a1 and
-        a2, a3 are two 8-byte loads of w; each thread writes its own outputs to y. (d) The
-        banks of one load: one ldmatrix block of x, pixels g = 0..7 and columns t = 0..3, from
-        rows of {bk} floats, bank ({bk} g + t) mod 32: {wa}; with each 16-byte chunk XORed
-        with the row (a_col()), {va}. w's 8-byte loads, half a warp at a time (g = 0..3,
-        t = 0..3: row t, columns 2g and 2g + 1; the first of each lane's two banks shown), from
-        rows of {bn} floats: {wb}; with the chunk XORed with 2 (t mod 4) (b_col()), {vb}. The
+        consecutive registers, and one more a0..a3 of a tile of 16 channels, from the filter
+        written once per call as KRSC (rows of output channels, j consecutive, as x's rows);
+        rows g and g + 8 of a channel tile are channels 2g and 2g + 1; each thread writes its
+        own outputs to y. (d) The banks of one load: one ldmatrix block, rows g = 0..7 and
+        columns t = 0..3, from rows of {bk} floats, bank ({bk} g + t) mod 32: {wa}; with each
+        16-byte chunk XORed with the row (stage_col()), {va}. The
         block: {g[BM]} x {g[BN]} outputs, {g[warps]} warps ({g[wm_n]} along m, {g[wn_n]} along
         n) of {g[WM]} x {g[WN]}, each {g[tn]} x {g[tm]} tiles of {g[fn]} pixels x {g[fm]}
         channels ({acc} accumulators per thread), {mmas} mma.sync per warp and k-step of
-        {g[fk]}; {g[stages]} stages of {g[BM]} x {bk} + {bk} x {bn} floats in flight, {smem:,}
+        {g[fk]}; {g[stages]} stages of ({g[BM]} + {bn}) x {bk} floats in flight, {smem:,}
         bytes of shared memory.""",
-                     g=g, bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_x(g["BK"], True)),
-                     wa=bank_verdict(banks_x(g["BK"], False)),
-                     vb=bank_verdict(banks_w(g["BN"], True), 2),
-                     wb=bank_verdict(banks_w(g["BN"], False), 2),
+                     g=g, bk=g["BK"], bn=g["BN"], va=bank_verdict(banks_ldmatrix(g["BK"], True)),
+                     wa=bank_verdict(banks_ldmatrix(g["BK"], False)),
                      acc=g["tm"] * g["tn"] * 4, mmas=g["tm"] * g["tn"], smem=g["smem"])
 
 
@@ -524,16 +508,14 @@ def fig_08_mma_fragments(k):
                               "L13 a2: lane 13 (g = 3, t = 1), its register a2",
                               "a: 16 channels x 8 j of w; b: 8 j x 8 pixels of x;",
                               "ldmatrix hands each thread b0, b1 of two pixel tiles,",
-                              "two 8-byte loads of w a0, a1 and a2, a3 (row g + 8h",
-                              "= channel 2g + h); all rounded to TF32 (cvt.rn)",
+                              "and a0..a3 of w (KRSC: row g + 8h = channel 2g + h);",
+                              "x rounded to TF32 (cvt.rn), w once per call",
                               "c: stored by each thread straight to y",
                               "(c0, c2: two adjacent channels, one 8-byte store)"]):
         ax.text(bx, fk + 1.2 + 1.0 * i, line, fontsize=7.5, va="top")
     # (d) the banks
-    tables = [(f"x (ldmatrix), rows of {g['BK']} floats", banks_x(g["BK"], False), 1),
-              ("x, chunks XORed (a_col)", banks_x(g["BK"], True), 1),
-              (f"w (8 bytes), rows of {g['BN']} floats", banks_w(g["BN"], False), 2),
-              ("w, chunks XORed (b_col)", banks_w(g["BN"], True), 2)]
+    tables = [(f"x or w (ldmatrix), rows of {g['BK']} floats", banks_ldmatrix(g["BK"], False), 1),
+              ("x or w, chunks XORed (stage_col)", banks_ldmatrix(g["BK"], True), 1)]
     ax2, _ = canvas_below(fig, bottom - 0.06, 0.01, 0.98, (-2.5, 4 * 8 * 1.6 + 16),
                           (-3.4, 9.6), title="(d) the bank of each lane's load: 32 lanes, "
                                              "32 banks?")
