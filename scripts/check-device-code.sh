@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 archs=("$@")
 if [ ${#archs[@]} -eq 0 ]; then
-  # the portable list, as CMake builds it when no GPU is visible
+  # the portable list, as the preset portable (CONV_ALL_ARCHS) builds it
   read -r -a archs <<<"$(sed -n 's/^set(CONV_PORTABLE_ARCHS \(.*\))$/\1/p' cmake/ConvDefaults.cmake)"
 fi
 nvcc=${CUDACXX:-nvcc}

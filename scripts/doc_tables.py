@@ -36,7 +36,9 @@ column it comes from:
 
 (optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage,
 prefix="cuDNN" instead of version= to pick the row whose name starts so (cuDNN's
-row carries the algorithm it chose), and instead of a column verdict:REGEX, the
+row carries the algorithm it chose), COLUMN="VALUE" to pick the row by another
+column than version (what="run" in bench/results/timings_cpu.csv), and instead
+of a column verdict:REGEX, the
 number the regular expression's group finds in the verdict). A profile saved
 from Nsight Compute's --metrics output (a .txt log) is read the same way, the
 metric named instead of a row and a column:
@@ -422,10 +424,19 @@ def value_of(path_rel, selector):
             opts[key] = val.strip('"')
         else:
             column = bare
-    keep = [r for r in rows
-            if (r.get("version") == opts["version"] if "version" in opts
-                else r.get("version", "").startswith(opts.get("prefix", "\0")))
-            and ("problem" not in opts or r.get("problem") == opts["problem"])]
+    # any other key names a column the row must equal (what="run")
+    equal = {k: v for k, v in opts.items() if k not in ("version", "prefix", "problem", "scale")}
+
+    def picked(r):
+        if "version" in opts:
+            named = r.get("version") == opts["version"]
+        elif "prefix" in opts:
+            named = r.get("version", "").startswith(opts["prefix"])
+        else:
+            named = bool(equal)
+        return (named and ("problem" not in opts or r.get("problem") == opts["problem"])
+                and all(r.get(k) == v for k, v in equal.items()))
+    keep = [r for r in rows if picked(r)]
     if len(keep) != 1:
         raise ValueError(f"{len(keep)} rows of {path_rel} match {selector}")
     row = keep[0]

@@ -6,6 +6,7 @@ input here gets as far as looking for a GPU.
 
     python3 tests/test_bad_input.py NAME=PATH [NAME=PATH ...]
 """
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -146,16 +147,23 @@ def run_case(name, path, args, needle, tmp):
         os.remove(os.path.join(tmp, f))
 
 
+def one(name, path, args, needle):
+    with tempfile.TemporaryDirectory() as tmp:
+        run_case(name, path, args, needle, tmp)
+
+
 def main(programs):
-    cases = 0
+    cases = []
     for spec in programs:
         name, path = spec.split("=", 1)
         table = COMMON + ([] if name in NO_SHAPE else SHAPE) + OWN.get(name, [])
-        for args, needle in table:
-            with tempfile.TemporaryDirectory() as tmp:
-                run_case(name, path, args, needle, tmp)
-            cases += 1
-    print(f"{cases} bad inputs over {len(programs)} programs; "
+        cases += [(name, path, args, needle) for args, needle in table]
+    # Each case in a folder of its own, so they run side by side (most of a
+    # case's time is the program loading the CUDA libraries).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for done in pool.map(lambda c: one(*c), cases):
+            pass
+    print(f"{len(cases)} bad inputs over {len(programs)} programs; "
           f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
     return 1 if failures else 0
 

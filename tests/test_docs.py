@@ -13,7 +13,8 @@
     (`gpu_*`, `cpu_*`), a `suite/test` or `suite/glob*`, a bare test name
     (snake case, four words or more), a test file, a ctest entry;
   - every generated table, every measured number in the prose and every code
-    excerpt matches its CSV or its source (scripts/doc_tables.py --check);
+    excerpt of the notes and of README.md matches its CSV or its source
+    (scripts/doc_tables.py --check);
   - no text in the repository speaks about how it was made (seed numbers,
     issues, sessions).
 With --self-test it proves that these checks fail: it plants a stale number,
@@ -85,6 +86,8 @@ def check_tree(root):
         if f.endswith(CODE_EXT) and not f.startswith("tests/test_docs"):
             with open(os.path.join(root, f), errors="replace") as fh:
                 code += fh.read() + "\n"
+    # every name that some source file defines or calls: name(
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", code))
     notes = sorted(f for f in files if f.endswith(".md") and not f.startswith(".")
                    and "/results/" not in f and not f.endswith("_template.md"))
     basenames = {os.path.basename(f) for f in files}
@@ -110,7 +113,7 @@ def check_tree(root):
             if not found:
                 fail(f"{note}: names `{path}`, which does not exist")
         for func in FUNC_RE.findall(prose):
-            if not re.search(r"\b" + re.escape(func) + r"\s*\(", code):
+            if func not in called:
                 fail(f"{note}: names `{func}()`, which no source file defines or calls")
         for link in LINK_RE.findall(prose):
             if re.match(r"^[a-z]+:", link):
@@ -140,7 +143,7 @@ def check_tree(root):
                         fail(f"{f}:{i}: '{m.group(0)}' speaks about how the repository was made")
     check = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
                             "--check"] + [os.path.join(root, n) for n in notes if
-                                          n.startswith("docs/")],
+                                          n.startswith("docs/") or n == "README.md"],
                            capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
         fail("tables, numbers or code excerpts are stale:\n" + check.stdout + check.stderr)
@@ -278,6 +281,10 @@ TUNE_SELECTOR = ('heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" '
                  'line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS"')
 
 
+# The README's times, a CSV whose rows are picked by another column (what=).
+TIMINGS = os.path.join("bench", "results", "timings_cpu.csv")
+
+
 # Two metrics every step 08 profile has, for a planted per= ratio.
 RATIO = ("smsp__issue_active.avg.pct_of_peak_sustained_active",
          "sm__warps_active.avg.pct_of_peak_sustained_active")
@@ -320,12 +327,21 @@ def self_test(root):
                         "Of Light Throughput\" -->0.00<!-- /value --> units.\n")
             if os.path.exists(os.path.join(copy, TUNE_LOG)):
                 f.write(f"\nReached <!-- value: {TUNE_LOG} {TUNE_SELECTOR} -->0.0<!-- /value -->%.\n")
+            if os.path.exists(os.path.join(copy, TIMINGS)):
+                f.write(f"\nBuilt in <!-- value: {TIMINGS} what=\"run\" median_s -->0.0"
+                        "<!-- /value --> s.\n")
         gen = subprocess.run([sys.executable, os.path.join(copy, "scripts", "doc_tables.py"), note],
                              capture_output=True, text=True, cwd=copy)
         good = open(note).read()
 
+        cases = []
+
         def expect(what, planted, needle, path=note, tag="plant"):
-            """planted written to path; the failures whose line holds tag and needle."""
+            """A case: planted written to path, the failures whose line holds tag
+            and needle expected (none where needle is empty)."""
+            cases.append((what, planted, needle, path, tag))
+
+        def run_case(number, what, planted, needle, path, tag):
             nonlocal ok
             with open(path) as f:
                 before = f.read()
@@ -342,7 +358,8 @@ def self_test(root):
                     with open(path, "w") as f:
                         f.write(before)
             caught = bool(found) == (needle != "")
-            print(f"self-test: {what}: {'as expected' if caught else 'WRONG'}")
+            print(f"self-test {number} of {len(cases)}: {what}: "
+                  f"{'as expected' if caught else 'WRONG'}", flush=True)
             ok &= caught
 
         if gen.returncode != 0 or "0.000<" in good or "return 1" not in good:
@@ -372,6 +389,11 @@ def self_test(root):
             expect("a changed number of a tuning log",
                    good.replace(f'cuBLAS" -->{reached}<!--',
                                 f'cuBLAS" -->{float(reached) + 1:.1f}<!--'), "stale")
+        if os.path.exists(os.path.join(copy, TIMINGS)):
+            built = re.search(r'median_s -->([0-9.]+)<!-- /value', good).group(1)
+            expect("a changed number of a row picked by another column than version",
+                   good.replace(f'median_s -->{built}<!--',
+                                f'median_s -->{float(built) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
@@ -401,6 +423,8 @@ def self_test(root):
         expect("a grading suite left out of Your turn",
                mine.replace(yours, yours.replace("`cpu_conv1d`", "the 1D suite")),
                "`cpu_conv1d`", step_note, tag)
+        for number, case in enumerate(cases, 1):
+            run_case(number, *case)
     return 0 if ok else 1
 
 

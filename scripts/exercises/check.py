@@ -114,7 +114,7 @@ def check_locked(root, cpu_only, ids, jobs, arch, scratch):
     sync(root, src)
     regions = mf.scan(root)
     runner.log_line(f"scratch copy {src}; building the solution (log: {log}) ...")
-    runner.build(src, build_dir, jobs, log, arch=arch)
+    runner.build(src, build_dir, jobs, log, arch=arch, progress=True)
     has_gpu, device = runner.device(build_dir)
     chosen = [i for i in mf.select(manifest, None, ids)
               if not (cpu_only and manifest["exercises"][i]["gpu"])]
@@ -136,9 +136,11 @@ def check_locked(root, cpu_only, ids, jobs, arch, scratch):
     if failures:
         runner.log_line("\n".join(failures))
         return 1
-    for ex_id in chosen:
+    for number, ex_id in enumerate(chosen, 1):
         ex = manifest["exercises"][ex_id]
         start = time.time()
+        runner.log_line(f"[{number} of {len(chosen)}] {ex_id}: stubbed alone, rebuilding and "
+                        "running the tests the rebuild touched ...")
         before = stamps(entries, build_dir)
         changed = stub_only(root, src, regions, ex_id)
         try:

@@ -83,14 +83,14 @@ def grade(root, step=None, jobs=2, json_path=None, perf=True):
     open(log, "w").close()
     runner.log_line(f"building (cmake --preset release; log: {log}) ...")
     try:
-        runner.build(root, build_dir, jobs, log, preset="release")
+        runner.build(root, build_dir, jobs, log, preset="release", progress=True)
     except runner.BuildError as e:
         return report(manifest, ids, {}, None, f"not graded: {e}", json_path)
     has_gpu, device = runner.device(build_dir)
     runner.log_line(f"GPU: {device}" if has_gpu else f"no usable GPU: {device}")
     cache = TestCache(build_dir, runner.ctest_entries(build_dir))
     results, runs = {}, {}
-    for ex_id in ids:
+    for number, ex_id in enumerate(ids, 1):
         ex = manifest["exercises"][ex_id]
         res = {"id": ex_id, "step": ex["step"], "title": ex["title"], "max_points": ex["points"],
                "points": 0, "tests": [], "passed": 0, "total": 0}
@@ -99,7 +99,7 @@ def grade(root, step=None, jobs=2, json_path=None, perf=True):
             res["status"] = "not graded: no CUDA device"
             res["points"] = None
             continue
-        runner.log_line(f"grading {ex_id} ...")
+        runner.log_line(f"[{number} of {len(ids)}] grading {ex_id} ...")
         for name, filt in mf.tests_of(ex):
             for test, (verdict, message) in sorted(cache.result(name, filt).items()):
                 res["tests"].append({"ctest": name, "filter": filt, "test": test,

@@ -27,8 +27,31 @@ def run(cmd, cwd=None, log=None, env=None, timeout=None):
     return p.returncode, p.stdout + p.stderr
 
 
-def build(tree, build_dir, jobs, log, arch=None, preset=None):
-    """Configures (once) and builds the tree; raises BuildError naming the log."""
+# make's line for each file it compiles: "[ 42%] Building CUDA object 06_im2col_gemm/..."
+BUILDING = re.compile(r"^\[\s*(\d+)%\] Building \w+ object (?:CMakeFiles/)?([\w.-]+)/")
+
+
+def build_with_progress(cmd, cwd, log):
+    """Runs the build, its output to the file log; prints a line when it starts
+    on a folder of the tree (a step, common, bench) the first time."""
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        seen = set()
+        for line in p.stdout:
+            f.write(line)
+            m = BUILDING.match(line)
+            if m and m.group(2) not in seen:
+                seen.add(m.group(2))
+                log_line(f"  [{m.group(1):>3}%] building {m.group(2)}")
+        return p.wait()
+
+
+def build(tree, build_dir, jobs, log, arch=None, preset=None, progress=False):
+    """Configures (once) and builds the tree; raises BuildError naming the log.
+    With progress, prints which folder of the tree is building."""
     if preset:
         configure = ["cmake", "--preset", preset]
     else:
@@ -39,7 +62,8 @@ def build(tree, build_dir, jobs, log, arch=None, preset=None):
         rc, _ = run(configure, cwd=tree, log=log)
         if rc != 0:
             raise BuildError(f"configure failed (see {log})")
-    rc, _ = run(["cmake", "--build", build_dir, "-j", str(jobs)], cwd=tree, log=log)
+    cmd = ["cmake", "--build", build_dir, "-j", str(jobs)]
+    rc = build_with_progress(cmd, tree, log) if progress else run(cmd, cwd=tree, log=log)[0]
     if rc != 0:
         raise BuildError(f"build failed (see {log}; the first error is the one to fix)")
 

@@ -61,6 +61,7 @@ def step(what, problems, failures):
 
 def selftest(root, build_dir=None, jobs=2, arch=None, run_check=True):
     failures = []
+    build_dir = os.path.abspath(build_dir) if build_dir else None
     manifest = mf.load(root)
     regions = mf.scan(root)
     names = listed = None
