@@ -8,6 +8,7 @@
 # quotes through value markers (scripts/doc_tables.py), and prints each time.
 #   scripts/time-commands.sh cpu        on a 2-core machine without a GPU
 #   scripts/time-commands.sh gpu 1      on a GPU machine, one run each
+#   NO_ALL=1 scripts/time-commands.sh gpu 1   without the scripts/test.sh --all run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -65,9 +66,12 @@ for i in $(seq "$runs"); do
   test_s+=("$(timed "test-$i" bash scripts/test.sh)")
   echo "run $i of $runs: scripts/run.sh ${run_s[-1]} s, then scripts/test.sh ${test_s[-1]} s"
 done
-fresh
-all_s=$(timed all bash scripts/test.sh --all)
-echo "scripts/test.sh --all in a fresh copy: $all_s s"
+all_s=""
+if [ "${NO_ALL:-0}" != 1 ]; then
+  fresh
+  all_s=$(timed all bash scripts/test.sh --all)
+  echo "scripts/test.sh --all in a fresh copy: $all_s s"
+fi
 
 # what, median, min, max of the numbers given
 stats() {
@@ -85,7 +89,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 ||
   echo "what,median_s,min_s,max_s,runs,command"
   echo "$(stats run "${run_s[@]}"),\"scripts/run.sh\""
   echo "$(stats test "${test_s[@]}"),\"scripts/test.sh\""
-  echo "$(stats test-all "$all_s"),\"scripts/test.sh --all\""
+  [ -n "$all_s" ] && echo "$(stats test-all "$all_s"),\"scripts/test.sh --all\""
 } >"$out"
 echo "wrote $out (logs in $logs)"
 cat "$out"
