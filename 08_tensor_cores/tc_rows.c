@@ -87,6 +87,7 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
         rows[n] = conv_row_device(names[n], keys[n], conv2d_tc_conv, &variants[n]);
         rows[n].check = check;
         rows[n].tolerance = tolerance;
+        rows[n].cls = variants[n].precision == TC_3XTF32 ? CONV_CLASS_FP32 : CONV_CLASS_TF32;
         if (variants[n].kernel == TC_MMA) {
             rows[n].setup = setup;
             rows[n].teardown = teardown;
@@ -144,5 +145,6 @@ int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, 
     rows[0].setup = cublas_tf32_setup;
     rows[0].teardown = cublas_tf32_teardown;
     rows[0].tolerance = tolerance;
+    rows[0].cls = CONV_CLASS_TF32;
     return 1 + conv_tc_rows(p, select, rows + 1, max_rows - 1);
 }

@@ -34,9 +34,10 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
             }
         }
     }
-    if ((steps & BENCH_STEP_CUDNN) && n < max_rows) {
+    if ((steps & BENCH_STEP_CUDNN) && n + 1 < max_rows) {
         rows[n] = conv_row_cudnn();
         rows[n++].ref = BENCH_REF_CUDNN;
+        rows[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* the graph API, autotuned */
     }
     if (steps & BENCH_STEP_02) {
         int first = n;
@@ -53,8 +54,9 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         n += conv_im2col_gemm_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_07)
         n += conv_winograd_rows(p, NULL, rows + n, max_rows - n);
-    if ((steps & BENCH_STEP_08) && n < max_rows) {
+    if ((steps & BENCH_STEP_08) && n + 1 < max_rows) {
         rows[n++] = conv_row_cudnn_tf32(); /* a labelled row: TF32 against TF32 */
+        rows[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
         n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
     }
     return n;

@@ -36,6 +36,7 @@ enum {
     OPT_PROGRAM = 100 /* + index in the program's table */
 };
 #define FIRST_RUN_FLAG OPT_WARMUP
+_Static_assert(FIRST_RUN_FLAG <= CONV_CLI_MAX_SHAPE_FLAGS, "room for every problem flag given");
 
 typedef struct {
     const char *name, *metavar, *help;
@@ -303,6 +304,8 @@ static conv_status apply_program(conv_cli_options *o, const conv_flag *f, int i,
                 *c = ',';
         return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --%s: '%s' (expected one of %s)",
                          f->name, arg, expected);
+    } else if (f->kind == CONV_FLAG_SWITCH) {
+        arg = "on";
     } else if (arg[0] == '\0') {
         return conv_fail(msg, CONV_ERR_INVALID, "invalid value for --%s: empty", f->name);
     }
@@ -330,10 +333,23 @@ static conv_status check_spelling(int argc, char **argv, const struct option *lo
         if (o->name == NULL)
             return conv_fail(msg, CONV_ERR_INVALID, "unknown option '%.*s' (see --help)",
                              (int)len + 2, arg);
+        if (o->has_arg == no_argument && arg[2 + len] == '=')
+            return conv_fail(msg, CONV_ERR_INVALID, "--%s takes no value (given '%s')", o->name,
+                             arg);
         if (o->has_arg == required_argument && arg[2 + len] != '=')
             ++i; /* its value, which may itself start with "--" */
     }
     return CONV_OK;
+}
+
+/* 1 when a program flag that fixes the problem was given. */
+static int shape_fixed(const conv_cli_spec *spec, const conv_cli_options *opt)
+{
+    for (int i = 0; i < spec->n_flags; ++i)
+        if (opt->given[i] && spec->shape_fixed_by != NULL &&
+            is_choice(spec->shape_fixed_by, spec->flags[i].name))
+            return 1;
+    return 0;
 }
 
 static const char *flag_name(const conv_cli_spec *spec, int id)
@@ -369,8 +385,10 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                                         i == OPT_HELP ? no_argument : required_argument, NULL, i};
     }
     for (int i = 0; i < spec->n_flags; ++i)
-        longopts[n++] =
-            (struct option){spec->flags[i].name, required_argument, NULL, OPT_PROGRAM + i};
+        longopts[n++] = (struct option){spec->flags[i].name,
+                                        spec->flags[i].kind == CONV_FLAG_SWITCH ? no_argument
+                                                                                : required_argument,
+                                        NULL, OPT_PROGRAM + i};
     memset(&longopts[n], 0, sizeof longopts[n]);
     conv_status spelled = check_spelling(argc, argv, longopts, msg);
     if (spelled != CONV_OK)
@@ -408,8 +426,12 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                                 : CONV_OK;
             if (st == CONV_OK)
                 st = apply_common(opt, id, optarg, v, &same_padding, msg);
-            if (id < FIRST_RUN_FLAG && id != OPT_LAYOUT && opt->shape_flag == NULL)
-                opt->shape_flag = common_flags[id].name;
+            if (id < FIRST_RUN_FLAG && id != OPT_LAYOUT) {
+                if (opt->shape_flag == NULL)
+                    opt->shape_flag = common_flags[id].name;
+                if (opt->n_shape_flags < CONV_CLI_MAX_SHAPE_FLAGS)
+                    opt->shape_flags[opt->n_shape_flags++] = common_flags[id].name;
+            }
         }
         if (st != CONV_OK)
             return st;
@@ -428,7 +450,9 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                          opt->csv_path);
     if (same_padding)
         conv_params_set_same_padding(&opt->params);
-    return spec->shape == CONV_CLI_SHAPE_2D ? conv_params_validate(&opt->params, msg) : CONV_OK;
+    if (spec->shape != CONV_CLI_SHAPE_2D || shape_fixed(spec, opt))
+        return CONV_OK;
+    return conv_params_validate(&opt->params, msg);
 }
 
 void conv_cli_print_problem(FILE *out, const conv_params *p)

@@ -31,18 +31,21 @@ extern "C" {
 
 /* The most flags a program may add. */
 #define CONV_CLI_MAX_FLAGS 8
+/* At least the number of problem flags (each may be given once). */
+#define CONV_CLI_MAX_SHAPE_FLAGS 24
 
 typedef enum {
     CONV_FLAG_CHOICE, /* one of the words of metavar, separated by '|' */
     CONV_FLAG_INT,    /* a whole number in [lo, hi] */
-    CONV_FLAG_TEXT    /* any non-empty text */
+    CONV_FLAG_TEXT,   /* any non-empty text */
+    CONV_FLAG_SWITCH  /* no value: given or not (its value is then "on", else its default) */
 } conv_flag_kind;
 
 /* A flag of the program: --name METAVAR, then its help and its default. */
 typedef struct {
     const char *name; /* without the dashes, e.g. "variant" */
     conv_flag_kind kind;
-    const char *metavar; /* CHOICE: the choices "all|gridstride|2d"; else e.g. "N" */
+    const char *metavar; /* CHOICE: the choices "all|gridstride|2d"; SWITCH: NULL; else e.g. "N" */
     const char *help;
     const char *def; /* the default, as text; NULL: none */
     long long lo, hi;
@@ -70,6 +73,11 @@ typedef struct {
      * (conv_params_default). default_about names it in --help. */
     const conv_params *default_problem;
     const char *default_about;
+    /* The program's flags that fix the problem themselves, '|'-separated
+     * (conv_bench's "problem|model"; NULL: none). Given one of them, the
+     * problem flags are not validated as a shape here: the program says
+     * which of them it takes, naming the flag it cannot. */
+    const char *shape_fixed_by;
 } conv_cli_spec;
 
 typedef struct {
@@ -82,6 +90,11 @@ typedef struct {
     /* the first problem flag given other than --layout, by its name without
      * the dashes, e.g. "h" for --h (NULL: none) */
     const char *shape_flag;
+    /* every problem flag given other than --layout, in that order (shape_flag
+     * is the first): a program whose problem fixes some of them finds the
+     * first one it cannot take */
+    const char *shape_flags[CONV_CLI_MAX_SHAPE_FLAGS];
+    int n_shape_flags;
     int layout_given;
     /* the program's flags, in the order of its table */
     const char *value[CONV_CLI_MAX_FLAGS]; /* as given, or the default */

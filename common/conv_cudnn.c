@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conv_cuda.h"
+#include "conv_tensor.h"
 
 #ifndef CONV_HAVE_CUDNN
 
@@ -76,8 +77,6 @@ void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
 #else /* CONV_HAVE_CUDNN */
 
 #include <cudnn.h>
-
-#include "conv_tensor.h"
 
 struct conv_cudnn_plan {
     conv_params params;
@@ -262,30 +261,9 @@ conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_
         plan->d_w = d_w;
         return CONV_OK;
     }
-    /* Set-up, not timed: RSCK -> KRSC through the host. */
-    size_t count = conv_filter_elems(p);
-    float *h_rsck = malloc(count * sizeof(float)), *h_krsc = malloc(count * sizeof(float));
-    conv_status st = CONV_OK;
-    if (h_rsck == NULL || h_krsc == NULL)
-        st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory reordering the filter");
-    if (st == CONV_OK)
-        st = conv_device_download(h_rsck, d_w, count, msg);
-    if (st == CONV_OK) {
-        for (int k = 0; k < p->k; ++k)
-            for (int r = 0; r < p->r; ++r)
-                for (int s = 0; s < p->s; ++s)
-                    for (int c = 0; c < p->c; ++c)
-                        h_krsc[(((size_t)k * p->r + r) * p->s + s) * p->c + c] =
-                            h_rsck[conv_filter_offset(p, k, c, r, s)];
-        if (plan->d_w_krsc == NULL)
-            st = conv_device_alloc(&plan->d_w_krsc, count, "cuDNN KRSC filter", msg);
-    }
-    if (st == CONV_OK)
-        st = conv_device_upload(plan->d_w_krsc, h_krsc, count, msg);
+    conv_status st = conv_cudnn_filter_krsc(p, d_w, &plan->d_w_krsc, msg);
     if (st == CONV_OK)
         plan->d_w = plan->d_w_krsc;
-    free(h_rsck);
-    free(h_krsc);
     return st;
 }
 
@@ -306,6 +284,34 @@ conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d
 }
 
 #endif /* CONV_HAVE_CUDNN */
+
+conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float **d_krsc,
+                                   conv_msg *msg)
+{
+    /* Set-up, not timed: RSCK -> KRSC through the host. */
+    size_t count = conv_filter_elems(p);
+    float *h_rsck = malloc(count * sizeof(float)), *h_krsc = malloc(count * sizeof(float));
+    conv_status st = CONV_OK;
+    if (h_rsck == NULL || h_krsc == NULL)
+        st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory reordering the filter");
+    if (st == CONV_OK)
+        st = conv_device_download(h_rsck, d_w, count, msg);
+    if (st == CONV_OK) {
+        for (int k = 0; k < p->k; ++k)
+            for (int r = 0; r < p->r; ++r)
+                for (int s = 0; s < p->s; ++s)
+                    for (int c = 0; c < p->c; ++c)
+                        h_krsc[(((size_t)k * p->r + r) * p->s + s) * p->c + c] =
+                            h_rsck[conv_filter_offset(p, k, c, r, s)];
+        if (*d_krsc == NULL)
+            st = conv_device_alloc(d_krsc, count, "cuDNN KRSC filter", msg);
+    }
+    if (st == CONV_OK)
+        st = conv_device_upload(*d_krsc, h_krsc, count, msg);
+    free(h_rsck);
+    free(h_krsc);
+    return st;
+}
 
 double conv_cudnn_bound_factor(const char *algo_name)
 {

@@ -41,6 +41,11 @@ conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **plan, const conv_param
 /* Hands the plan the device filter. For NCHW it is used in place; for NHWC it
  * is reordered once (RSCK -> cuDNN's KRSC) into a buffer the plan owns. */
 conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_msg *msg);
+/* NHWC: copies the RSCK filter d_w (conv_params.h) as KRSC, the order cuDNN
+ * reads with NHWC data, into *d_krsc (allocated when NULL). Set-up, through
+ * the host; both APIs' references use it. */
+conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float **d_krsc,
+                                   conv_msg *msg);
 /* y = conv(x, filter) on the stream; the timed call. */
 conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
                                cudaStream_t stream, conv_msg *msg);

@@ -193,6 +193,54 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
     return st;
 }
 
+static conv_status run_cudnn_graph(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    device_run *run = ctx;
+    return conv_cudnn_graph_forward(run->ctx, run->pb->d_x, run->pb->d_y, stream, msg);
+}
+
+conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_class cls,
+                                                 const conv_cudnn_graph_opts *o, int warmup,
+                                                 int repeat, conv_gpu_result *res, char *engine,
+                                                 size_t engine_len, conv_msg *msg)
+{
+    memset(res, 0, sizeof *res);
+    if (engine != NULL && engine_len > 0)
+        engine[0] = '\0';
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    conv_cudnn_graph_plan *plan = NULL;
+    conv_status st = conv_cudnn_graph_plan_create(&plan, &pb->p, cls, o, pb->d_x, pb->d_w, pb->d_y,
+                                                  pb->stream, msg);
+    if (st != CONV_OK)
+        return st;
+    size_t ny = conv_output_elems(&pb->p);
+    device_run run = {pb, NULL, plan};
+    if ((st = conv_device_canary_reset(pb->d_y, ny, msg)) == CONV_OK &&
+        (st = conv_device_poison(pb->d_y, ny, msg)) == CONV_OK &&
+        (st = run_cudnn_graph(&run, pb->stream, msg)) == CONV_OK) {
+        cudaError_t e = cudaStreamSynchronize(pb->stream);
+        if (e != cudaSuccess)
+            st = conv_cuda_fail(msg, e, "cudaStreamSynchronize (cuDNN graph)", __FILE__, __LINE__);
+    }
+    if (st == CONV_OK && (st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) == CONV_OK &&
+        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) == CONV_OK) {
+        judge(pb, res, conv_cudnn_graph_bound_factor(plan, &pb->p));
+        st = conv_time_gpu(run_cudnn_graph, &run, pb->stream, warmup, repeat, &res->timing, msg);
+    }
+    if (st == CONV_OK && res->passed) { /* what the search saw, after the verdict */
+        conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
+        size_t len = strlen(res->verdict);
+        snprintf(res->verdict + len, sizeof res->verdict - len,
+                 "; search: %d timed of %d configurations in %.1f s%s", s.timed, s.candidates,
+                 s.seconds, s.cut_by_budget ? ", cut by the budget" : "");
+    }
+    if (engine != NULL && engine_len > 0)
+        snprintf(engine, engine_len, "%s", conv_cudnn_graph_engine(plan));
+    conv_cudnn_graph_plan_destroy(plan);
+    return st;
+}
+
 typedef struct {
     conv_gpu_problem *pb;
     conv_host_conv conv;

@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_cudnn.h"
+#include "conv_cudnn_graph.h"
 #include "conv_device.h"
 #include "conv_params.h"
 #include "conv_timer.h"
@@ -100,6 +101,15 @@ conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int
 conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn_math math,
                                                 int warmup, int repeat, conv_gpu_result *res,
                                                 char *algo, size_t algo_len, conv_msg *msg);
+
+/* The same through cuDNN's graph API (conv_cudnn_graph.h): the fastest
+ * engine of class cls that the search finds within o's budget (the search,
+ * like the plan, outside the timed region), verified within the bound its
+ * numerical notes imply. "engine 28, knobs ..." goes to engine. */
+conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_class cls,
+                                                 const conv_cudnn_graph_opts *o, int warmup,
+                                                 int repeat, conv_gpu_result *res, char *engine,
+                                                 size_t engine_len, conv_msg *msg);
 
 /* Times a host convolution (step 01 serial or OpenMP) on the problem's host
  * tensors and verifies it like the device ones. */

@@ -24,10 +24,18 @@ const char *conv_program_flag(const conv_program *prog, const conv_cli_options *
 
 static conv_run_opts run_opts(const conv_program *prog, const conv_cli_options *opt)
 {
-    conv_run_opts o = {opt->warmup, opt->repeat, 0, HOST_REPEAT, 0.0};
+    conv_run_opts o = {opt->warmup, opt->repeat, 0,
+                       HOST_REPEAT, 0.0,         conv_cudnn_graph_opts_default()};
     const char *host = conv_program_flag(prog, opt, "host-repeat");
     if (host != NULL)
         o.host_repeat = atoi(host); /* range-checked by the parser */
+    /* The search of the cuDNN graph rows, where the program has its flags. */
+    const char *budget = conv_program_flag(prog, opt, "cudnn-budget");
+    const char *workspace = conv_program_flag(prog, opt, "cudnn-workspace");
+    if (budget != NULL)
+        o.graph.budget_s = atoll(budget) / 1000.0;
+    if (workspace != NULL)
+        o.graph.workspace_cap = (size_t)atoll(workspace) << 20;
     if (prog->cpu_only) {
         o.host_warmup = opt->warmup;
         o.host_repeat = opt->repeat;
@@ -43,6 +51,8 @@ typedef struct {
     int n_problems;
     const char *select;
     conv_report report;
+    int counts[CONV_PROGRAM_MAX_PROBLEMS]; /* how often each problem occurs (1 but in a model) */
+    const char *model;                     /* a model run: "resnet50, n=32, nhwc"; NULL otherwise */
     conv_device_info info;
     int have_device;
     char no_device[CONV_MSG_LEN];
@@ -63,14 +73,16 @@ static int make_rows(run_state *s, const conv_params *p, int *runnable, char *wh
     return n;
 }
 
-/* 1 when the first problem has rows that run on the CPU (their timing differs). */
+/* 1 when the first problem has rows that will run on the CPU (their timing
+ * differs; rows skipped before the run, as step 01's in a model run, do not
+ * count). */
 static int has_host_rows(run_state *s)
 {
     char why[CONV_MSG_LEN + 16];
     int runnable = 0, host = 0;
     int n = make_rows(s, &s->problems[0].params, &runnable, why, sizeof why);
     for (int i = 0; i < n; ++i)
-        host |= rows[i].kind == CONV_ROW_HOST;
+        host |= rows[i].kind == CONV_ROW_HOST && rows[i].state == CONV_ROW_PENDING;
     return host;
 }
 
@@ -147,6 +159,18 @@ static void print_fastest(const run_state *s, const conv_row *r, int n, const do
     printf("\n");
 }
 
+/* The end of one problem, run or not: its rows to the report and to the
+ * program's summary. */
+static void finish_problem(run_state *s, const conv_named_problem *np, int n, const double *ref_ms,
+                           double peak_gflops)
+{
+    int count = s->counts[np - s->problems]; /* np is one of s->problems */
+    conv_report_layer(&s->report, stdout, np->name, count, &np->params, rows, n, ref_ms,
+                      peak_gflops);
+    if (s->prog->problem_done != NULL)
+        s->prog->problem_done(np, count, rows, n);
+}
+
 /* Step 5 for one problem. Returns 1 when something failed. */
 static int run_problem(run_state *s, const conv_named_problem *np)
 {
@@ -190,19 +214,36 @@ static int run_problem(run_state *s, const conv_named_problem *np)
                 rows[i].state = CONV_ROW_SKIPPED;
                 snprintf(rows[i].why, sizeof rows[i].why, "skipped: %s", msg.text);
             }
-        conv_report_problem(&s->report, stdout, np->name, p, rows, n, ref_ms, 0.0);
+        finish_problem(s, np, n, ref_ms, 0.0);
         return fatal;
     }
     printf("verify:  %s\n\n", pb.full_verify ? "every output against a double reference"
                                              : "sampled outputs against a double reference");
     int failed = conv_rows_run(&pb, rows, n, &s->o, ref_ms) != 0;
-    conv_report_problem(&s->report, stdout, np->name, p, rows, n, ref_ms,
-                        s->have_device ? s->info.peak_fp32_gflops : 0.0);
+    finish_problem(s, np, n, ref_ms, s->have_device ? s->info.peak_fp32_gflops : 0.0);
     print_fastest(s, rows, n, ref_ms);
     if (s->prog->footer != NULL)
         s->prog->footer(stdout, p, rows, n);
     conv_gpu_problem_destroy(&pb);
     return failed;
+}
+
+/* Every problem counts once, unless the program says that the run is a
+ * model's layers and how often each occurs. */
+static void count_problems(run_state *s)
+{
+    for (int i = 0; i < s->n_problems; ++i)
+        s->counts[i] = 1;
+    s->model = s->prog->model != NULL ? s->prog->model(&s->opt, s->counts, s->n_problems) : NULL;
+}
+
+static void print_model(const run_state *s)
+{
+    int all = 0;
+    for (int i = 0; i < s->n_problems; ++i)
+        all += s->counts[i];
+    printf("model:   %s: %d distinct convolutions (%d in all), each a problem below\n", s->model,
+           s->n_problems, all);
 }
 
 /* A verdict with a large "max rel err" needs a word: the relative error of an
@@ -236,6 +277,12 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         fprintf(stderr, "%s: %s\n", name, msg.text);
         return 2;
     }
+    count_problems(&s);
+    if (prog->before_run != NULL) {
+        int status = prog->before_run(&s.opt, s.problems, s.counts, s.n_problems);
+        if (status >= 0)
+            return status;
+    }
     s.select = conv_program_flag(prog, &s.opt, prog->select_flag);
     s.o = run_opts(prog, &s.opt);
     int status = check_before_work(&s);
@@ -247,6 +294,7 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     }
     s.report.bandwidth_column = prog->bandwidth_column;
     s.report.problem_column = prog->problem_column;
+    s.report.model = s.model;
     if (conv_report_open(&s.report, s.opt.csv_path, s.opt.json_path, &msg) != CONV_OK) {
         fprintf(stderr, "%s: %s\n", name, msg.text);
         return 2;
@@ -271,6 +319,8 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     if (!prog->cpu_only && has_host_rows(&s))
         printf("; CPU rows: median of %d runs", s.o.host_repeat);
     printf("\n");
+    if (s.report.model != NULL)
+        print_model(&s);
     conv_report_begin(&s.report, s.have_device ? &s.info : NULL, s.o.d2d_gbps, argc, argv);
 
     int failed = 0, relative = 0;
@@ -280,6 +330,8 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         failed |= run_problem(&s, &s.problems[i]);
         relative |= any_relative_error();
     }
+    if (prog->run_summary != NULL)
+        prog->run_summary(stdout);
     if (conv_report_close(&s.report, &msg) != CONV_OK) {
         fprintf(stderr, "%s: %s\n", name, msg.text);
         failed = 1;

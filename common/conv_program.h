@@ -12,8 +12,11 @@
  *   4. find the GPU (none: one line that says why, exit 1; conv_bench runs
  *      its CPU rows instead);
  *   5. per problem: set it up, measure the rows (references first), print
- *      the table, write the files, name the fastest row;
- *   6. print "verdict: OK" (exit 0) or "verdict: FAILED" (exit 1). */
+ *      the table, write the files, name the fastest row; after the last, the
+ *      program's summary if it has one (a model's totals);
+ *   6. print "verdict: OK" (exit 0) or "verdict: FAILED" (exit 1).
+ * A model run is a run whose problems are the distinct layers of a model
+ * (conv_models.h): the same steps, with each layer's count in the files. */
 #ifndef CONV_PROGRAM_H
 #define CONV_PROGRAM_H
 
@@ -29,10 +32,10 @@ extern "C" {
 
 /* The most rows one problem may have. */
 #define CONV_PROGRAM_MAX_ROWS 64
-/* The most problems one run may have. */
-#define CONV_PROGRAM_MAX_PROBLEMS 16
+/* The most problems one run may have (a model's distinct layers included). */
+#define CONV_PROGRAM_MAX_PROBLEMS 48
 
-/* A problem with a name (conv_bench's named problems). */
+/* A problem with a name (conv_bench's named problems, or a model's layers). */
 typedef struct {
     const char *name;  /* "" for the problem of the command line */
     const char *about; /* where it comes from ("" for none) */
@@ -65,6 +68,23 @@ typedef struct {
     void (*describe)(FILE *out, const conv_cli_options *opt, const conv_params *p);
     /* Optional: prints something after a problem's table (e.g. stage times). */
     void (*footer)(FILE *out, const conv_params *p, const conv_row *rows, int n_rows);
+    /* Optional, after problems(): is this a model run, whose problems are
+     * the distinct layers of a model? NULL: no, a run of problems (each
+     * counts once). Else the line that names the run, e.g. "resnet50, n=32,
+     * nhwc", after filling counts[i] with how many of the model's
+     * convolutions have the shape of problem i; both go to the files. */
+    const char *(*model)(const conv_cli_options *opt, int *counts, int n_problems);
+    /* Optional: called once the problems are known and before anything else
+     * (the rows, the files, the device); returns -1 to go on with the run, or
+     * the exit status to end it there (conv_bench's --list prints the
+     * problems instead of running them). */
+    int (*before_run)(const conv_cli_options *opt, const conv_named_problem *problems,
+                      const int *counts, int n_problems);
+    /* Optional: given each problem's rows as they ended, run or not... */
+    void (*problem_done)(const conv_named_problem *np, int count, const conv_row *rows, int n_rows);
+    /* ... and asked, after the last problem, to print what sums the run up
+     * (conv_bench: a model's totals). */
+    void (*run_summary)(FILE *out);
 } conv_program;
 
 /* Runs the program (the steps above) and returns its exit status. */

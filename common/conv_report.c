@@ -98,10 +98,13 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
         for (int i = 0; i < argc; ++i)
             fprintf(r->csv, " %s", command_word(argv, i));
         fprintf(r->csv, "\n");
+        if (r->model != NULL)
+            fprintf(r->csv, "# model: %s\n", r->model);
         if (d2d_gbps > 0.0)
             fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
-        fprintf(r->csv, "%sversion,median_ms,min_ms,max_ms,gflops,pct_peak%s",
-                r->problem_column ? "problem," : "", r->bandwidth_column ? ",gbps" : "");
+        fprintf(r->csv, "%s%sversion,median_ms,min_ms,max_ms,gflops,pct_peak%s",
+                r->problem_column ? "problem," : "", r->model != NULL ? "count," : "",
+                r->bandwidth_column ? ",gbps" : "");
         for (int i = 0; i < r->n_refs; ++i) {
             char key[64];
             conv_report_ref_key(r->ref_names[i], key, sizeof key);
@@ -134,7 +137,13 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
             fprintf(f, i ? ", " : "");
             json_string(f, command_word(argv, i));
         }
-        fprintf(f, "],\n  \"problems\": [");
+        fprintf(f, "],\n");
+        if (r->model != NULL) {
+            fprintf(f, "  \"model\": ");
+            json_string(f, r->model);
+            fprintf(f, ",\n");
+        }
+        fprintf(f, "  \"problems\": [");
     }
 }
 
@@ -202,12 +211,14 @@ static void print_row(const conv_report *r, FILE *out, const conv_row *row, cons
     fprintf(out, "  %s\n", n->verdict);
 }
 
-static void csv_row(const conv_report *r, const char *name, const conv_row *row,
+static void csv_row(const conv_report *r, const char *name, int count, const conv_row *row,
                     const row_numbers *n)
 {
     FILE *f = r->csv;
     if (r->problem_column)
         fprintf(f, "\"%s\",", name);
+    if (r->model != NULL)
+        fprintf(f, "%d,", count);
     fprintf(f, "\"%s\",", row->label[0] ? row->label : row->name);
     if (n->ms > 0.0) {
         fprintf(f, "%.6f,%.6f,%.6f,%.3f,", n->ms, n->min_ms, n->max_ms, n->gflops);
@@ -234,7 +245,7 @@ static void csv_row(const conv_report *r, const char *name, const conv_row *row,
     fprintf(f, "\"\n");
 }
 
-static void json_problem(conv_report *r, const char *name, const conv_params *p,
+static void json_problem(conv_report *r, const char *name, int count, const conv_params *p,
                          const conv_row *rows, int n_rows, const row_numbers *nums)
 {
     FILE *f = r->json;
@@ -242,6 +253,8 @@ static void json_problem(conv_report *r, const char *name, const conv_params *p,
     conv_params_describe(p, desc, sizeof desc);
     fprintf(f, "%s\n    {\"name\": ", r->json_problems++ ? "," : "");
     json_string(f, name);
+    if (r->model != NULL)
+        fprintf(f, ", \"count\": %d", count);
     fprintf(f, ", \"shape\": ");
     json_string(f, desc);
     fprintf(f, ", \"gflop\": %.6g, \"min_bytes\": %.6g,\n     \"rows\": [", conv_flops(p) / 1e9,
@@ -279,6 +292,13 @@ void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv
                          const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
                          double peak_gflops)
 {
+    conv_report_layer(r, out, name, 1, p, rows, n_rows, ref_ms, peak_gflops);
+}
+
+void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, const conv_params *p,
+                       const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
+                       double peak_gflops)
+{
     row_numbers nums[MAX_ROWS];
     if (n_rows > MAX_ROWS)
         n_rows = MAX_ROWS;
@@ -288,12 +308,12 @@ void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv
     for (int i = 0; i < n_rows; ++i) {
         print_row(r, out, &rows[i], &nums[i]);
         if (r->csv != NULL)
-            csv_row(r, name, &rows[i], &nums[i]);
+            csv_row(r, name, count, &rows[i], &nums[i]);
     }
     if (r->csv != NULL)
         fflush(r->csv);
     if (r->json != NULL)
-        json_problem(r, name, p, rows, n_rows, nums);
+        json_problem(r, name, count, p, rows, n_rows, nums);
 }
 
 static conv_status close_file(FILE **f, const char *flag, const char *path, conv_msg *msg)

@@ -12,13 +12,16 @@
  *   [problem,]version,median_ms,min_ms,max_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,status,verdict
  * (min_ms and max_ms: the fastest and the slowest of the timed runs)
  * with status one of ok, failed, skipped, error. scripts/doc_tables.py turns
- * such a file into the results table of a lecture note.
+ * such a file into the results table of a lecture note. A model run adds a
+ * line "# model: resnet50, n=32, nhwc" after the command and a column count
+ * after problem.
  *
  * JSON: {"gpu", "versions", "peak_fp32_gflops", "date", "command",
  * "problems": [{"name", "shape", "gflop", "min_bytes", "rows": [{"version",
  * "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., "status",
  * "verdict"}]}]},
- * with the same key names as the CSV columns.
+ * with the same key names as the CSV columns; a model run adds "model" after
+ * "command" and "count" after each problem's "name".
  *
  * The files are opened by conv_report_open before any work, so that a path
  * that cannot be written is a command-line error, not a lost run. */
@@ -40,6 +43,11 @@ typedef struct {
     const char *ref_names[CONV_MAX_REFS]; /* e.g. "cuDNN", "serial", "step 02" */
     int bandwidth_column;                 /* a GB/s column (the problem's minimum bytes) */
     int problem_column;                   /* the CSV starts with the problem's name */
+    /* A model run, whose problems are a model's layers: "resnet50, n=32, nhwc",
+     * written as a "# model: ..." line of the CSV and as "model" in the JSON.
+     * The CSV then has a column count after problem, the JSON a "count" per
+     * problem: how often the layer occurs in the model. NULL: no model. */
+    const char *model;
     /* internal */
     FILE *csv, *json;
     const char *csv_path, *json_path;
@@ -63,6 +71,12 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
 void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv_params *p,
                          const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
                          double peak_gflops);
+
+/* conv_report_problem for a layer of a model run (r->model set), with the
+ * number of times the layer occurs in the model. */
+void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, const conv_params *p,
+                       const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
+                       double peak_gflops);
 
 /* Finishes and closes the files; CONV_ERR_INVALID naming the file when a
  * write failed (a full disk). */

@@ -38,6 +38,16 @@ conv_row conv_row_cudnn_tf32(void)
     static const conv_cudnn_math tf32 = CONV_CUDNN_TF32;
     conv_row r = conv_row_device("cuDNN TF32", NULL, NULL, (void *)&tf32);
     r.kind = CONV_ROW_CUDNN;
+    r.cls = CONV_CLASS_TF32;
+    return r;
+}
+
+conv_row conv_row_cudnn_graph(conv_class cls)
+{
+    conv_row r = conv_row_device(cls == CONV_CLASS_TF32 ? "cuDNN graph TF32" : "cuDNN graph", NULL,
+                                 NULL, NULL);
+    r.kind = CONV_ROW_CUDNN_GRAPH;
+    r.cls = cls;
     return r;
 }
 
@@ -46,6 +56,11 @@ conv_row conv_row_copy(void)
     conv_row r = conv_row_device("device-to-device copy", NULL, NULL, NULL);
     r.kind = CONV_ROW_COPY;
     return r;
+}
+
+int conv_row_is_cudnn(const conv_row *row)
+{
+    return row->kind == CONV_ROW_CUDNN || row->kind == CONV_ROW_CUDNN_GRAPH;
 }
 
 static int is_reference(const conv_row *row)
@@ -131,7 +146,7 @@ static conv_status measure_copy(conv_gpu_problem *pb, const conv_run_opts *o, co
 static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts *o)
 {
     conv_msg msg = {{0}};
-    char algo[64] = "";
+    char algo[96] = "";
     memset(&row->res, 0, sizeof row->res);
     conv_status st = row->setup != NULL ? row->setup(row->ctx, pb, &msg) : CONV_OK;
     if (st == CONV_OK) {
@@ -147,6 +162,15 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
             if (algo[0] != '\0')
                 snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
             break;
+        case CONV_ROW_CUDNN_GRAPH: {
+            conv_cudnn_graph_opts search =
+                o->graph.budget_s > 0.0 ? o->graph : conv_cudnn_graph_opts_default();
+            st = conv_gpu_problem_measure_cudnn_graph(pb, row->cls, &search, o->warmup, o->repeat,
+                                                      &row->res, algo, sizeof algo, &msg);
+            if (algo[0] != '\0')
+                snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
+            break;
+        }
         case CONV_ROW_COPY: st = measure_copy(pb, o, row, &msg); break;
         default: {
             conv_verify_opts within = conv_verify_bound(1.0);

@@ -29,11 +29,13 @@ extern "C" {
 #define CONV_MAX_REFS 4
 
 typedef enum {
-    CONV_ROW_DEVICE, /* conv(ctx, ...) through conv_gpu_problem_measure */
-    CONV_ROW_HOST,   /* host(...) through conv_gpu_problem_measure_host */
-    CONV_ROW_CUDNN,  /* conv_gpu_problem_measure_cudnn; the algorithm joins the name */
-    CONV_ROW_COPY    /* a reference: the device-to-device copy of the problem's minimum
-                        bytes at the measured copy bandwidth */
+    CONV_ROW_DEVICE,      /* conv(ctx, ...) through conv_gpu_problem_measure */
+    CONV_ROW_HOST,        /* host(...) through conv_gpu_problem_measure_host */
+    CONV_ROW_CUDNN,       /* conv_gpu_problem_measure_cudnn; the algorithm joins the name */
+    CONV_ROW_CUDNN_GRAPH, /* cuDNN's graph API, autotuned (conv_cudnn_graph.h); the
+                             engine joins the name */
+    CONV_ROW_COPY         /* a reference: the device-to-device copy of the problem's minimum
+                             bytes at the measured copy bandwidth */
 } conv_row_kind;
 
 typedef enum {
@@ -48,6 +50,7 @@ typedef struct {
     int warmup, repeat;           /* device rows */
     int host_warmup, host_repeat; /* host rows */
     double d2d_gbps;              /* the copy bandwidth, for CONV_ROW_COPY rows */
+    conv_cudnn_graph_opts graph;  /* the search of CONV_ROW_CUDNN_GRAPH rows (zero: defaults) */
 } conv_run_opts;
 
 typedef struct conv_row conv_row;
@@ -56,6 +59,7 @@ struct conv_row {
     const char *name; /* as printed, e.g. "naive grid-stride (1D)" */
     const char *key;  /* the value of the program's selection flag that picks it (NULL: any) */
     conv_row_kind kind;
+    conv_class cls; /* its precision class (conv_verify.h; zero: FP32) */
     conv_gpu_conv conv;
     conv_host_conv host;
     void *ctx;
@@ -90,7 +94,13 @@ conv_row conv_row_cudnn(void);
 /* cuDNN with TF32 tensor cores allowed: a labelled extra row ("cuDNN TF32"),
  * skipped with the reason where cuDNN has no tensor-core algorithm. */
 conv_row conv_row_cudnn_tf32(void);
+/* cuDNN's graph API autotuned (conv_cudnn_graph.h) in class cls, FP32 or
+ * TF32: "cuDNN graph" and "cuDNN graph TF32", the engine joins the name. */
+conv_row conv_row_cudnn_graph(conv_class cls);
 conv_row conv_row_copy(void);
+
+/* 1 for a cuDNN row (the legacy API's or the graph API's, any class). */
+int conv_row_is_cudnn(const conv_row *row);
 
 /* Marks a row skipped before it runs (e.g. "estimated 40 s per run"). */
 void conv_row_skip(conv_row *row, const char *reason);

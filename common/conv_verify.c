@@ -296,3 +296,14 @@ void conv_report_describe(const conv_verify_report *rep, char *buf, size_t len)
                  rep->first_want, rep->first_tol);
     }
 }
+
+const char *conv_class_name(conv_class cls)
+{
+    static const char *const names[CONV_CLASS_COUNT] = {"FP32", "TF32", "FP16"};
+    return (int)cls >= 0 && cls < CONV_CLASS_COUNT ? names[cls] : "?";
+}
+
+int conv_class_allows(conv_class allowed, conv_class cls)
+{
+    return cls == allowed || (allowed == CONV_CLASS_TF32 && cls == CONV_CLASS_FP32);
+}

@@ -50,6 +50,21 @@ typedef struct {
     int passed;
 } conv_verify_report;
 
+/* The precision class of a computation's arithmetic; a kernel is compared
+ * with the references of its own class (the fastest cuDNN of that class).
+ *   FP32  float's accuracy: plain FP32 products and sums, and the schemes that
+ *         recover it from tensor cores (3xTF32);
+ *   TF32  FP32 data, products of inputs rounded to TF32 (tensor cores);
+ *   FP16  half-precision inputs, FP32 accumulation. */
+typedef enum { CONV_CLASS_FP32 = 0, CONV_CLASS_TF32, CONV_CLASS_FP16, CONV_CLASS_COUNT } conv_class;
+
+/* "FP32", "TF32", "FP16" ("?" for anything else). */
+const char *conv_class_name(conv_class cls);
+/* 1 when a computation of class cls may stand where class `allowed` is
+ * asked for: the same class, or FP32 where TF32 is allowed (a user who allows
+ * TF32 gets whichever of the two is faster). */
+int conv_class_allows(conv_class allowed, conv_class cls);
+
 /* u = 2^-24 and gamma_n = n*u / (1 - n*u) (infinite when n*u >= 1). */
 double conv_gamma(size_t n);
 
