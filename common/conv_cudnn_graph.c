@@ -101,6 +101,12 @@ conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *plan, const float *d
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
+conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
+{
+    (void)p;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
 const char *conv_cudnn_graph_engine(const conv_cudnn_graph_plan *plan)
 {
     (void)plan;
@@ -759,6 +765,17 @@ void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *g)
     cudaFree(g->workspace); /* NULL: no operation */
     conv_device_free(g->d_w_krsc);
     free(g);
+}
+
+conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
+{
+    conv_cudnn_graph_plan *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN graph");
+    g->params = *p;
+    conv_status st = describe(g, msg);
+    conv_cudnn_graph_plan_destroy(g);
+    return st;
 }
 
 static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_class cls,

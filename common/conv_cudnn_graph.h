@@ -102,6 +102,12 @@ int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed
 void conv_cudnn_graph_tag(int64_t engine, const int64_t *types, const int64_t *values, int n,
                           char *out, size_t len);
 
+/* Builds and finalizes the graph's descriptors of p (its three tensors, the
+ * convolution, the operation), then frees them: no device needed, and p is
+ * not validated first, so that cuDNN's own judgement shows. An error is one
+ * line naming the call that failed. */
+conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg);
+
 /* ---- the plan ---- */
 
 typedef struct conv_cudnn_graph_plan conv_cudnn_graph_plan;

@@ -141,6 +141,33 @@ Test(cpu_cudnn_graph, bad_requests_are_refused_in_one_line_before_any_cuda_call)
     cr_assert(strncmp(msg.text, "no CUDA device", 14) == 0, "%s", msg.text);
 }
 
+/* The descriptors need no device: every usual shape in both layouts is
+ * described, and what cuDNN refuses comes back as one line naming the call. */
+Test(cpu_cudnn_graph, descriptors_of_every_usual_shape_finalize_and_a_refusal_is_one_line)
+{
+    conv_msg msg = {{0}};
+    conv_params shapes[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(shapes);
+    if (!conv_cudnn_compiled()) {
+        cr_assert_eq(conv_cudnn_graph_describe(&shapes[0], &msg), CONV_ERR_UNAVAILABLE);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        for (int layout = 0; layout < 2; ++layout) {
+            shapes[i].layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            conv_status st = conv_cudnn_graph_describe(&shapes[i], &msg);
+            if (st == CONV_ERR_UNAVAILABLE) { /* cuDNN 8 */
+                CONV_ASSERT_ONE_LINE(msg.text, "cuDNN 9");
+                return;
+            }
+            CONV_ASSERT_OK(st, msg);
+        }
+    conv_params bad = shapes[1];
+    bad.stride_h = 0; /* past conv_params_validate: cuDNN's own check */
+    cr_assert_eq(conv_cudnn_graph_describe(&bad, &msg), CONV_ERR_CUDA);
+    CONV_ASSERT_ONE_LINE(msg.text, "cudnnBackend");
+}
+
 Test(cpu_cudnn_graph, an_empty_plan_is_handled_without_cuda)
 {
     conv_msg msg = {{0}};
