@@ -118,6 +118,26 @@ static conv_status run_device(void *ctx, cudaStream_t stream, conv_msg *msg)
     return run->conv(run->ctx, &pb->p, pb->d_x, pb->d_w, pb->d_y, stream, msg);
 }
 
+/* One untimed run of work into the NaN-poisoned output, then the output
+ * downloaded to pb->h_y and its canary checked: what every measurement
+ * verifies before it times. */
+static conv_status run_once_checked(conv_gpu_problem *pb, conv_gpu_work work, void *ctx,
+                                    conv_gpu_result *res, conv_msg *msg)
+{
+    size_t ny = conv_output_elems(&pb->p);
+    conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
+    if (st == CONV_OK)
+        st = conv_device_poison(pb->d_y, ny, msg);
+    if (st == CONV_OK)
+        st = work(ctx, pb->stream, msg);
+    if (st != CONV_OK)
+        return st;
+    CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
+    if ((st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) != CONV_OK)
+        return st;
+    return conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg);
+}
+
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
                                      const conv_verify_opts *within, int warmup, int repeat,
                                      conv_gpu_result *res, conv_msg *msg)
@@ -125,18 +145,9 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
     memset(res, 0, sizeof *res);
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, conv, ctx};
-    conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
-    if (st == CONV_OK)
-        st = conv_device_poison(pb->d_y, ny, msg);
-    if (st == CONV_OK)
-        st = run_device(&run, pb->stream, msg);
+    conv_status st = run_once_checked(pb, run_device, &run, res, msg);
     if (st != CONV_OK)
-        return st;
-    CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
-    if ((st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) != CONV_OK ||
-        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) != CONV_OK)
         return st;
     judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
     return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
@@ -169,18 +180,9 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
     conv_status st = conv_cudnn_plan_create_math(&plan, &pb->p, math, msg);
     if (st != CONV_OK)
         return st;
-    size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, NULL, plan};
     if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK &&
-        (st = conv_device_canary_reset(pb->d_y, ny, msg)) == CONV_OK &&
-        (st = conv_device_poison(pb->d_y, ny, msg)) == CONV_OK &&
-        (st = run_cudnn(&run, pb->stream, msg)) == CONV_OK) {
-        cudaError_t e = cudaStreamSynchronize(pb->stream);
-        if (e != cudaSuccess)
-            st = conv_cuda_fail(msg, e, "cudaStreamSynchronize (cuDNN)", __FILE__, __LINE__);
-    }
-    if (st == CONV_OK && (st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) == CONV_OK &&
-        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) == CONV_OK) {
+        (st = run_once_checked(pb, run_cudnn, &run, res, msg)) == CONV_OK) {
         double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
         if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
             factor *= conv_tf32_bound_factor((size_t)pb->p.c * pb->p.r * pb->p.s);
@@ -214,17 +216,8 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
                                                   pb->stream, msg);
     if (st != CONV_OK)
         return st;
-    size_t ny = conv_output_elems(&pb->p);
     device_run run = {pb, NULL, plan};
-    if ((st = conv_device_canary_reset(pb->d_y, ny, msg)) == CONV_OK &&
-        (st = conv_device_poison(pb->d_y, ny, msg)) == CONV_OK &&
-        (st = run_cudnn_graph(&run, pb->stream, msg)) == CONV_OK) {
-        cudaError_t e = cudaStreamSynchronize(pb->stream);
-        if (e != cudaSuccess)
-            st = conv_cuda_fail(msg, e, "cudaStreamSynchronize (cuDNN graph)", __FILE__, __LINE__);
-    }
-    if (st == CONV_OK && (st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) == CONV_OK &&
-        (st = conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg)) == CONV_OK) {
+    if ((st = run_once_checked(pb, run_cudnn_graph, &run, res, msg)) == CONV_OK) {
         judge(pb, res, conv_cudnn_graph_bound_factor(plan, &pb->p));
         st = conv_time_gpu(run_cudnn_graph, &run, pb->stream, warmup, repeat, &res->timing, msg);
     }

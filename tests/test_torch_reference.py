@@ -21,15 +21,15 @@ only for the last part.
 
     python3 tests/test_torch_reference.py [CONV_BENCH]
 """
-import csv
 import importlib.util
-import io
 import os
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import doc_tables  # noqa: E402  (the CSV reader of the notes)
 SCRIPT = os.path.join(ROOT, "scripts", "torch_reference.py")
 HEADER = "name,count,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,dil_h,dil_w,layout"
 LECTURE = "lecture,1,1,6,768,512,6,6,6,0,0,1,1,1,1,nchw"
@@ -257,25 +257,12 @@ def what_is_here():
     return {0: "gpu", 3: "torch"}.get(p.returncode)
 
 
-def read_result(path):
-    meta, body = {}, []
-    with open(path) as f:
-        for line in f.read().splitlines():
-            if line.startswith("#"):
-                key, _, value = line[1:].partition(":")
-                meta[key.strip()] = value.strip()
-            elif line.strip():
-                body.append(line)
-    return meta, body
-
-
 def check_result(path, stdout):
-    meta, body = read_result(path)
+    meta, fields, rows = doc_tables.read_csv(path)  # as the notes read it
     for key in ("gpu", "host", "date", "command", "torch"):
         check(meta.get(key), f"the CSV has no '# {key}:' line: {meta}")
     check("cuDNN" in meta.get("torch", ""), f"# torch: {meta.get('torch')}")
-    check(body[:1] == [COLUMNS], f"CSV columns {body[:1]}, want {COLUMNS}")
-    rows = list(csv.DictReader(io.StringIO("\n".join(body))))
+    check(",".join(fields) == COLUMNS, f"CSV columns {fields}, want {COLUMNS}")
     versions = sorted(r["version"] for r in rows)
     check(versions == ["PyTorch FP32", "PyTorch TF32"], f"rows {versions}")
     for r in rows:
