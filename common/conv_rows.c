@@ -228,7 +228,8 @@ int conv_rows_fastest(const conv_row *rows, int n_rows)
 {
     int best = -1;
     for (int i = 0; i < n_rows; ++i)
-        if (!is_reference(&rows[i]) && rows[i].state == CONV_ROW_OK &&
+        if (!is_reference(&rows[i]) && !conv_row_is_cudnn(&rows[i]) &&
+            rows[i].state == CONV_ROW_OK &&
             (best < 0 || rows[i].res.timing.median_ms < rows[best].res.timing.median_ms))
             best = i;
     return best;

@@ -130,7 +130,9 @@ int conv_rows_host_only(conv_row *rows, int n_rows);
 int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, const conv_run_opts *o,
                   double ref_ms[CONV_MAX_REFS]);
 
-/* The fastest verified row that is not a reference (-1 if none). */
+/* The fastest verified row that is not a reference nor cuDNN's (the rows of
+ * other classes than the reference column's, such as "cuDNN TF32", are not
+ * references of the table but are no kernel of ours either); -1 if none. */
 int conv_rows_fastest(const conv_row *rows, int n_rows);
 
 #ifdef __cplusplus

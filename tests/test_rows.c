@@ -256,6 +256,10 @@ Test(rows, fastest_is_the_quickest_verified_row_that_is_not_a_reference)
     cr_assert_eq(conv_rows_fastest(r, 3), 0);
     cr_assert_eq(conv_rows_fastest(r + 1, 2), -1, "only a reference and a failure");
     cr_assert_eq(conv_rows_fastest(r, 0), -1);
+    conv_row with_cudnn[2] = {r[0], conv_row_cudnn_graph(CONV_CLASS_TF32)};
+    with_cudnn[1].state = CONV_ROW_OK;
+    with_cudnn[1].res.timing.median_ms = 0.01;
+    cr_assert_eq(conv_rows_fastest(with_cudnn, 2), 0, "cuDNN is never the fastest of ours");
 }
 
 Test(rows, run_measures_references_first_and_applies_one_policy)
