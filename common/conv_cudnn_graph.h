@@ -45,7 +45,8 @@
 extern "C" {
 #endif
 
-/* The search's limits; each program's flags set them (conv_cli.h). */
+/* The search's limits: conv_bench's --cudnn-budget and --cudnn-workspace set them
+ * (read in common/conv_program.c); elsewhere the defaults below. */
 typedef struct {
     double budget_s;      /* seconds for starting new candidates (> 0) */
     size_t workspace_cap; /* bytes a plan's workspace may take */
