@@ -231,6 +231,10 @@ int main(int argc, char **argv)
         {"cudnn-workspace", CONV_FLAG_INT, "MB",
          "the largest workspace a cuDNN graph engine may take, in MB",
          CONV_CUDNN_GRAPH_TEXT(CONV_CUDNN_GRAPH_WORKSPACE_MB), 0, 1048576},
+        {"cudnn-log", CONV_FLAG_TEXT, "FILE",
+         "write every engine configuration the cuDNN graph rows tried, with its time or why it "
+         "was left out, to FILE as CSV",
+         NULL, 0, 0},
     };
     flags[FLAG_MODEL].metavar = conv_model_names();
     static const conv_program prog = {

@@ -15,6 +15,8 @@ conv_cudnn_graph_opts conv_cudnn_graph_opts_default(void)
     o.workspace_cap = (size_t)CONV_CUDNN_GRAPH_WORKSPACE_MB << 20;
     o.warmup = 1;
     o.repeat = 5;
+    o.log = NULL;
+    o.label = "";
     return o;
 }
 
@@ -54,6 +56,30 @@ int conv_cudnn_knobs_next(const conv_cudnn_knob *knobs, int n, int64_t *values)
 int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed)
 {
     return timed == 0 || elapsed_s < budget_s;
+}
+
+void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len)
+{
+    static const char *const names[] = {"tensor core",   "down-converted inputs",
+                                         "reduced-precision sums", "fft",
+                                         "nondeterministic", "winograd"};
+    if (len == 0)
+        return;
+    out[0] = '\0';
+    size_t used = 0;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if ((notes & (1u << i)) && used < len) {
+            int w = snprintf(out + used, len - used, "%s%s", used > 0 ? ", " : "", names[i]);
+            used = w < 0 ? len : used + (size_t)w;
+        }
+    if (out[0] == '\0')
+        snprintf(out, len, "none");
+}
+
+void conv_cudnn_graph_log_header(FILE *log)
+{
+    if (log != NULL)
+        fprintf(log, "problem,class,source,engine,notes,workspace_mb,plan_s,status,median_ms\n");
 }
 
 void conv_cudnn_graph_tag(int64_t engine, const int64_t *types, const int64_t *values, int n,
@@ -405,8 +431,31 @@ typedef struct {
     char (*seen)[96]; /* tags of the candidates tried (CONV_CUDNN_GRAPH_MAX_CANDIDATES) */
     int n_seen;
     double best_ms;
-    int stop; /* the budget is spent, or too many candidates */
+    int stop;           /* the budget is spent, or too many candidates */
+    const char *source; /* where the candidates now tried come from, for the log */
 } search;
+
+/* One line of the candidates' CSV (conv_cudnn_graph_log_header), if asked. */
+static void log_candidate(const search *s, const char *tag, unsigned notes, int64_t workspace,
+                          double plan_s, const char *status, double ms)
+{
+    FILE *log = s->o->log;
+    if (log == NULL)
+        return;
+    char words[128];
+    conv_cudnn_graph_notes_text(notes, words, sizeof words);
+    fprintf(log, "\"%s\",%s,\"%s\",\"%s\",\"%s\",", s->o->label ? s->o->label : "",
+            conv_class_name(s->cls), s->source, tag, words);
+    if (workspace >= 0)
+        fprintf(log, "%.3f", (double)workspace / (1 << 20));
+    fprintf(log, ",");
+    if (plan_s >= 0.0)
+        fprintf(log, "%.3f", plan_s);
+    fprintf(log, ",%s,", status);
+    if (ms > 0.0)
+        fprintf(log, "%.6f", ms);
+    fprintf(log, "\n");
+}
 
 /* Makes the variant pack for x, y and the workspace. */
 static conv_status make_pack(conv_cudnn_graph_plan *g, desc_t *pack, const float *d_x, float *d_y,
@@ -456,6 +505,11 @@ static conv_status reserve_workspace(conv_cudnn_graph_plan *g, size_t bytes, con
                          "no device memory for a cuDNN workspace of %zu MB", bytes >> 20);
     }
     g->workspace_alloc = bytes;
+    /* The kept plan's variant pack named the old workspace: the next
+     * conv_cudnn_graph_forward makes a new one. */
+    destroy_desc(&g->pack);
+    g->pack_x = NULL;
+    g->pack_y = NULL;
     return CONV_OK;
 }
 
@@ -485,16 +539,19 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     conv_class cls;
     if (!conv_cudnn_graph_class_of(id.notes, 0, &cls) || !conv_class_allows(s->cls, cls)) {
         g->stats.other_class++;
+        log_candidate(s, tag, id.notes, -1, -1.0, "other class", 0.0);
         return CONV_OK;
     }
     if (!conv_cudnn_graph_keep_searching(conv_wall_seconds() - s->start_s, s->o->budget_s,
                                          g->stats.timed)) {
         s->stop = 1;
         g->stats.cut_by_budget = 1;
+        log_candidate(s, tag, id.notes, -1, -1.0, "budget spent", 0.0);
         return CONV_OK;
     }
     execution run = {g->handle, NULL, NULL};
     int64_t workspace = 0, got = 0;
+    double plan_start = conv_wall_seconds();
     cudnnStatus_t cs =
         cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &run.plan);
     if (cs == CUDNN_STATUS_SUCCESS)
@@ -508,14 +565,17 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     if (cs == CUDNN_STATUS_SUCCESS)
         cs = cudnnBackendGetAttribute(run.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                       CUDNN_TYPE_INT64, 1, &got, &workspace);
+    double plan_s = conv_wall_seconds() - plan_start;
     if (cs != CUDNN_STATUS_SUCCESS) {
         g->stats.unsupported++;
         destroy_desc(&run.plan);
+        log_candidate(s, tag, id.notes, -1, plan_s, "plan not finalized", 0.0);
         return CONV_OK;
     }
     if (workspace < 0 || (size_t)workspace > s->o->workspace_cap) {
         g->stats.over_cap++;
         destroy_desc(&run.plan);
+        log_candidate(s, tag, id.notes, workspace, plan_s, "workspace over the cap", 0.0);
         return CONV_OK;
     }
     conv_timing timing = {0};
@@ -534,11 +594,16 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     if (st == CONV_ERR_CUDA && cudaPeekAtLastError() == cudaSuccess) {
         st = CONV_OK; /* the engine failed to run this problem: skip it */
         g->stats.unsupported++;
+        log_candidate(s, tag, id.notes, workspace, plan_s, "failed to run", 0.0);
     } else if (st == CONV_ERR_OUT_OF_MEMORY) {
         st = CONV_OK; /* a smaller workspace may still fit */
         g->stats.over_cap++;
-    } else if (st == CONV_OK) {
+        log_candidate(s, tag, id.notes, workspace, plan_s, "no memory for the workspace", 0.0);
+    } else if (st != CONV_OK) {
+        log_candidate(s, tag, id.notes, workspace, plan_s, "CUDA error: search stopped", 0.0);
+    } else {
         g->stats.timed++;
+        log_candidate(s, tag, id.notes, workspace, plan_s, "timed", timing.median_ms);
         if (g->plan == NULL || timing.median_ms < s->best_ms) {
             destroy_desc(&g->plan);
             destroy_desc(&g->pack);
@@ -672,9 +737,26 @@ static int engine_knobs(desc_t engine, conv_cudnn_knob *knobs)
     return cs == CUDNN_STATUS_SUCCESS ? n : 0;
 }
 
-/* Every global engine: its defaults, then its knob choices in odometer order
- * (at most CONV_CUDNN_GRAPH_MAX_KNOB_SETS per engine). */
-static conv_status try_global_engines(search *s, conv_msg *msg)
+/* Every global engine that has something for the graph, whose notes fit the
+ * class and that compiles its kernel at run time or not (runtime_compiled):
+ * with its default knobs (knob_sets 0), or with each choice of its knobs in
+ * odometer order (at most knob_sets per engine). */
+static int compiles_at_run_time(desc_t engine)
+{
+    cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                                 CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count,
+                                 notes) != CUDNN_STATUS_SUCCESS)
+        return 0;
+    for (int64_t i = 0; i < count; ++i)
+        if (notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
+            return 1;
+    return 0;
+}
+
+static conv_status try_global_engines(search *s, int knob_sets, int runtime_compiled,
+                                      conv_msg *msg)
 {
     conv_cudnn_graph_plan *g = s->g;
     int64_t count = 0, got = 0;
@@ -694,21 +776,21 @@ static conv_status try_global_engines(search *s, conv_msg *msg)
         if (cs == CUDNN_STATUS_SUCCESS)
             cs = cudnnBackendFinalize(engine); /* fails for an engine that has nothing for p */
         conv_class cls;
-        if (cs == CUDNN_STATUS_SUCCESS &&
+        if (cs == CUDNN_STATUS_SUCCESS && compiles_at_run_time(engine) == runtime_compiled &&
             conv_cudnn_graph_class_of(engine_notes(engine), 0, &cls) &&
             conv_class_allows(s->cls, cls)) {
             conv_cudnn_knob knobs[CONV_CUDNN_GRAPH_MAX_KNOBS];
             int64_t values[CONV_CUDNN_GRAPH_MAX_KNOBS];
-            int n = engine_knobs(engine, knobs);
+            int n = knob_sets > 0 ? engine_knobs(engine, knobs) : 0;
             desc_t cfg = NULL;
-            make_config(engine, NULL, NULL, 0, &cfg);
-            if (cfg != NULL)
-                st = try_config(s, cfg, msg);
-            destroy_desc(&cfg);
+            if (knob_sets == 0) {
+                make_config(engine, NULL, NULL, 0, &cfg);
+                if (cfg != NULL)
+                    st = try_config(s, cfg, msg);
+                destroy_desc(&cfg);
+            }
             conv_cudnn_knobs_first(knobs, n, values);
-            for (int set = 0;
-                 set < CONV_CUDNN_GRAPH_MAX_KNOB_SETS && n > 0 && st == CONV_OK && !s->stop;
-                 ++set) {
+            for (int set = 0; set < knob_sets && n > 0 && st == CONV_OK && !s->stop; ++set) {
                 make_config(engine, knobs, values, n, &cfg);
                 if (cfg != NULL)
                     st = try_config(s, cfg, msg);
@@ -726,17 +808,29 @@ static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
                               const conv_cudnn_graph_opts *o, const float *d_x, float *d_y,
                               cudaStream_t stream, conv_msg *msg)
 {
-    search s = {g, cls, o, d_x, d_y, stream, conv_wall_seconds(), NULL, 0, 0.0, 0};
+    search s = {g, cls, o, d_x, d_y, stream, conv_wall_seconds(), NULL, 0, 0.0, 0, ""};
     s.seen = calloc(CONV_CUDNN_GRAPH_MAX_CANDIDATES, sizeof *s.seen);
     if (s.seen == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN search");
     static const cudnnBackendHeurMode_t modes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B,
                                                    CUDNN_HEUR_MODE_FALLBACK};
+    static const char *const sources[] = {"heuristics A", "heuristics B", "fallback"};
     conv_status st = CONV_OK;
-    for (size_t m = 0; m < sizeof modes / sizeof modes[0] && st == CONV_OK && !s.stop; ++m)
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0] && st == CONV_OK && !s.stop; ++m) {
+        s.source = sources[m];
         st = try_heuristic(&s, modes[m], msg);
-    if (st == CONV_OK && !s.stop)
-        st = try_global_engines(&s, msg);
+    }
+    /* The global engines: precompiled ones first, those compiled at run time
+     * (up to seconds each) last; default knobs, then knob choices. */
+    static const char *const passes[] = {"global, default knobs", "global, knob choice",
+                                         "global, compiled at run time, default knobs",
+                                         "global, compiled at run time, knob choice"};
+    for (int pass = 0; pass < 4 && st == CONV_OK && !s.stop; ++pass) {
+        s.source = passes[pass];
+        st = try_global_engines(&s, pass % 2 ? CONV_CUDNN_GRAPH_MAX_KNOB_SETS : 0, pass / 2, msg);
+    }
+    if (o->log != NULL)
+        fflush(o->log);
     free(s.seen);
     g->stats.seconds = conv_wall_seconds() - s.start_s;
     if (st == CONV_OK && g->plan == NULL)

@@ -10,8 +10,10 @@
  *      tensors' strides; padding, stride and dilation);
  *   2. candidates in this order: the engine configurations of the heuristics
  *      (mode A, mode B, the fallback list), then every global engine with its
- *      default knobs, then with each choice of its knobs (at most
- *      CONV_CUDNN_GRAPH_MAX_KNOB_SETS per engine);
+ *      default knobs, then every engine again with each choice of its knobs
+ *      (at most CONV_CUDNN_GRAPH_MAX_KNOB_SETS per engine); engines that
+ *      compile their kernel at run time (up to seconds per candidate) come
+ *      after all the others in both global passes;
  *   3. each candidate kept only if its numerical notes fit the precision
  *      class asked for (below) and its plan finalizes with a workspace within
  *      the cap; then run once untimed (an engine compiled at run time builds
@@ -35,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cuda_runtime_api.h>
 
@@ -51,11 +54,16 @@ typedef struct {
     double budget_s;      /* seconds for starting new candidates (> 0) */
     size_t workspace_cap; /* bytes a plan's workspace may take */
     int warmup, repeat;   /* timing of each candidate */
+    FILE *log;            /* NULL, or a CSV that gets a line per candidate (conv_bench --cudnn-log) */
+    const char *label;    /* the problem's name in that CSV */
 } conv_cudnn_graph_opts;
 
-/* The defaults, as text too for the programs' --help. */
+/* The defaults, as text too for the programs' --help. The workspace cap is
+ * as generous as frameworks are (a candidate whose workspace does not fit in
+ * the GPU's memory is skipped): a smaller one shuts out engines such as
+ * IMPLICIT_PRECOMP_GEMM, which needs 1.2 GB on the hpc101 problem. */
 #define CONV_CUDNN_GRAPH_BUDGET_MS     5000
-#define CONV_CUDNN_GRAPH_WORKSPACE_MB  1024
+#define CONV_CUDNN_GRAPH_WORKSPACE_MB  16384
 #define CONV_CUDNN_GRAPH_TEXT_(x)      #x
 #define CONV_CUDNN_GRAPH_TEXT(x)       CONV_CUDNN_GRAPH_TEXT_(x)
 #define CONV_CUDNN_GRAPH_MAX_KNOB_SETS 32
@@ -63,7 +71,7 @@ typedef struct {
 #define CONV_CUDNN_GRAPH_MAX_KNOBS      16
 #define CONV_CUDNN_GRAPH_MAX_CANDIDATES 4096
 
-/* CONV_CUDNN_GRAPH_BUDGET_MS, CONV_CUDNN_GRAPH_WORKSPACE_MB, 1 warm-up, 5 repeats. */
+/* CONV_CUDNN_GRAPH_BUDGET_MS, CONV_CUDNN_GRAPH_WORKSPACE_MB, 1 warm-up, 5 repeats, no log. */
 conv_cudnn_graph_opts conv_cudnn_graph_opts_default(void);
 
 /* ---- host logic: no GPU, no cuDNN call ---- */
@@ -98,6 +106,16 @@ int conv_cudnn_knobs_next(const conv_cudnn_knob *knobs, int n, int64_t *values);
 /* Whether the search may start another candidate: while less than the
  * budget has elapsed, and after it until one candidate has been timed. */
 int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed);
+
+/* The notes as words, "tensor core, winograd" ("none" without any), cut to len. */
+void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len);
+
+/* The header of the candidates' CSV; each search adds its lines:
+ * problem, class searched, where the candidate came from (heuristics mode A,
+ * mode B, fallback; a global engine's defaults or a knob choice), engine,
+ * notes, workspace, seconds to finalize the plan (a runtime-compiled engine
+ * builds its kernel then), what became of it, its median. */
+void conv_cudnn_graph_log_header(FILE *log);
 
 /* "engine 28, knobs 2=3 14=4" (", default knobs" without any), cut to len. */
 void conv_cudnn_graph_tag(int64_t engine, const int64_t *types, const int64_t *values, int n,

@@ -219,6 +219,7 @@ static int run_problem(run_state *s, const conv_named_problem *np)
     }
     printf("verify:  %s\n\n", pb.full_verify ? "every output against a double reference"
                                              : "sampled outputs against a double reference");
+    s->o.graph.label = np->name; /* for the cuDNN search's log */
     int failed = conv_rows_run(&pb, rows, n, &s->o, ref_ms) != 0;
     finish_problem(s, np, n, ref_ms, s->have_device ? s->info.peak_fp32_gflops : 0.0);
     print_fastest(s, rows, n, ref_ms);
@@ -295,12 +296,27 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     s.report.bandwidth_column = prog->bandwidth_column;
     s.report.problem_column = prog->problem_column;
     s.report.model = s.model;
-    if (conv_report_open(&s.report, s.opt.csv_path, s.opt.json_path, &msg) != CONV_OK) {
-        fprintf(stderr, "%s: %s\n", name, msg.text);
+    const char *log_path = conv_program_flag(prog, &s.opt, "cudnn-log");
+    if (log_path != NULL && (s.o.graph.log = fopen(log_path, "w")) == NULL) {
+        fprintf(stderr, "%s: --cudnn-log: cannot write %s\n", name, log_path);
         return 2;
     }
+    conv_cudnn_graph_log_header(s.o.graph.log);
+    if (conv_report_open(&s.report, s.opt.csv_path, s.opt.json_path, &msg) != CONV_OK) {
+        fprintf(stderr, "%s: %s\n", name, msg.text);
+        if (s.o.graph.log != NULL) {
+            fclose(s.o.graph.log);
+            remove(log_path);
+        }
+        return 2;
+    }
+
     if ((status = open_device(&s)) != 0) {
         conv_report_close(&s.report, &msg);
+        if (s.o.graph.log != NULL) {
+            fclose(s.o.graph.log);
+            remove(log_path);
+        }
         if (s.opt.csv_path != NULL)
             remove(s.opt.csv_path);
         if (s.opt.json_path != NULL)
@@ -332,6 +348,10 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     }
     if (prog->run_summary != NULL)
         prog->run_summary(stdout);
+    if (s.o.graph.log != NULL && fclose(s.o.graph.log) != 0) {
+        fprintf(stderr, "%s: --cudnn-log: writing %s failed\n", name, log_path);
+        failed = 1;
+    }
     if (conv_report_close(&s.report, &msg) != CONV_OK) {
         fprintf(stderr, "%s: %s\n", name, msg.text);
         failed = 1;

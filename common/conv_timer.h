@@ -1,7 +1,8 @@
 /* Timing: a CPU wall clock, and timers that run a piece of work a few times
  * untimed (warm-up), then `repeats` times timed, and report the median.
- * GPU work is timed with CUDA events recorded on the work's stream, so the
- * numbers are device time, not host launch overhead. */
+ * GPU work is timed with CUDA events recorded on the work's stream, a pair
+ * around each run and the runs queued back to back, so the numbers are
+ * device time, not host launch overhead. */
 #ifndef CONV_TIMER_H
 #define CONV_TIMER_H
 

@@ -134,6 +134,7 @@ OWN = {
         (["--cudnn-budget", "3600001"], "--cudnn-budget"),
         (["--cudnn-workspace", "-1"], "--cudnn-workspace"),
         (["--cudnn-workspace", "1048577"], "--cudnn-workspace"),
+        (["--cudnn-log", "/nonexistent-folder/log.csv"], "--cudnn-log"),
         (["--model"], "needs a value"),
     ],
 }

@@ -99,6 +99,19 @@ Test(cpu_cudnn_graph, the_tag_names_the_engine_and_its_knobs_and_fits_its_buffer
     cr_assert_eq(strlen(small), sizeof small - 1, "cut to the buffer: '%s'", small);
 }
 
+Test(cpu_cudnn_graph, the_notes_read_as_words_and_fit_their_buffer)
+{
+    char text[64];
+    conv_cudnn_graph_notes_text(0, text, sizeof text);
+    cr_assert_str_eq(text, "none");
+    conv_cudnn_graph_notes_text(CONV_NOTE_TENSOR_CORE | CONV_NOTE_WINOGRAD, text, sizeof text);
+    cr_assert_str_eq(text, "tensor core, winograd");
+    char small[8];
+    conv_cudnn_graph_notes_text(CONV_NOTE_DOWN_CONVERT_INPUTS | CONV_NOTE_FFT, small,
+                                sizeof small);
+    cr_assert_eq(strlen(small), sizeof small - 1, "cut to the buffer: '%s'", small);
+}
+
 Test(cpu_cudnn_graph, bad_requests_are_refused_in_one_line_before_any_cuda_call)
 {
     conv_test_hide_gpus(); /* a refusal must not depend on a device */
@@ -290,6 +303,53 @@ Test(gpu_reference, cudnn_graph_keeps_to_its_workspace_cap_and_its_budget)
     cr_assert(s.cut_by_budget || s.candidates == s.timed + s.other_class + s.unsupported,
               "the search ended by its budget");
     conv_cudnn_graph_plan_destroy(plan);
+    conv_gpu_problem_destroy(&pb);
+}
+
+/* The log has a line for every candidate the search counted and a time for
+ * every one it timed, and the plan kept (on a problem where later candidates
+ * need larger workspaces) still runs right after the search. */
+Test(gpu_reference, the_search_log_accounts_for_every_candidate)
+{
+    CONV_TEST_REQUIRE_GPU();
+    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    conv_params p = conv_shape(2, 32, 30, 26, 48, 5, 5, 2, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    conv_gpu_problem pb = conv_test_device_problem(p, 13);
+    conv_cudnn_graph_opts o = quick();
+    o.budget_s = 3.0;
+    o.log = tmpfile();
+    o.label = "log test";
+    cr_assert_not_null(o.log);
+    conv_cudnn_graph_log_header(o.log);
+    conv_gpu_result res;
+    char engine[96];
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_gpu_problem_measure_cudnn_graph(&pb, CONV_CLASS_TF32, &o, 1, 2, &res,
+                                                        engine, sizeof engine, &msg),
+                   msg);
+    cr_assert(res.passed, "%s: %s", engine, res.verdict);
+    int timed = 0, counted = 0;
+    cr_assert_eq(sscanf(strstr(res.verdict, "search: "), "search: %d timed of %d", &timed,
+                        &counted),
+                 2, "%s", res.verdict);
+    rewind(o.log);
+    char line[512];
+    int lines = 0, timed_lines = 0, kept = 0;
+    cr_assert_not_null(fgets(line, sizeof line, o.log));
+    cr_assert(strncmp(line, "problem,class,source,engine,", 28) == 0, "header '%s'", line);
+    while (fgets(line, sizeof line, o.log) != NULL) {
+        cr_assert(strncmp(line, "\"log test\",TF32,", 16) == 0, "line '%s'", line);
+        ++lines;
+        timed_lines += strstr(line, ",timed,") != NULL;
+        char quoted[110];
+        snprintf(quoted, sizeof quoted, "\"%s\"", engine);
+        kept += strstr(line, quoted) != NULL && strstr(line, ",timed,") != NULL;
+    }
+    fclose(o.log);
+    cr_assert_eq(lines, counted, "a log line per candidate counted (%d lines)", lines);
+    cr_assert_eq(timed_lines, timed, "a time per candidate timed (%d lines)", timed_lines);
+    cr_assert_eq(kept, 1, "the kept engine '%s' is among the timed lines once", engine);
     conv_gpu_problem_destroy(&pb);
 }
 
