@@ -152,10 +152,16 @@ static void print_fastest(const run_state *s, const conv_row *r, int n, const do
     if (best < 0 || s->report.n_refs == 0)
         return;
     double ms = r[best].res.timing.median_ms;
+    (void)ref_ms;
     printf("fastest: %s, %.4f ms", r[best].label, ms);
-    for (int i = 0; i < s->report.n_refs; ++i)
-        if (ref_ms[i] > 0.0)
-            printf("; %.2fx %s", ref_ms[i] / ms, s->prog->ref_names[i]);
+    for (int i = 0; i < s->report.n_refs; ++i) {
+        int ref = conv_rows_reference(r, n, i, &r[best]);
+        if (ref < 0)
+            continue;
+        printf("; %.2fx %s", r[ref].res.timing.median_ms / ms, s->prog->ref_names[i]);
+        if (conv_report_by_class(s->prog->ref_names[i]))
+            printf(" best %s", conv_class_name(r[best].cls));
+    }
     printf("\n");
 }
 

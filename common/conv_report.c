@@ -6,6 +6,11 @@
 
 static const char *const state_names[] = {"pending", "ok", "failed", "skipped", "error"};
 
+int conv_report_by_class(const char *ref_name)
+{
+    return ref_name != NULL && strcmp(ref_name, CONV_REPORT_CUDNN) == 0;
+}
+
 void conv_report_ref_key(const char *ref_name, char *buf, size_t len)
 {
     size_t n = (size_t)snprintf(buf, len, "vs_%s", ref_name);
@@ -102,7 +107,7 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
             fprintf(r->csv, "# model: %s\n", r->model);
         if (d2d_gbps > 0.0)
             fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
-        fprintf(r->csv, "%s%sversion,median_ms,min_ms,max_ms,gflops,pct_peak%s",
+        fprintf(r->csv, "%s%sversion,class,median_ms,min_ms,max_ms,gflops,pct_peak%s",
                 r->problem_column ? "problem," : "", r->model != NULL ? "count," : "",
                 r->bandwidth_column ? ",gbps" : "");
         for (int i = 0; i < r->n_refs; ++i) {
@@ -110,6 +115,9 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
             conv_report_ref_key(r->ref_names[i], key, sizeof key);
             fprintf(r->csv, ",%s", key);
         }
+        for (int i = 0; i < r->n_refs; ++i)
+            if (conv_report_by_class(r->ref_names[i]))
+                fprintf(r->csv, ",ref_%s", r->ref_names[i]);
         fprintf(r->csv, ",status,verdict\n");
     }
     if (r->json != NULL) {
@@ -151,12 +159,20 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
 typedef struct {
     double ms, min_ms, max_ms, gflops, gbps, pct_peak;
     double vs[CONV_MAX_REFS];
+    const char *by[CONV_MAX_REFS]; /* the row each ratio was taken against */
     const char *verdict;
 } row_numbers;
 
-static row_numbers numbers(const conv_report *r, const conv_params *p, const conv_row *row,
-                           const double *ref_ms, double peak_gflops)
+/* The label a row is printed with. */
+static const char *label_of(const conv_row *row)
 {
+    return row->label[0] ? row->label : row->name;
+}
+
+static row_numbers numbers(const conv_report *r, const conv_params *p, const conv_row *rows,
+                           int n_rows, int which, double peak_gflops)
+{
+    const conv_row *row = &rows[which];
     row_numbers n;
     memset(&n, 0, sizeof n);
     int ran = row->state == CONV_ROW_OK || row->state == CONV_ROW_FAILED;
@@ -167,8 +183,13 @@ static row_numbers numbers(const conv_report *r, const conv_params *p, const con
         n.gflops = conv_flops(p) / (n.ms * 1e6);
         n.gbps = conv_min_bytes(p) / (n.ms * 1e6);
         n.pct_peak = peak_gflops > 0.0 ? 100.0 * n.gflops / peak_gflops : 0.0;
-        for (int i = 0; i < r->n_refs; ++i)
-            n.vs[i] = ref_ms[i] > 0.0 ? ref_ms[i] / n.ms : 0.0;
+        for (int i = 0; i < r->n_refs; ++i) {
+            int ref = conv_rows_reference(rows, n_rows, i, row);
+            if (ref >= 0) {
+                n.vs[i] = rows[ref].res.timing.median_ms / n.ms;
+                n.by[i] = label_of(&rows[ref]);
+            }
+        }
     }
     n.verdict = ran ? row->res.verdict : row->why;
     return n;
@@ -189,7 +210,7 @@ static void print_header(const conv_report *r, FILE *out)
 
 static void print_row(const conv_report *r, FILE *out, const conv_row *row, const row_numbers *n)
 {
-    fprintf(out, "%-28s ", row->label[0] ? row->label : row->name);
+    fprintf(out, "%-28s ", label_of(row));
     if (n->ms > 0.0) {
         char peak[16] = "-";
         if (n->pct_peak > 0.0)
@@ -219,7 +240,7 @@ static void csv_row(const conv_report *r, const char *name, int count, const con
         fprintf(f, "\"%s\",", name);
     if (r->model != NULL)
         fprintf(f, "%d,", count);
-    fprintf(f, "\"%s\",", row->label[0] ? row->label : row->name);
+    fprintf(f, "\"%s\",%s,", label_of(row), conv_class_name(row->cls));
     if (n->ms > 0.0) {
         fprintf(f, "%.6f,%.6f,%.6f,%.3f,", n->ms, n->min_ms, n->max_ms, n->gflops);
         if (n->pct_peak > 0.0)
@@ -239,6 +260,9 @@ static void csv_row(const conv_report *r, const char *name, int count, const con
         else
             fprintf(f, ",");
     }
+    for (int i = 0; i < r->n_refs; ++i)
+        if (conv_report_by_class(r->ref_names[i]))
+            fprintf(f, n->by[i] != NULL ? ",\"%s\"" : ",", n->by[i]);
     fprintf(f, ",%s,\"", state_names[row->state]);
     for (const char *c = n->verdict; *c; ++c) /* verdicts contain commas, never quotes */
         fputc(*c == '"' ? '\'' : *c, f);
@@ -262,8 +286,8 @@ static void json_problem(conv_report *r, const char *name, int count, const conv
     for (int i = 0; i < n_rows; ++i) {
         const row_numbers *n = &nums[i];
         fprintf(f, "%s\n       {\"version\": ", i ? "," : "");
-        json_string(f, rows[i].label[0] ? rows[i].label : rows[i].name);
-        fprintf(f, ", \"median_ms\": ");
+        json_string(f, label_of(&rows[i]));
+        fprintf(f, ", \"class\": \"%s\", \"median_ms\": ", conv_class_name(rows[i].cls));
         json_number(f, n->ms);
         fprintf(f, ", \"min_ms\": ");
         json_number(f, n->min_ms);
@@ -279,6 +303,14 @@ static void json_problem(conv_report *r, const char *name, int count, const conv
             fprintf(f, ", \"%s\": ", key);
             json_number(f, n->vs[k]);
         }
+        for (int k = 0; k < r->n_refs; ++k)
+            if (conv_report_by_class(r->ref_names[k])) {
+                fprintf(f, ", \"ref_%s\": ", r->ref_names[k]);
+                if (n->by[k] != NULL)
+                    json_string(f, n->by[k]);
+                else
+                    fprintf(f, "null");
+            }
         fprintf(f, ", \"status\": \"%s\", \"verdict\": ", state_names[rows[i].state]);
         json_string(f, n->verdict);
         fprintf(f, "}");
@@ -287,6 +319,31 @@ static void json_problem(conv_report *r, const char *name, int count, const conv
 }
 
 #define MAX_ROWS 128
+
+/* Under a table with a by-class column: "cuDNN best: FP32 3.0423 ms (label);
+ * TF32 ...", the reference of each class that ran. */
+static void print_best(const conv_report *r, FILE *out, const conv_row *rows, int n_rows)
+{
+    int column = -1;
+    for (int i = 0; i < r->n_refs && column < 0; ++i)
+        if (conv_report_by_class(r->ref_names[i]))
+            column = i;
+    if (column < 0)
+        return;
+    int printed = 0;
+    for (int c = 0; c < CONV_CLASS_COUNT; ++c) {
+        conv_row probe;
+        memset(&probe, 0, sizeof probe);
+        probe.cls = (conv_class)c;
+        int ref = conv_rows_reference(rows, n_rows, column, &probe);
+        if (ref < 0 || !conv_row_is_cudnn(&rows[ref]))
+            continue;
+        fprintf(out, "%s%s %.4f ms (%s)", printed++ ? "; " : "cuDNN best: ", conv_class_name(c),
+                rows[ref].res.timing.median_ms, label_of(&rows[ref]));
+    }
+    if (printed)
+        fprintf(out, "\n");
+}
 
 void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv_params *p,
                          const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
@@ -302,14 +359,16 @@ void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, c
     row_numbers nums[MAX_ROWS];
     if (n_rows > MAX_ROWS)
         n_rows = MAX_ROWS;
+    (void)ref_ms; /* the ratios come from the rows themselves (conv_rows_reference) */
     for (int i = 0; i < n_rows; ++i)
-        nums[i] = numbers(r, p, &rows[i], ref_ms, peak_gflops);
+        nums[i] = numbers(r, p, rows, n_rows, i, peak_gflops);
     print_header(r, out);
     for (int i = 0; i < n_rows; ++i) {
         print_row(r, out, &rows[i], &nums[i]);
         if (r->csv != NULL)
             csv_row(r, name, count, &rows[i], &nums[i]);
     }
+    print_best(r, out, rows, n_rows);
     if (r->csv != NULL)
         fflush(r->csv);
     if (r->json != NULL)

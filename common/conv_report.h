@@ -4,13 +4,16 @@
  * Table (one row per conv_row):
  *   version   median ms   GFLOP/s   % peak   [GB/s]   vs <ref1> ...   verdict
  * "vs <ref>" is the reference's time over the row's (above 1: the row is
- * faster); "-" where either did not run.
+ * faster); "-" where either did not run. "vs cuDNN" is against cuDNN best of
+ * the row's own class (see CONV_REPORT_CUDNN below).
  *
  * CSV: comment lines "# gpu: ...", "# host: ...", "# date: ...",
  * "# command: ..." (and "# d2d_gbps: ..." where the copy bandwidth was
  * measured), then
- *   [problem,]version,median_ms,min_ms,max_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,status,verdict
- * (min_ms and max_ms: the fastest and the slowest of the timed runs)
+ *   [problem,]version,class,median_ms,min_ms,max_ms,gflops,pct_peak,[gbps,]vs_<ref1>,...,[ref_cuDNN,]
+ *   status,verdict
+ * (class: the row's precision class, FP32, TF32 or FP16 (conv_verify.h);
+ * min_ms and max_ms: the fastest and the slowest of the timed runs)
  * with status one of ok, failed, skipped, error. scripts/doc_tables.py turns
  * such a file into the results table of a lecture note. A model run adds a
  * line "# model: resnet50, n=32, nhwc" after the command and a column count
@@ -18,7 +21,7 @@
  *
  * JSON: {"gpu", "versions", "peak_fp32_gflops", "date", "command",
  * "problems": [{"name", "shape", "gflop", "min_bytes", "rows": [{"version",
- * "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., "status",
+ * "class", "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., ["ref_cuDNN",] "status",
  * "verdict"}]}]},
  * with the same key names as the CSV columns; a model run adds "model" after
  * "command" and "count" after each problem's "name".
@@ -81,6 +84,15 @@ void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, c
 /* Finishes and closes the files; CONV_ERR_INVALID naming the file when a
  * write failed (a full disk). */
 conv_status conv_report_close(conv_report *r, conv_msg *msg);
+
+/* The reference column named CONV_REPORT_CUDNN compares each row with cuDNN
+ * best of the row's own precision class (conv_rows_reference): the fastest
+ * cuDNN row, legacy or graph API, of that class. The CSV and the JSON then
+ * name that row in "ref_cuDNN", and the table is followed by a line
+ * "cuDNN best: FP32 ... ms (row); TF32 ...". */
+#define CONV_REPORT_CUDNN "cuDNN"
+/* 1 for the name of such a column. */
+int conv_report_by_class(const char *ref_name);
 
 /* The CSV and JSON name of a reference column: "vs_" + the name with spaces
  * and commas as '_' ("naive GPU" -> "vs_naive_GPU"). */

@@ -68,6 +68,26 @@ static int is_reference(const conv_row *row)
     return row->ref >= 0 && row->ref < CONV_MAX_REFS;
 }
 
+int conv_rows_reference(const conv_row *rows, int n_rows, int ref, const conv_row *row)
+{
+    int own = -1, per_class = 0;
+    for (int i = 0; i < n_rows; ++i)
+        if (rows[i].ref == ref) {
+            per_class |= conv_row_is_cudnn(&rows[i]);
+            if (own < 0 && rows[i].state == CONV_ROW_OK)
+                own = i;
+        }
+    if (!per_class)
+        return own;
+    int best = -1;
+    for (int i = 0; i < n_rows; ++i)
+        if (conv_row_is_cudnn(&rows[i]) && rows[i].state == CONV_ROW_OK &&
+            conv_class_allows(row->cls, rows[i].cls) &&
+            (best < 0 || rows[i].res.timing.median_ms < rows[best].res.timing.median_ms))
+            best = i;
+    return best;
+}
+
 int conv_rows_select(conv_row *rows, int n_rows, const char *select)
 {
     int kept = 0;

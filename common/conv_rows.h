@@ -130,6 +130,14 @@ int conv_rows_host_only(conv_row *rows, int n_rows);
 int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, const conv_run_opts *o,
                   double ref_ms[CONV_MAX_REFS]);
 
+/* The row that row's ratio in reference column `ref` is taken against, or -1
+ * when none ran. Where the column's own reference is a cuDNN row, that is
+ * "cuDNN best" of row's class: the fastest verified cuDNN row (legacy or
+ * graph API) whose class row's class allows (conv_class_allows: an FP32 row
+ * against strict FP32 cuDNN only, a TF32 row against TF32 and FP32 cuDNN).
+ * Otherwise it is the column's own reference row, if it ran. */
+int conv_rows_reference(const conv_row *rows, int n_rows, int ref, const conv_row *row);
+
 /* The fastest verified row that is not a reference nor cuDNN's (the rows of
  * other classes than the reference column's, such as "cuDNN TF32", are not
  * references of the table but are no kernel of ours either); -1 if none. */

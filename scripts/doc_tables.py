@@ -12,10 +12,12 @@ or, for a conv_bench CSV, one problem's rows and optionally only some steps'
 
     <!-- results: bench/results/conv_bench_all.csv problem=lecture rows=05 -->
 
-or the summary of a conv_bench CSV, one line per problem (each step's fastest
-row as a ratio to cuDNN):
+or the summary of a conv_bench CSV for one precision class (FP32 unless
+class= says TF32), one line per problem: cuDNN best of the class, PyTorch's
+time where torch= names a CSV of scripts/torch_reference.py, and each step's
+fastest row of the class as a ratio to cuDNN best:
 
-    <!-- results: bench/results/conv_bench_all.csv summary=steps -->
+    <!-- results: bench/results/conv_bench_all.csv summary=steps class=TF32 torch=bench/results/torch_all.csv -->
 
 or step 06's GEMM progression, one line per GEMM and one column per CSV (a
 GEMM CSV's "vs cuBLAS"; for a convolution CSV, cuBLAS's GEMM stage time over
@@ -97,9 +99,10 @@ BLOCK = re.compile(r"(<!-- results: (?P<path>[^ ]+)(?P<opts>(?: \w+=[^ ]+)*) -->
                    r"(?P<body>.*?)(<!-- /results -->)", re.DOTALL)
 
 # Column titles for the CSV fields the step programs write.
-TITLES = {"version": "version", "median_ms": "median ms", "gflops": "GFLOP/s",
+TITLES = {"version": "version", "class": "class", "median_ms": "median ms", "gflops": "GFLOP/s",
           "pct_peak": "% FP32 peak", "gbps": "GB/s", "passed": None, "status": None,
-          "min_ms": None, "max_ms": None, "verdict": "verified"}
+          "min_ms": None, "max_ms": None, "verdict": "verified",
+          "vs_cuDNN": "vs cuDNN best of its class", "ref_cuDNN": None}
 
 
 def read_csv(path):
@@ -183,11 +186,15 @@ def render(csv_rel, opts=""):
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
     if "summary" in options:
-        return "\n".join(out) + "\n" + render_summary(rows)
+        return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"),
+                                                       options.get("torch"))
     if "progression" in options:
         return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
                                                            options["progression"].split(","))
-    out.append("| " + " | ".join(title(f) for f in shown) + " |")
+    # A CSV from before the by-class references compared with cuDNN's legacy row.
+    heads = [("vs cuDNN" if f == "vs_cuDNN" and "ref_cuDNN" not in fields else title(f))
+             for f in shown]
+    out.append("| " + " | ".join(heads) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
     for row in rows:
@@ -195,32 +202,67 @@ def render(csv_rel, opts=""):
     return "\n".join(out) + "\n"
 
 
-def render_summary(rows):
-    """One line per problem of a conv_bench CSV: cuDNN's algorithm and time,
-    then each step's fastest row of our own kernels (not im2col + cuBLAS) as
-    a ratio to cuDNN (above 1: faster)."""
-    steps = ["02", "03", "04", "05", "06"]
-    out = ["| problem | cuDNN algorithm | cuDNN ms | "
-           + " | ".join(f"best {s} vs cuDNN" for s in steps) + " | fastest of ours |",
-           "|---|---|---:|" + "---:|" * len(steps) + "---|"]
-    problems = list(dict.fromkeys(r["problem"] for r in rows))
-    for problem in problems:
-        timed = [r for r in rows if r["problem"] == problem and r["median_ms"] and verified(r)]
-        cudnn = next((r for r in timed if r["version"].startswith("cuDNN")), None)
-        if cudnn is None:
+def row_class(row):
+    """A row's precision class: the class column, else (an older CSV) from its name."""
+    if row.get("class"):
+        return row["class"]
+    return "TF32" if "TF32" in row["version"] and "3xTF32" not in row["version"] else "FP32"
+
+
+def class_allows(allowed, cls):
+    """As conv_class_allows: the same class, or FP32 where TF32 is allowed."""
+    return cls == allowed or (allowed == "TF32" and cls == "FP32")
+
+
+def fastest(rows):
+    return min(rows, key=lambda r: float(r["median_ms"]), default=None)
+
+
+def render_summary(rows, cls="FP32", torch_rel=None):
+    """One line per problem of a conv_bench CSV for one precision class: cuDNN
+    best of that class (the fastest cuDNN row, legacy or graph API, that the
+    class allows), PyTorch's time where torch_rel (a CSV of
+    scripts/torch_reference.py) has one, then each step's fastest row of our
+    own kernels of the class (not im2col + cuBLAS) as a ratio to cuDNN best
+    (above 1: faster). Steps without a row of the class are left out."""
+    torch = {}
+    if torch_rel:
+        path = os.path.join(ROOT, torch_rel)
+        if os.path.exists(path):
+            for r in read_csv(path)[2]:
+                if r["version"] == f"PyTorch {cls}" and r["median_ms"] and r["status"] == "ok":
+                    torch[r["problem"]] = float(r["median_ms"])
+
+    def ours(r):
+        return (not r["version"].startswith(("cuDNN", "01 ")) and "cuBLAS" not in r["version"]
+                and row_class(r) == cls)
+
+    timed = [r for r in rows if r["median_ms"] and verified(r)]
+    steps = sorted({r["version"][:2] for r in timed if ours(r)})
+    head = f"| problem | cuDNN best {cls} | ms |"
+    rule = "|---|---|---:|"
+    if torch:
+        head += f" PyTorch {cls} ms |"
+        rule += "---:|"
+    out = [head + "".join(f" best {s} |" for s in steps) + " fastest of ours |",
+           rule + "---:|" * len(steps) + "---|"]
+    for problem in dict.fromkeys(r["problem"] for r in rows):
+        mine = [r for r in timed if r["problem"] == problem]
+        best = fastest([r for r in mine if r["version"].startswith("cuDNN")
+                        and class_allows(cls, row_class(r))])
+        if best is None:
             continue
-        ref = float(cudnn["median_ms"])
-        algo = cudnn["version"][cudnn["version"].find("(") + 1:-1]
-        cells, ours = [], []
+        ref = float(best["median_ms"])
+        line = f"| {problem} | {best['version']} | {ref:.4f} |"
+        if torch:
+            line += f" {torch[problem]:.4f} |" if problem in torch else " - |"
         for step in steps:
-            mine = [r for r in timed if r["version"].startswith(step + " ")
-                    and "cuBLAS" not in r["version"]]  # a library GEMM is not ours
-            ours += mine
-            best = min(mine, key=lambda r: float(r["median_ms"]), default=None)
-            cells.append(f"{ref / float(best['median_ms']):.2f}x" if best else "-")
-        best = min(ours, key=lambda r: float(r["median_ms"]))
-        out.append(f"| {problem} | {algo} | {ref:.4f} | " + " | ".join(cells)
-                   + f" | {best['version']} ({ref / float(best['median_ms']):.2f}x) |")
+            top = fastest([r for r in mine if ours(r) and r["version"].startswith(step + " ")])
+            line += f" {ref / float(top['median_ms']):.2f}x |" if top else " - |"
+        top = fastest([r for r in mine if ours(r)])
+        if top is None:
+            continue  # no kernel of ours of this class runs the problem
+        out.append(line + f" {top['version']} ({ref / float(top['median_ms']):.2f}x) |")
     return "\n".join(out) + "\n"
 
 

@@ -133,8 +133,8 @@ def check_problem_files_unchanged(bench, tmp):
     check(rc == 0, f"small problem: exit status {rc}\n{err}")
     with open(csv_path) as f:
         lines = [l for l in f.read().splitlines() if not l.startswith("#")]
-    check(lines[:1] == ["problem,version,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,vs_serial,"
-                        "vs_OpenMP,vs_naive_GPU,vs_cuDNN,status,verdict"],
+    check(lines[:1] == ["problem,version,class,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,vs_serial,"
+                        "vs_OpenMP,vs_naive_GPU,vs_cuDNN,ref_cuDNN,status,verdict"],
           f"problem CSV header: {lines[:1]}")
     with open(json_path) as f:
         doc = json.load(f)

@@ -148,22 +148,22 @@ Test(report, csv_has_metadata_a_header_and_one_line_per_row)
     cr_assert(strstr(text, "\n# command: prog --h 7\n") != NULL, "%s", text);
     cr_assert_eq(n, 1 + N_ROWS, "%s", text);
     cr_assert_str_eq(lines[0],
-                     "version,median_ms,min_ms,max_ms,gflops,pct_peak,vs_cuDNN,vs_step_02,status,"
-                     "verdict");
+                     "version,class,median_ms,min_ms,max_ms,gflops,pct_peak,vs_cuDNN,vs_step_02,ref_cuDNN,"
+                     "status,verdict");
     cr_assert_str_eq(lines[1],
-                     "\"cuDNN (GEMM)\",4.000000,3.000000,6.000000,500.000,50.0,1.0000,,ok,"
-                     "\"OK (10 checked)\"");
-    cr_assert_str_eq(lines[2], "\"kernel a\",2.000000,1.500000,3.000000,1000.000,100.0,2.0000,,ok,"
-                               "\"OK (1, 2 'checked')\"");
-    cr_assert_str_eq(lines[3], "\"kernel b\",,,,,,,,skipped,\"skipped: not built\"");
+                     "\"cuDNN (GEMM)\",FP32,4.000000,3.000000,6.000000,500.000,50.0,1.0000,,"
+                     "\"cuDNN (GEMM)\",ok,\"OK (10 checked)\"");
+    cr_assert_str_eq(lines[2], "\"kernel a\",FP32,2.000000,1.500000,3.000000,1000.000,100.0,2.0000,,"
+                               "\"cuDNN (GEMM)\",ok,\"OK (1, 2 'checked')\"");
+    cr_assert_str_eq(lines[3], "\"kernel b\",FP32,,,,,,,,,skipped,\"skipped: not built\"");
     cr_assert_str_eq(lines[4],
-                     "\"kernel c\",8.000000,6.000000,12.000000,250.000,25.0,0.5000,,failed,"
-                     "\"FAILED: 3 of 10 mismatch\"");
-    cr_assert_str_eq(lines[5], "\"kernel d\",,,,,,,,error,"
+                     "\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,25.0,0.5000,,"
+                     "\"cuDNN (GEMM)\",failed,\"FAILED: 3 of 10 mismatch\"");
+    cr_assert_str_eq(lines[5], "\"kernel d\",FP32,,,,,,,,,error,"
                                "\"error: cudaMalloc failed at x.c:1: out of memory\"");
     for (int i = 1; i < n; ++i) {
         char *fields[16];
-        cr_assert_eq(csv_fields(lines[i], fields, 16), 10, "line %d: as many fields as the header",
+        cr_assert_eq(csv_fields(lines[i], fields, 16), 12, "line %d: as many fields as the header",
                      i);
     }
     free(text);
@@ -212,16 +212,16 @@ Test(report, bandwidth_and_problem_columns_appear_when_asked)
     int n = data_lines(text, lines, 8, &comments);
     cr_assert_eq(n, 4, "one header for both problems:\n%s", text);
     cr_assert_str_eq(lines[0],
-                     "problem,version,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,status,verdict");
+                     "problem,version,class,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,status,verdict");
     cr_assert_str_eq(
         lines[1],
-        "\"resnet50 conv2\",\"kernel a\",2.000000,1.500000,3.000000,1000.000,,4000.00,ok,"
+        "\"resnet50 conv2\",\"kernel a\",FP32,2.000000,1.500000,3.000000,1000.000,,4000.00,ok,"
         "\"OK (1, 2 'checked')\"",
         "no peak: no % of it");
-    cr_assert_str_eq(lines[2], "\"resnet50 conv2\",\"kernel b\",,,,,,,skipped,"
+    cr_assert_str_eq(lines[2], "\"resnet50 conv2\",\"kernel b\",FP32,,,,,,,skipped,"
                                "\"skipped: not built\"");
     cr_assert_str_eq(
-        lines[3], "\"vgg conv1\",\"kernel c\",8.000000,6.000000,12.000000,250.000,,1000.00,failed,"
+        lines[3], "\"vgg conv1\",\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,,1000.00,failed,"
                   "\"FAILED: 3 of 10 mismatch\"");
     free(text);
 }
@@ -273,15 +273,15 @@ Test(report, json_is_valid_and_uses_the_csv_keys_and_statuses)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         cr_assert(strstr(text, keys[i]) != NULL, "no %s in\n%s", keys[i], text);
     cr_assert(strstr(text,
-                     "{\"version\": \"kernel a\", \"median_ms\": 2, \"min_ms\": 1.5, \"max_ms\": "
+                     "{\"version\": \"kernel a\", \"class\": \"FP32\", \"median_ms\": 2, \"min_ms\": 1.5, \"max_ms\": "
                      "3, \"gflops\": 1000, "
                      "\"gbps\": 4000, \"vs_cuDNN\": 2, \"vs_step_02\": null, "
-                     "\"status\": \"ok\", \"verdict\": \"OK (1, 2 \\\"checked\\\")\"}") != NULL,
+                     "\"ref_cuDNN\": \"cuDNN (GEMM)\", \"status\": \"ok\", \"verdict\": \"OK (1, 2 \\\"checked\\\")\"}") != NULL,
               "%s", text);
-    cr_assert(strstr(text, "{\"version\": \"kernel b\", \"median_ms\": null, \"min_ms\": null, "
+    cr_assert(strstr(text, "{\"version\": \"kernel b\", \"class\": \"FP32\", \"median_ms\": null, \"min_ms\": null, "
                            "\"max_ms\": null, \"gflops\": null, "
                            "\"gbps\": null, \"vs_cuDNN\": null, \"vs_step_02\": null, "
-                           "\"status\": \"skipped\", \"verdict\": \"skipped: not built\"}") != NULL,
+                           "\"ref_cuDNN\": null, \"status\": \"skipped\", \"verdict\": \"skipped: not built\"}") != NULL,
               "%s", text);
 
     /* the CSV's vs_ columns are JSON keys of every row */

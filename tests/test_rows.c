@@ -262,6 +262,47 @@ Test(rows, fastest_is_the_quickest_verified_row_that_is_not_a_reference)
     cr_assert_eq(conv_rows_fastest(with_cudnn, 2), 0, "cuDNN is never the fastest of ours");
 }
 
+/* A cuDNN row of a class that ran in ms. */
+static conv_row cudnn_ran(conv_row r, conv_class cls, conv_row_state state, double ms, int ref)
+{
+    r.cls = cls;
+    r.state = state;
+    r.ref = ref;
+    r.res.timing.median_ms = ms;
+    return r;
+}
+
+Test(rows, the_cudnn_column_compares_each_row_with_cudnn_best_of_its_class)
+{
+    conv_row r[8] = {
+        cudnn_ran(conv_row_cudnn(), CONV_CLASS_FP32, CONV_ROW_OK, 5.0, 0),
+        cudnn_ran(conv_row_cudnn_graph(CONV_CLASS_FP32), CONV_CLASS_FP32, CONV_ROW_OK, 4.0, -1),
+        cudnn_ran(conv_row_cudnn(), CONV_CLASS_TF32, CONV_ROW_OK, 1.0, -1),
+        cudnn_ran(conv_row_cudnn_graph(CONV_CLASS_TF32), CONV_CLASS_TF32, CONV_ROW_OK, 0.8, -1),
+        ran("ours fp32", CONV_ROW_OK, 3.0, -1),
+        ran("ours tf32", CONV_ROW_OK, 0.9, -1),
+        ran("ours fp16", CONV_ROW_OK, 0.5, -1),
+        ran("serial", CONV_ROW_OK, 100.0, 1),
+    };
+    r[5].cls = CONV_CLASS_TF32;
+    r[6].cls = CONV_CLASS_FP16;
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[4]), 1, "FP32: the faster of the FP32 rows");
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[0]), 1, "the legacy row too");
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[5]), 3, "TF32: the graph TF32 row");
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[6]), -1, "no FP16 cuDNN row ran");
+    cr_assert_eq(conv_rows_reference(r, 8, 1, &r[5]), 7, "another column: its own row");
+    cr_assert_eq(conv_rows_reference(r, 8, 2, &r[5]), -1, "a column without a row");
+    r[3].state = CONV_ROW_FAILED;
+    r[1].state = CONV_ROW_ERROR;
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[5]), 2, "only verified rows count");
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[4]), 0);
+    r[2].res.timing.median_ms = 6.0;
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[5]), 0,
+                 "a TF32 user gets a strict FP32 engine where it is faster");
+    r[0].state = CONV_ROW_SKIPPED;
+    cr_assert_eq(conv_rows_reference(r, 8, 0, &r[4]), -1, "no FP32 cuDNN row ran");
+}
+
 Test(rows, run_measures_references_first_and_applies_one_policy)
 {
     conv_gpu_problem pb = conv_test_host_problem(conv_shape(2, 3, 13, 11, 4, 3, 3, 1, 1, 1), 5);

@@ -62,8 +62,11 @@ def measure(build_dir, perf, runs):
             runs[key] = (rows, rc)
     rows, rc = runs[key]
     row = [r for r in rows if r["version"] == perf["row"]]
-    # The reference by its name, or by the start of it (cuDNN's row names its algorithm).
-    ref = ([r for r in rows if r["version"] == perf["reference"]]
+    # The reference by its name, or by the start of it (cuDNN's row names its algorithm);
+    # for "cuDNN", the program's cuDNN best of the row's own precision class (ref_cuDNN).
+    by_class = row[0].get("ref_cuDNN") if row and perf["reference"] == "cuDNN" else None
+    ref = ([r for r in rows if by_class and r["version"] == by_class]
+           or [r for r in rows if r["version"] == perf["reference"]]
            or [r for r in rows if r["version"].startswith(perf["reference"])])
     if not row or not ref:
         return None, f"rows '{perf['row']}' and '{perf['reference']}' not both measured (exit {rc})"
