@@ -26,6 +26,11 @@ header line names the GPU:
 
     <!-- results: bench/results/06_gemm_4096.csv progression=bench/results/06_lab_nhwc.csv -->
 
+or cuDNN's rows of a conv_bench CSV per class (legacy, graph API) beside PyTorch's
+times from a CSV of scripts/torch_reference.py measured on the same machine:
+
+    <!-- results: bench/results/references_all.csv references=bench/results/references_torch_all.csv -->
+
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
 the CSV's "# gpu:" (else "# host:"), "# date:" and "# command:" lines (every
@@ -188,6 +193,8 @@ def render(csv_rel, opts=""):
     if "summary" in options:
         return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"),
                                                        options.get("torch"))
+    if "references" in options:
+        return "\n".join(out) + "\n" + render_references(rows, options["references"])
     if "progression" in options:
         return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
                                                            options["progression"].split(","))
@@ -263,6 +270,47 @@ def render_summary(rows, cls="FP32", torch_rel=None):
         if top is None:
             continue  # no kernel of ours of this class runs the problem
         out.append(line + f" {top['version']} ({ref / float(top['median_ms']):.2f}x) |")
+    return "\n".join(out) + "\n"
+
+
+def render_references(rows, torch_rel):
+    """One line per problem of a conv_bench CSV with the cuDNN rows: per class,
+    cuDNN's legacy row, its graph row and cuDNN best, PyTorch's time from
+    torch_rel (scripts/torch_reference.py on the same machine) and cuDNN best
+    over PyTorch (below 1: cuDNN best is faster)."""
+    path = os.path.join(ROOT, torch_rel)
+    torch, out = {}, []
+    if os.path.exists(path):
+        meta, _, trows = read_csv(path)
+        torch = {(r["problem"], r["version"]): float(r["median_ms"]) for r in trows
+                 if r["median_ms"] and r["status"] == "ok"}
+        out = [f"PyTorch ({meta.get('torch', 'version unknown')}) on "
+               f"{meta.get('gpu', 'an unknown GPU').split(',')[0]}, {meta.get('date', '')} "
+               f"(file `{torch_rel}`).", ""]
+    timed = [r for r in rows if r["median_ms"] and verified(r)]
+
+    def ms(problem, prefix):
+        r = fastest([r for r in timed if r["problem"] == problem
+                     and r["version"].startswith(prefix)])
+        return float(r["median_ms"]) if r else None
+
+    def num(x):
+        return f"{x:.4f}" if x else "-"
+
+    out += ["| problem | legacy FP32 | graph FP32 | PyTorch FP32 | best / PyTorch "
+            "| legacy TF32 | graph TF32 | PyTorch TF32 | best / PyTorch |",
+            "|---|" + "---:|" * 8]
+    for problem in dict.fromkeys(r["problem"] for r in rows):
+        lf, gf = ms(problem, "cuDNN ("), ms(problem, "cuDNN graph (")
+        lt, gt = ms(problem, "cuDNN TF32 ("), ms(problem, "cuDNN graph TF32 (")
+        fp32 = [x for x in (lf, gf) if x]
+        tf32 = [x for x in (lf, gf, lt, gt) if x]  # a TF32 user may run a strict engine
+        tf, tt = torch.get((problem, "PyTorch FP32")), torch.get((problem, "PyTorch TF32"))
+        line = f"| {problem} | {num(lf)} | {num(gf)} | {num(tf)} | "
+        line += f"{min(fp32) / tf:.3f} |" if fp32 and tf else "- |"
+        line += f" {num(lt)} | {num(gt)} | {num(tt)} | "
+        line += f"{min(tf32) / tt:.3f} |" if tf32 and tt else "- |"
+        out.append(line)
     return "\n".join(out) + "\n"
 
 
