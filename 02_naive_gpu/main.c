@@ -19,9 +19,10 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     for (int i = 0; i < n; ++i)
         if (opt->number[FLAG_HOST_REPEAT] == 0)
             conv_row_skip(&r[i], "--host-repeat 0");
-    if (n < max) {
+    if (n + 1 < max) {
         r[n] = conv_row_cudnn();
         r[n++].ref = REF_CUDNN;
+        r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
     }
     return n + conv_naive_rows(p, select, r + n, max - n);
 }
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
         {"variant", CONV_FLAG_CHOICE, "all|gridstride|2d", "which kernel(s) to run", "all", 0, 0},
         {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
          100},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "02_naive_gpu",

@@ -31,9 +31,11 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[0] = conv_row_cudnn();
     r[0].name = "cuDNN (the same 1D conv)";
     r[0].ref = REF_CUDNN;
-    r[1] = conv_row_copy();
-    r[1].ref = REF_COPY;
-    return 2 + conv_tiled_1d_rows(p, select, r + 2, max - 2);
+    r[1] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
+    r[1].name = "cuDNN graph (the same 1D conv)";
+    r[2] = conv_row_copy();
+    r[2].ref = REF_COPY;
+    return 3 + conv_tiled_1d_rows(p, select, r + 3, max - 3);
 }
 
 static void describe(FILE *out, const conv_cli_options *opt, const conv_params *p)
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
          CONV1D_MAX_MASK_WIDTH},
         {"strategy", CONV_FLAG_CHOICE, "naive|naive4|1|2|3|all", "which kernel(s) to run", "all", 0,
          0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "03_tiled_1d",

@@ -27,6 +27,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
             r[kept++] = r[i];
     r[kept] = conv_row_cudnn();
     r[kept++].ref = REF_CUDNN;
+    r[kept++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
     return kept + conv_tiled_2d_rows(p, select, r + kept, max - kept);
 }
 
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
         {"strategy", CONV_FLAG_CHOICE, "1|2|3|mc|all",
          "1, 2, 3: the single-channel strategies (C = K = 1); mc: the multi-channel kernel", "all",
          0, 0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "04_tiled_2d",

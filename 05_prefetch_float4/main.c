@@ -35,6 +35,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     int n = 0;
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
     n += keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "gridstride", REF_STEP02);
     n += keep_ref(r + n, conv_tiled_2d_rows(p, "mc", r + n, max - n), "mc", REF_STEP04);
     return n + conv_prefetch_rows(p, select, r + n, max - n);
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
     static const conv_flag flags[] = {
         {"variant", CONV_FLAG_CHOICE, "5a|5b|all",
          "which step 05 kernels to run (5a: both of its loop orders)", "all", 0, 0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "05_prefetch_float4",

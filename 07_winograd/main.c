@@ -22,6 +22,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     int n = 0;
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
     /* step 06's best for the layout, as the "vs step 06" column */
     const char *best06 = p->layout == CONV_LAYOUT_NHWC ? "6f" : "6e";
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
         {"variant", CONV_FLAG_CHOICE, "7a|7b|7c|all",
          "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3), 7c: fused F(4x4,3x3))",
          "all", 0, 0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     /* CUTLASS's reference problem: 3x3, stride 1, same padding */
     static const conv_params cutlass = {.n = 8,

@@ -22,6 +22,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32(); /* TF32 against TF32 */
     r[n++].ref = REF_CUDNN_TF32;
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best of each class: */
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32); /* the fastest cuDNN row of it */
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
     for (int i = 0; i < listed; ++i)
         if (strcmp(r[n + i].key, "6f") == 0) { /* 6f: the FP32 kernel 8a puts on tensor cores */
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
          "cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, 8c: 3xTF32 through mma.sync, "
          "8d: TF32 through wgmma, 8e: 8d fed by TMA; 8d and 8e Hopper only)",
          "all", 0, 0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
     static const conv_params cutlass = {.n = 8,

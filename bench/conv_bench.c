@@ -225,16 +225,7 @@ int main(int argc, char **argv)
          NULL, 0, 0},
         {"cpu-rows", CONV_FLAG_SWITCH, NULL,
          "with --model: run step 01's CPU rows too (left out: minutes per layer)", NULL, 0, 0},
-        {"cudnn-budget", CONV_FLAG_INT, "MS",
-         "time the cuDNN graph rows may spend searching engines per problem, in milliseconds",
-         CONV_CUDNN_GRAPH_TEXT(CONV_CUDNN_GRAPH_BUDGET_MS), 1, 3600000},
-        {"cudnn-workspace", CONV_FLAG_INT, "MB",
-         "the largest workspace a cuDNN graph engine may take, in MB",
-         CONV_CUDNN_GRAPH_TEXT(CONV_CUDNN_GRAPH_WORKSPACE_MB), 0, 1048576},
-        {"cudnn-log", CONV_FLAG_TEXT, "FILE",
-         "write every engine configuration the cuDNN graph rows tried, with its time or why it "
-         "was left out, to FILE as CSV",
-         NULL, 0, 0},
+        CONV_CUDNN_SEARCH_FLAGS,
     };
     flags[FLAG_MODEL].metavar = conv_model_names();
     static const conv_program prog = {

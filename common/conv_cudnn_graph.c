@@ -60,9 +60,9 @@ int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed
 
 void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len)
 {
-    static const char *const names[] = {"tensor core",   "down-converted inputs",
-                                         "reduced-precision sums", "fft",
-                                         "nondeterministic", "winograd"};
+    static const char *const names[] = {
+        "tensor core", "down-converted inputs", "reduced-precision sums",
+        "fft",         "nondeterministic",      "winograd"};
     if (len == 0)
         return;
     out[0] = '\0';
@@ -745,8 +745,8 @@ static int compiles_at_run_time(desc_t engine)
 {
     cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
     int64_t count = 0;
-    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                                 CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count,
+    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                 CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count,
                                  notes) != CUDNN_STATUS_SUCCESS)
         return 0;
     for (int64_t i = 0; i < count; ++i)
@@ -755,8 +755,7 @@ static int compiles_at_run_time(desc_t engine)
     return 0;
 }
 
-static conv_status try_global_engines(search *s, int knob_sets, int runtime_compiled,
-                                      conv_msg *msg)
+static conv_status try_global_engines(search *s, int knob_sets, int runtime_compiled, conv_msg *msg)
 {
     conv_cudnn_graph_plan *g = s->g;
     int64_t count = 0, got = 0;

@@ -32,6 +32,32 @@ extern "C" {
 
 /* The most rows one problem may have. */
 #define CONV_PROGRAM_MAX_ROWS 64
+
+/* The flags of the cuDNN graph rows' search (conv_cudnn_graph.h), in the
+ * flags[] of every program that has such rows; read by name when the rows
+ * run. */
+#define CONV_CUDNN_SEARCH_FLAGS                                                                    \
+    {"cudnn-budget",                                                                               \
+     CONV_FLAG_INT,                                                                                \
+     "MS",                                                                                         \
+     "time the cuDNN graph rows may spend searching engines per problem, in milliseconds",         \
+     CONV_CUDNN_GRAPH_TEXT(CONV_CUDNN_GRAPH_BUDGET_MS),                                            \
+     1,                                                                                            \
+     3600000},                                                                                     \
+        {"cudnn-workspace",                                                                        \
+         CONV_FLAG_INT,                                                                            \
+         "MB",                                                                                     \
+         "the largest workspace a cuDNN graph engine may take, in MB",                             \
+         CONV_CUDNN_GRAPH_TEXT(CONV_CUDNN_GRAPH_WORKSPACE_MB),                                     \
+         0,                                                                                        \
+         1048576},                                                                                 \
+    {                                                                                              \
+        "cudnn-log", CONV_FLAG_TEXT, "FILE",                                                       \
+            "write every engine configuration the cuDNN graph rows tried, with its time or why "   \
+            "it "                                                                                  \
+            "was left out, to FILE as CSV",                                                        \
+            NULL, 0, 0                                                                             \
+    }
 /* The most problems one run may have (a model's distinct layers included). */
 #define CONV_PROGRAM_MAX_PROBLEMS 48
 

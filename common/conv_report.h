@@ -21,10 +21,9 @@
  *
  * JSON: {"gpu", "versions", "peak_fp32_gflops", "date", "command",
  * "problems": [{"name", "shape", "gflop", "min_bytes", "rows": [{"version",
- * "class", "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., ["ref_cuDNN",] "status",
- * "verdict"}]}]},
- * with the same key names as the CSV columns; a model run adds "model" after
- * "command" and "count" after each problem's "name".
+ * "class", "median_ms", "min_ms", "max_ms", "gflops", "gbps", "vs_<ref>"..., ["ref_cuDNN",]
+ * "status", "verdict"}]}]}, with the same key names as the CSV columns; a model run adds "model"
+ * after "command" and "count" after each problem's "name".
  *
  * The files are opened by conv_report_open before any work, so that a path
  * that cannot be written is a command-line error, not a lost run. */

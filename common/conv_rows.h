@@ -114,8 +114,8 @@ void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref);
 int conv_rows_select(conv_row *rows, int n_rows, const char *select);
 
 /* Runs every row's check on p: rows that do not support it become
- * CONV_ROW_SKIPPED with the reason. Returns how many rows that are not
- * references can still run, and the reason of the first that cannot in
+ * CONV_ROW_SKIPPED with the reason. Returns how many rows that are neither
+ * references nor cuDNN's can still run, and the reason of the first that cannot in
  * first_why (may be NULL). No CUDA call. */
 int conv_rows_check(conv_row *rows, int n_rows, const conv_params *p, char *first_why,
                     size_t why_len);

@@ -286,8 +286,9 @@ Test(program, csv_and_json_hold_the_rows_of_the_table)
     cr_assert(csv_text != NULL && json_text != NULL);
     remove(csv);
     remove(json);
-    cr_assert(strstr(csv_text, "\nversion,class,median_ms,min_ms,max_ms,gflops,pct_peak,vs_double,status,"
-                               "verdict\n") != NULL,
+    cr_assert(strstr(csv_text,
+                     "\nversion,class,median_ms,min_ms,max_ms,gflops,pct_peak,vs_double,status,"
+                     "verdict\n") != NULL,
               "%s", csv_text);
     cr_assert(strstr(csv_text, "\n\"double reference\",FP32,") != NULL, "%s", csv_text);
     cr_assert(strstr(csv_text, "\n\"direct\",FP32,") != NULL, "%s", csv_text);

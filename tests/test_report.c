@@ -147,18 +147,19 @@ Test(report, csv_has_metadata_a_header_and_one_line_per_row)
     cr_assert(strstr(text, "\n# date: ") != NULL, "%s", text);
     cr_assert(strstr(text, "\n# command: prog --h 7\n") != NULL, "%s", text);
     cr_assert_eq(n, 1 + N_ROWS, "%s", text);
-    cr_assert_str_eq(lines[0],
-                     "version,class,median_ms,min_ms,max_ms,gflops,pct_peak,vs_cuDNN,vs_step_02,ref_cuDNN,"
-                     "status,verdict");
+    cr_assert_str_eq(
+        lines[0],
+        "version,class,median_ms,min_ms,max_ms,gflops,pct_peak,vs_cuDNN,vs_step_02,ref_cuDNN,"
+        "status,verdict");
     cr_assert_str_eq(lines[1],
                      "\"cuDNN (GEMM)\",FP32,4.000000,3.000000,6.000000,500.000,50.0,1.0000,,"
                      "\"cuDNN (GEMM)\",ok,\"OK (10 checked)\"");
-    cr_assert_str_eq(lines[2], "\"kernel a\",FP32,2.000000,1.500000,3.000000,1000.000,100.0,2.0000,,"
-                               "\"cuDNN (GEMM)\",ok,\"OK (1, 2 'checked')\"");
+    cr_assert_str_eq(lines[2],
+                     "\"kernel a\",FP32,2.000000,1.500000,3.000000,1000.000,100.0,2.0000,,"
+                     "\"cuDNN (GEMM)\",ok,\"OK (1, 2 'checked')\"");
     cr_assert_str_eq(lines[3], "\"kernel b\",FP32,,,,,,,,,skipped,\"skipped: not built\"");
-    cr_assert_str_eq(lines[4],
-                     "\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,25.0,0.5000,,"
-                     "\"cuDNN (GEMM)\",failed,\"FAILED: 3 of 10 mismatch\"");
+    cr_assert_str_eq(lines[4], "\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,25.0,0.5000,,"
+                               "\"cuDNN (GEMM)\",failed,\"FAILED: 3 of 10 mismatch\"");
     cr_assert_str_eq(lines[5], "\"kernel d\",FP32,,,,,,,,,error,"
                                "\"error: cudaMalloc failed at x.c:1: out of memory\"");
     for (int i = 1; i < n; ++i) {
@@ -211,8 +212,9 @@ Test(report, bandwidth_and_problem_columns_appear_when_asked)
     int comments;
     int n = data_lines(text, lines, 8, &comments);
     cr_assert_eq(n, 4, "one header for both problems:\n%s", text);
-    cr_assert_str_eq(lines[0],
-                     "problem,version,class,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,status,verdict");
+    cr_assert_str_eq(
+        lines[0],
+        "problem,version,class,median_ms,min_ms,max_ms,gflops,pct_peak,gbps,status,verdict");
     cr_assert_str_eq(
         lines[1],
         "\"resnet50 conv2\",\"kernel a\",FP32,2.000000,1.500000,3.000000,1000.000,,4000.00,ok,"
@@ -221,8 +223,9 @@ Test(report, bandwidth_and_problem_columns_appear_when_asked)
     cr_assert_str_eq(lines[2], "\"resnet50 conv2\",\"kernel b\",FP32,,,,,,,skipped,"
                                "\"skipped: not built\"");
     cr_assert_str_eq(
-        lines[3], "\"vgg conv1\",\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,,1000.00,failed,"
-                  "\"FAILED: 3 of 10 mismatch\"");
+        lines[3],
+        "\"vgg conv1\",\"kernel c\",FP32,8.000000,6.000000,12.000000,250.000,,1000.00,failed,"
+        "\"FAILED: 3 of 10 mismatch\"");
     free(text);
 }
 
@@ -272,17 +275,23 @@ Test(report, json_is_valid_and_uses_the_csv_keys_and_statuses)
                           "\"rows\": ["};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         cr_assert(strstr(text, keys[i]) != NULL, "no %s in\n%s", keys[i], text);
-    cr_assert(strstr(text,
-                     "{\"version\": \"kernel a\", \"class\": \"FP32\", \"median_ms\": 2, \"min_ms\": 1.5, \"max_ms\": "
-                     "3, \"gflops\": 1000, "
-                     "\"gbps\": 4000, \"vs_cuDNN\": 2, \"vs_step_02\": null, "
-                     "\"ref_cuDNN\": \"cuDNN (GEMM)\", \"status\": \"ok\", \"verdict\": \"OK (1, 2 \\\"checked\\\")\"}") != NULL,
+    cr_assert(strstr(text, "{\"version\": \"kernel a\", \"class\": \"FP32\", \"median_ms\": 2, "
+                           "\"min_ms\": 1.5, \"max_ms\": "
+                           "3, \"gflops\": 1000, "
+                           "\"gbps\": 4000, \"vs_cuDNN\": 2, \"vs_step_02\": null, "
+                           "\"ref_cuDNN\": \"cuDNN (GEMM)\", \"status\": \"ok\", \"verdict\": \"OK "
+                           "(1, 2 \\\"checked\\\")\"}") != NULL,
               "%s", text);
-    cr_assert(strstr(text, "{\"version\": \"kernel b\", \"class\": \"FP32\", \"median_ms\": null, \"min_ms\": null, "
-                           "\"max_ms\": null, \"gflops\": null, "
-                           "\"gbps\": null, \"vs_cuDNN\": null, \"vs_step_02\": null, "
-                           "\"ref_cuDNN\": null, \"status\": \"skipped\", \"verdict\": \"skipped: not built\"}") != NULL,
-              "%s", text);
+    cr_assert(
+        strstr(
+            text,
+            "{\"version\": \"kernel b\", \"class\": \"FP32\", \"median_ms\": null, \"min_ms\": "
+            "null, "
+            "\"max_ms\": null, \"gflops\": null, "
+            "\"gbps\": null, \"vs_cuDNN\": null, \"vs_step_02\": null, "
+            "\"ref_cuDNN\": null, \"status\": \"skipped\", \"verdict\": \"skipped: not built\"}") !=
+            NULL,
+        "%s", text);
 
     /* the CSV's vs_ columns are JSON keys of every row */
     char lines[8][512];
