@@ -26,6 +26,11 @@ header line names the GPU:
 
     <!-- results: bench/results/06_gemm_4096.csv progression=bench/results/06_lab_nhwc.csv -->
 
+or the layers of a model run (conv_bench --model) with the model's totals per
+class, beside PyTorch's totals from a CSV of scripts/torch_reference.py --model:
+
+    <!-- results: bench/results/model_resnet50_nhwc.csv summary=model torch=bench/results/torch_model_resnet50_nhwc.csv -->
+
 or cuDNN's rows of a conv_bench CSV per class (legacy, graph API) beside PyTorch's
 times from a CSV of scripts/torch_reference.py measured on the same machine:
 
@@ -170,7 +175,7 @@ def render(csv_rel, opts=""):
     references: step 01, cuDNN, cuBLAS)."""
     path = os.path.join(ROOT, csv_rel)
     if not os.path.exists(path):
-        return f"*(no results yet: `{csv_rel}` has not been generated)*\n"
+        return f"*(no results yet: {csv_rel} has not been measured on a GPU)*\n"
     meta, fields, rows = read_csv(path)
     options = dict(o.split("=", 1) for o in opts.split())
     if "problem" in options:
@@ -190,6 +195,8 @@ def render(csv_rel, opts=""):
     out.append(f"Measured on {gpu}, {meta.get('date', 'unknown date')}, with "
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
+    if options.get("summary") == "model":
+        return "\n".join(out) + "\n" + render_model(rows, options.get("torch"))
     if "summary" in options:
         return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"),
                                                        options.get("torch"))
@@ -270,6 +277,69 @@ def render_summary(rows, cls="FP32", torch_rel=None):
         if top is None:
             continue  # no kernel of ours of this class runs the problem
         out.append(line + f" {top['version']} ({ref / float(top['median_ms']):.2f}x) |")
+    return "\n".join(out) + "\n"
+
+
+def render_model(rows, torch_rel=None):
+    """The layers of a model run (conv_bench --model: a count column), one line
+    each: how often it occurs, then per class (FP32, TF32) cuDNN best, the
+    fastest of ours that the class allows and cuDNN best over it (above 1: ours
+    is faster); a last line with the model's totals (time x count summed) where
+    every layer has both, and PyTorch's totals where torch_rel (a CSV of
+    scripts/torch_reference.py --model) covers every layer."""
+    classes = ("FP32", "TF32")
+    torch = {}
+    if torch_rel and os.path.exists(os.path.join(ROOT, torch_rel)):
+        for r in read_csv(os.path.join(ROOT, torch_rel))[2]:
+            if r["median_ms"] and r["status"] == "ok":
+                torch[(r["problem"], r["version"])] = float(r["median_ms"])
+    timed = [r for r in rows if r["median_ms"] and verified(r)]
+    layers = list(dict.fromkeys(r["problem"] for r in rows))
+    counts = {r["problem"]: int(r.get("count") or 1) for r in rows}
+
+    def ours(r):
+        return (not r["version"].startswith(("cuDNN", "01 ")) and "cuBLAS" not in r["version"])
+
+    def best(layer, cls, mine):
+        return fastest([r for r in timed if r["problem"] == layer and mine(r)
+                        and class_allows(cls, row_class(r))])
+
+    head, rule = "| layer | count |", "|---|---:|"
+    for cls in classes:
+        head += f" cuDNN best {cls} ms | fastest of ours {cls} | ms | ratio |"
+        rule += "---:|---|---:|---:|"
+    out = [head, rule]
+    totals = {cls: [0.0, 0.0, 0] for cls in classes}  # cuDNN, ours, layers with both
+    for layer in layers:
+        line = f"| {layer} | {counts[layer]} |"
+        for cls in classes:
+            ref = best(layer, cls, lambda r: r["version"].startswith("cuDNN"))
+            top = best(layer, cls, ours)
+            if ref and top:
+                c, o = float(ref["median_ms"]), float(top["median_ms"])
+                totals[cls][0] += counts[layer] * c
+                totals[cls][1] += counts[layer] * o
+                totals[cls][2] += 1
+                line += f" {c:.4f} | {top['version']} | {o:.4f} | {c / o:.2f}x |"
+            else:
+                line += f" {float(ref['median_ms']):.4f} |" if ref else " - |"
+                line += f" {top['version']} | {float(top['median_ms']):.4f} | - |" if top else \
+                    " - | - | - |"
+        out.append(line)
+    line = f"| **model total** | {sum(counts.values())} |"
+    for cls in classes:
+        c, o, n = totals[cls]
+        line += (f" {c:.3f} | ours | {o:.3f} | {c / o:.2f}x |" if n == len(layers) and o > 0
+                 else " - | - | - | - |")
+    out.append(line)
+    pt = {cls: sum(counts[l] * torch[(l, f"PyTorch {cls}")] for l in layers)
+          for cls in classes if all((l, f"PyTorch {cls}") in torch for l in layers)}
+    if pt:
+        out.append("")
+        out.append("PyTorch on the same layers, the model total: " + "; ".join(
+            f"{cls} {pt[cls]:.3f} ms (cuDNN best {totals[cls][0] / pt[cls]:.2f}x its time)"
+            if totals[cls][2] == len(layers) else f"{cls} {pt[cls]:.3f} ms"
+            for cls in pt) + ".")
     return "\n".join(out) + "\n"
 
 

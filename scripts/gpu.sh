@@ -5,7 +5,9 @@
 #   scripts/gpu.sh test                  every test but the sanitizers, a GPU required
 #   scripts/gpu.sh sanitize              the GPU tests under compute-sanitizer
 #   scripts/gpu.sh sweep [COUNT] [SEED]  the randomized shape sweep (default 200 shapes)
-#   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON
+#   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON,
+#                                        and PyTorch on the same shapes where it is installed
+#   scripts/gpu.sh models                conv_bench --model resnet50 in NHWC and NCHW, PyTorch beside
 #   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
 #                                        (02 to 08, or all), as CSV files
 #   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
@@ -51,6 +53,16 @@ run_ctest() { # log name, ctest arguments...
   local rc=$?
   grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Skipped|GPU tests" "$log" | tail -15
   return $rc
+}
+
+# PyTorch on the shapes conv_bench just ran (optional: without PyTorch it says
+# so and nothing fails): torch_beside FILE CONV_BENCH_ARGS...
+torch_beside() {
+  local file=$1
+  shift
+  say "PyTorch beside it: scripts/torch_reference.py $* -> $RESULTS/$file"
+  python3 scripts/torch_reference.py --bench "$bin/conv_bench" "$@" --csv "$RESULTS/$file" \
+    >"$LOGS/${file%.csv}.log" 2>&1 || echo "gpu.sh: no PyTorch rows: $(tail -1 "$LOGS/${file%.csv}.log")"
 }
 
 # The measurements behind each note's tables: the file, then the arguments.
@@ -109,7 +121,17 @@ while [ $# -gt 0 ]; do
     set --
     say "conv_bench ${args[*]}"
     "$bin/conv_bench" "${args[@]}" --csv "$RESULTS/conv_bench_all.csv" \
-      --json "$RESULTS/conv_bench_all.json" | tee "$LOGS/bench.log" || status=1 ;;
+      --json "$RESULTS/conv_bench_all.json" | tee "$LOGS/bench.log" || status=1
+    torch_beside torch_all.csv "${args[@]}" ;;
+  models)
+    for layout in nhwc nchw; do
+      say "conv_bench --model resnet50 --layout $layout"
+      "$bin/conv_bench" --model resnet50 --layout "$layout" \
+        --csv "$RESULTS/model_resnet50_$layout.csv" --json "$RESULTS/model_resnet50_$layout.json" \
+        >"$LOGS/model_resnet50_$layout.log" 2>&1 || status=1
+      sed -n '/== summary/,$p' "$LOGS/model_resnet50_$layout.log"
+      torch_beside "torch_model_resnet50_$layout.csv" --model resnet50 --layout "$layout"
+    done ;;
   results)
     steps=()
     while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-8]|all)$ ]]; do steps+=("$1"); shift; done

@@ -5,8 +5,11 @@
 
 writes, per problem, <problem>_steps.png (the progression of the steps: time
 and % of FP32 peak, cuDNN and cuBLAS marked) and roofline.png (every measured
-GPU row against the measured copy bandwidth and the FP32 peak). Needs
-matplotlib (scripts/setup.sh --plots installs it where missing).
+GPU row against the measured copy bandwidth and the FP32 peak). For a model
+run's CSV (conv_bench --model: a "# model:" line) it writes instead
+model_<name>_<layout>.png: per layer, cuDNN best over our fastest kernel in
+each precision class (above 1: ours is faster). Needs matplotlib
+(scripts/setup.sh --plots installs it where missing).
 """
 import csv
 import io
@@ -18,6 +21,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from doc_tables import class_allows, fastest, row_class, verified  # noqa: E402
 
 
 def read(path):
@@ -103,6 +109,41 @@ def roofline(rows_by_problem, flops, min_bytes, peak_gflops, bw_gbps, out_dir, g
     return "roofline.png"
 
 
+def model_figure(rows, out_dir, gpu, model):
+    """Per layer and class: cuDNN best / the fastest of ours the class allows."""
+    name, layout = model.split(",")[0].strip(), model.split(",")[-1].strip()
+    layers = list(dict.fromkeys(r["problem"] for r in rows))
+    timed = [r for r in rows if r["median_ms"] and verified(r)]
+
+    def ms(layer, cls, cudnn):
+        r = fastest([r for r in timed if r["problem"] == layer
+                     and r["version"].startswith("cuDNN") == cudnn
+                     and (cudnn or not (r["version"].startswith("01 ") or "cuBLAS" in r["version"]))
+                     and class_allows(cls, row_class(r))])
+        return float(r["median_ms"]) if r else None
+
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(layers) + 1.5))
+    for k, (cls, col) in enumerate((("FP32", "#1f77b4"), ("TF32", "#ff7f0e"))):
+        ratios = []
+        for layer in layers:
+            c, o = ms(layer, cls, True), ms(layer, cls, False)
+            ratios.append(c / o if c and o else 0.0)
+        ax.barh([i + 0.4 * k for i in range(len(layers))], ratios, height=0.4, color=col,
+                label=f"{cls}: cuDNN best {cls} / fastest of ours")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([i + 0.2 for i in range(len(layers))])
+    ax.set_yticklabels(layers, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("speed-up over cuDNN best of the class (above 1: ours is faster)")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"{model} on {gpu.split(',')[0]}", fontsize=10)
+    fig.tight_layout()
+    out = f"model_{name}_{layout}.png"
+    fig.savefig(os.path.join(out_dir, out), dpi=110)
+    plt.close(fig)
+    return out
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.strip())
@@ -114,6 +155,9 @@ def main(argv):
     m = re.search(r"FP32 peak ([\d.]+) TFLOP/s", gpu)
     peak = float(m.group(1)) * 1e3 if m else 0.0
     bw = float(meta.get("d2d_gbps", "0") or 0)
+    if meta.get("model"):
+        print(os.path.join(out_dir, model_figure(rows, out_dir, gpu, meta["model"])))
+        return 0
     by_problem, flops, min_bytes = {}, {}, {}
     for r in rows:
         by_problem.setdefault(r["problem"], []).append(r)

@@ -11,6 +11,9 @@ csv=${1:-bench/results/conv_bench_all.csv}
 if [ -f "$csv" ]; then
   bash scripts/setup.sh --plots >/dev/null
   python3 scripts/plot_bench.py "$csv" docs/figures
+  for model in bench/results/model_*.csv; do # the ResNet-50 runs, where measured
+    [ -f "$model" ] && python3 scripts/plot_bench.py "$model" docs/figures
+  done
   # the performance page is the template with its tables filled below
   cp bench/performance_template.md docs/performance.md
 fi
