@@ -157,14 +157,22 @@ static const char *shape_default(int id, const conv_params *d, char *buf, size_t
     return buf;
 }
 
+/* The help's first column is as wide as the longest "--flag METAVAR" up to
+ * this; a longer one (a flag with many choices) stands on its own line. */
+#define HELP_COLUMN 28
+
 static void print_flag(FILE *out, int width, const char *name, const char *metavar,
                        const char *help, long long lo, long long hi, const char *def)
 {
-    char head[96], range[64] = "";
-    snprintf(head, sizeof head, "--%s%s%s", name, metavar ? " " : "", metavar ? metavar : "");
+    char head[512], range[64] = "";
+    int len =
+        snprintf(head, sizeof head, "--%s%s%s", name, metavar ? " " : "", metavar ? metavar : "");
     if (lo <= hi)
         snprintf(range, sizeof range, hi == INT_MAX ? ", >= %lld" : ", %lld to %lld", lo, hi);
-    fprintf(out, "  %-*s  %s%s", width, head, help, range);
+    if (len > width)
+        fprintf(out, "  %s\n  %-*s  %s%s", head, width, "", help, range);
+    else
+        fprintf(out, "  %-*s  %s%s", width, head, help, range);
     if (def != NULL)
         fprintf(out, " (default %s)", def);
     fprintf(out, "\n");
@@ -173,13 +181,13 @@ static void print_flag(FILE *out, int width, const char *name, const char *metav
 static void print_usage(FILE *out, const conv_cli_spec *spec, const conv_cli_options *defaults)
 {
     int width = 0;
-    char head[96];
+    char head[512];
     for (int i = 0; i < N_COMMON + spec->n_flags; ++i) {
         const char *name = i < N_COMMON ? common_flags[i].name : spec->flags[i - N_COMMON].name;
         const char *meta =
             i < N_COMMON ? common_flags[i].metavar : spec->flags[i - N_COMMON].metavar;
         int len = snprintf(head, sizeof head, "--%s%s%s", name, meta ? " " : "", meta ? meta : "");
-        width = len > width ? len : width;
+        width = len > width && len <= HELP_COLUMN ? len : width;
     }
     fprintf(out, "usage: %s [options]\n%s\n", spec->program, spec->summary ? spec->summary : "");
     if (spec->n_flags > 0)

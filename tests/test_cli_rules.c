@@ -245,6 +245,28 @@ Test(cli, help_aligns_every_description_in_one_column)
     cr_assert_eq(lines, 3 + 19 + 6, "every flag has its line:\n%s", text);
 }
 
+/* A flag with many choices is shown whole on its own line, its help below in
+ * the column of the others; the column does not widen for it. */
+Test(cli, help_shows_a_long_choice_list_whole_on_its_own_line)
+{
+    static const conv_flag long_one[] = {
+        {"problem", CONV_FLAG_CHOICE,
+         "alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett|kilo|lima|mike|all",
+         "a named problem", NULL, 0, 0}};
+    const conv_cli_spec spec = {.program = "prog", .flags = long_one, .n_flags = 1};
+    char text[8192];
+    help_text(&spec, text, sizeof text);
+    const char *head = strstr(text, "\n  --problem alpha|");
+    cr_assert_not_null(head, "%s", text);
+    cr_assert(strncmp(strstr(head, "|mike|all"), "|mike|all\n", 10) == 0,
+              "the list whole, then a new line:\n%s", text);
+    const char *help = strstr(head + 1, "\n") + 1;
+    const char *n_line = strstr(text, "\n  --n N ") + 1;
+    cr_assert_eq(strspn(help, " "), strspn(n_line + 7, " ") + 7,
+                 "the help in the column of --n's:\n%s", text);
+    cr_assert(strncmp(help + strspn(help, " "), "a named problem", 15) == 0, "%s", text);
+}
+
 Test(cli, help_shows_the_defaults_and_the_ranges)
 {
     char text[8192], line[256];
