@@ -225,8 +225,10 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
         conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
         size_t len = strlen(res->verdict);
         snprintf(res->verdict + len, sizeof res->verdict - len,
-                 "; search: %d timed of %d configurations in %.1f s%s", s.timed, s.candidates,
-                 s.seconds, s.cut_by_budget ? ", cut by the budget" : "");
+                 "; search: %d timed of %d configurations (%d of another class, %d unsupported, "
+                 "%d over the workspace cap) in %.1f s%s",
+                 s.timed, s.candidates, s.other_class, s.unsupported, s.over_cap, s.seconds,
+                 s.cut_by_budget ? ", cut by the budget" : "");
     }
     if (engine != NULL && engine_len > 0)
         snprintf(engine, engine_len, "%s", conv_cudnn_graph_engine(plan));
