@@ -17,6 +17,7 @@
 #include <limits.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 
 /* Everything a kernel needs about the problem, passed by value (kernel
  * parameters live in constant memory: every thread reads them for free).

@@ -20,6 +20,7 @@
 #include <limits.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 #include "conv_params.h"
 
 /* excerpt: mask-constant */

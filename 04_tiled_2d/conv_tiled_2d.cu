@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 #include "conv_tiled_2d.h"
 
 /* The weights of the constant-memory paths (64 KiB, all of constant memory

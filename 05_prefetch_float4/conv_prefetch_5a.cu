@@ -29,6 +29,7 @@
 #include "conv_prefetch.h"
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 #include "prefetch_tile.cuh"
 
 /* Pieces of the equal split each thread stages in registers. A regular

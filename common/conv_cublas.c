@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 
 struct conv_cublas {
     cublasHandle_t handle;

@@ -8,7 +8,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "conv_device.h"
 #include "conv_status.h"
 
 #ifdef __cplusplus

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 #include "conv_tensor.h"
 
 #ifndef CONV_HAVE_CUDNN

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 #include "conv_cudnn.h"
 #include "conv_timer.h"
 

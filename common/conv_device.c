@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_cuda.h"
-#include "conv_cudnn.h"
 
 #ifndef CONV_CUDA_ARCHS
 #define CONV_CUDA_ARCHS "unknown"
@@ -189,9 +188,9 @@ int conv_gpu_required(void)
     return v != NULL && strcmp(v, "1") == 0;
 }
 
-void conv_format_versions(const conv_device_info *info, char *buf, size_t size)
+void conv_format_versions(const conv_device_info *info, long cudnn, char *buf, size_t size)
 {
-    long cudnn = conv_cudnn_version(); /* major * 10000 + minor * 100 + patch since cuDNN 9 */
+    /* cudnn: major * 10000 + minor * 100 + patch since cuDNN 9 */
     char cudnn_text[32] = "not built";
     if (cudnn > 0)
         snprintf(cudnn_text, sizeof cudnn_text, "%ld.%ld.%ld", cudnn / 10000, cudnn / 100 % 100,
@@ -234,10 +233,10 @@ void conv_format_code(const conv_device_info *info, char *buf, size_t size)
         snprintf(buf, size, "sm_%d code", info->binary_version);
 }
 
-void conv_print_device(FILE *out, const conv_device_info *info)
+void conv_print_device(FILE *out, const conv_device_info *info, long cudnn_version)
 {
     char versions[160], code[96];
-    conv_format_versions(info, versions, sizeof versions);
+    conv_format_versions(info, cudnn_version, versions, sizeof versions);
     conv_format_code(info, code, sizeof code);
     size_t smem = conv_smem_limit();
     fprintf(out,

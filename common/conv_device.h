@@ -97,14 +97,16 @@ int conv_fp32_lanes_per_sm(int cc_major, int cc_minor);
 int conv_gpu_required(void);
 
 /* The software versions behind a measurement, as one phrase:
- * "driver 580.159.04 (CUDA 13.0), runtime 13.0, cuDNN 9.13.0". */
-void conv_format_versions(const conv_device_info *info, char *buf, size_t size);
+ * "driver 580.159.04 (CUDA 13.0), runtime 13.0, cuDNN 9.13.0"; cudnn_version
+ * as conv_cudnn_version() gives it (0: "not built"), passed in so that this
+ * file needs nothing of cuDNN's. */
+void conv_format_versions(const conv_device_info *info, long cudnn_version, char *buf, size_t size);
 /* How the kernels run on this device, e.g. "sm_90 code" or "compute_75 PTX,
  * JIT-compiled for sm_90 by the driver". */
 void conv_format_code(const conv_device_info *info, char *buf, size_t size);
 /* Prints the device line: name, SMs, clock, FP32 peak, DRAM peak, versions,
  * the code it runs and the shared-memory limit in force. */
-void conv_print_device(FILE *out, const conv_device_info *info);
+void conv_print_device(FILE *out, const conv_device_info *info, long cudnn_version);
 
 /* ---- launch limits ---- */
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_bandwidth.h"
+#include "conv_cudnn.h"
 
 /* CPU rows of programs that also time GPU rows: no warm-up (one serial run
  * can take seconds), this many timed runs unless --host-repeat says more. */
@@ -332,7 +333,7 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
 
     printf("%s: %s\n", name, prog->title);
     if (s.have_device)
-        conv_print_device(stdout, &s.info);
+        conv_print_device(stdout, &s.info, conv_cudnn_version());
     else if (!prog->cpu_only)
         printf("device:  %s; GPU rows skipped\n", s.no_device);
     if (s.have_device && prog->measure_copy)

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "conv_cudnn.h"
 #include "conv_harness.h"
 
 static const char *const state_names[] = {"pending", "ok", "failed", "skipped", "error"};
@@ -93,7 +94,7 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
     conv_format_utc_now(date, sizeof date);
     host_cpu(cpu, sizeof cpu);
     if (info != NULL)
-        conv_format_versions(info, versions, sizeof versions);
+        conv_format_versions(info, conv_cudnn_version(), versions, sizeof versions);
     if (r->csv != NULL) {
         if (info != NULL)
             fprintf(r->csv, "# gpu: %s, %d SMs, %.0f MHz, FP32 peak %.1f TFLOP/s, %s\n", info->name,

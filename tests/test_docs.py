@@ -76,8 +76,50 @@ def withheld_paths(root):
         return tuple(l.strip() for l in f if l.strip() and not l.startswith("#"))
 
 
-def check_tree(root):
+def check_common_includes(root):
+    """common/ is below every step: none of its files includes a step's file,
+    and its modules (a .h with its .c or .cu) include one another without a
+    cycle. Returns the failures."""
     failures = []
+    common = os.path.join(root, "common")
+    names = sorted(f for f in os.listdir(common) if f.endswith((".c", ".h", ".cu", ".cuh")))
+    step_files = {os.path.basename(f) for f in glob.glob(os.path.join(root, "[0-9][0-9]_*", "**",
+                                                                      "*.*h"), recursive=True)}
+    uses = {}
+    for name in names:
+        module = os.path.splitext(name)[0]
+        with open(os.path.join(common, name)) as f:
+            for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(), re.M):
+                if os.path.exists(os.path.join(common, inc)):
+                    if os.path.splitext(inc)[0] != module:
+                        uses.setdefault(module, set()).add(os.path.splitext(inc)[0])
+                elif os.path.basename(inc) in step_files:
+                    failures.append(f"common/{name} includes a step's file {inc}")
+    # a cycle: a module that reaches itself
+    for start in sorted(uses):
+        path, seen = [start], set()
+
+        def walk(module):
+            for nxt in sorted(uses.get(module, ())):
+                if nxt == start:
+                    return path + [start]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    path.append(nxt)
+                    found = walk(nxt)
+                    if found:
+                        return found
+                    path.pop()
+            return None
+
+        cycle = walk(start)
+        if cycle and min(cycle) == start:  # each cycle once, from its first module
+            failures.append("common/ include cycle: " + " -> ".join(cycle))
+    return failures
+
+
+def check_tree(root):
+    failures = check_common_includes(root)
     fail = failures.append
     files = tracked_files(root)
     withheld = withheld_paths(root)
@@ -395,6 +437,17 @@ def self_test(root):
                    good.replace(f'median_s -->{built}<!--',
                                 f'median_s -->{float(built) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
+        cuda_h = os.path.join(copy, "common", "conv_cuda.h")
+        with open(cuda_h) as f:
+            cuda_text = f.read()
+        expect("an include cycle in common/",
+               cuda_text.replace('#include "conv_status.h"',
+                                 '#include "conv_status.h"\n#include "conv_device.h"'),
+               "conv_cuda", cuda_h, "include cycle")
+        expect("a step's header included by common/",
+               cuda_text.replace('#include "conv_status.h"',
+                                 '#include "conv_status.h"\n#include "conv_naive.h"'),
+               "conv_naive.h", cuda_h, "includes a step")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
 
