@@ -37,6 +37,23 @@ CODE_EXT = (".c", ".h", ".cu", ".cuh", ".py", ".sh")
 PATH_RE = re.compile(r"`([\w./-]+\.(?:c|h|cu|cuh|py|sh|md|json|csv|txt|cmake))`")
 FUNC_RE = re.compile(r"`([A-Za-z_]\w*)\(\)`")
 LINK_RE = re.compile(r"!?\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# a link into a Markdown file at an anchor: (file.md#anchor), or (#anchor) in the same note
+ANCHOR_RE = re.compile(r"\]\(([^)#\s]*\.md|)#([^)\s]+)\)")
+
+
+def anchors_of(path):
+    """The anchors a Markdown file offers: GitHub's slug of each heading
+    (lower case, punctuation dropped, spaces as '-', repeats numbered) and
+    every explicit id= or name= of an HTML tag."""
+    with open(path) as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.DOTALL)
+    found, seen = set(re.findall(r'\b(?:id|name)="([^"]+)"', text)), {}
+    for heading in re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
 FIGURE_RE = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+\.png)\)")
 # Words about how the repository was made, which students cannot follow.
 JARGON = re.compile(r"\bseeds? ?0\d\d\b|\bseeds 0\d\d|\bsessions?\b|\bissue #?\d+\b"
@@ -165,6 +182,12 @@ def check_tree(root):
                 continue
             if not os.path.exists(target):
                 fail(f"{note}: links or shows '{link}', which does not exist")
+        for target, anchor in ANCHOR_RE.findall(prose):
+            path = os.path.normpath(os.path.join(root, base, target)) if target else \
+                os.path.join(root, note)
+            if os.path.exists(path) and anchor not in anchors_of(path):
+                fail(f"{note}: links '{target}#{anchor}', an anchor {target or 'the note'} "
+                     "does not have")
         if note.startswith("docs/") and step in steps:
             check_step_note(note, text, steps.index(step), steps, fail)
             check_your_turn(root, note, text, step, fail)
@@ -449,6 +472,10 @@ def self_test(root):
                                  '#include "conv_status.h"\n#include "conv_naive.h"'),
                "conv_naive.h", cuda_h, "includes a step")
         expect("'seed 000' in a note", good + "\nAs seed 000 says.\n", "seed 000")
+        expect("a link to an entry the sources do not have",
+               good + "\nSee [the planted source](sources.md#planted-entry).\n", "planted-entry")
+        expect("a link to a heading the note does not have",
+               good + "\nSee [below](#planted-heading).\n", "planted-heading")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
 
         # "Your turn" of a step note: tests named there must exist, and every
