@@ -4,8 +4,9 @@
     python3 scripts/plot_bench.py bench/results/conv_bench_all.csv docs/figures
 
 writes, per problem, <problem>_steps.png (the progression of the steps: time
-and % of FP32 peak, cuDNN and cuBLAS marked) and roofline.png (every measured
-GPU row against the measured copy bandwidth and the FP32 peak). For a model
+and % of FP32 peak, cuDNN and cuBLAS marked, TF32 and transform rows hatched)
+and roofline.png (every measured GPU row against the measured copy bandwidth
+and the FP32 peak; TF32 and transform rows hollow). For a model
 run's CSV (conv_bench --model: a "# model:" line) it writes instead
 model_<name>_<layout>.png: per layer, cuDNN best over our fastest kernel in
 each precision class (above 1: ours is faster). Needs matplotlib
@@ -51,6 +52,19 @@ def color(version):
     return "#1f77b4"
 
 
+def beyond_fp32(row):
+    """Rows whose arithmetic is not the direct FP32 count the % of peak assumes:
+    tensor cores (TF32, 3xTF32: a higher peak), or a transform (Winograd, FFT)
+    that does fewer multiplications. Their % of FP32 peak can pass 100."""
+    v = row["version"]
+    return (row_class(row) != "FP32" or v.startswith("07 ")
+            or any(t in v for t in ("3xTF32", "WINOGRAD", "FFT", "winograd", "fft")))
+
+
+BEYOND_NOTE = ("hatched: tensor cores (TF32, 3xTF32) or a transform (Winograd, FFT), which can "
+               "pass 100% of the FP32 peak: the % counts the direct convolution's FLOP")
+
+
 def steps_figure(problem, rows, out_dir, gpu):
     rows = [r for r in rows if r["median_ms"]]
     if not rows:
@@ -60,19 +74,23 @@ def steps_figure(problem, rows, out_dir, gpu):
     peak = [float(r["pct_peak"]) if r.get("pct_peak") else 0.0 for r in rows]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 0.38 * len(rows) + 1.6), sharey=True)
     y = range(len(rows))
-    ax1.barh(y, ms, color=[color(n) for n in names])
+    hatch = ["//" if beyond_fp32(r) else "" for r in rows]
+    ax1.barh(y, ms, color=[color(n) for n in names], hatch=hatch, edgecolor="white")
     ax1.set_xscale("log")
     ax1.set_xlabel("median time, ms (log scale; shorter is better)")
     ax1.set_yticks(list(y))
     ax1.set_yticklabels(names, fontsize=8)
     ax1.invert_yaxis()
-    ax2.barh(y, peak, color=[color(n) for n in names])
+    ax2.barh(y, peak, color=[color(n) for n in names], hatch=hatch, edgecolor="white")
+    ax2.axvline(100.0, color="black", linewidth=0.8)
     ax2.set_xlabel("% of FP32 peak")
+    if any(hatch):
+        fig.text(0.5, 0.005, BEYOND_NOTE, ha="center", va="bottom", fontsize=8)
     for ax in (ax1, ax2):
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"{problem} on {gpu.split(',')[0]} (red: cuDNN / cuBLAS, grey: CPU)",
                  fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03 if any(hatch) else 0, 1, 1))
     name = f"{problem}_steps.png"
     fig.savefig(os.path.join(out_dir, name), dpi=110)
     plt.close(fig)
@@ -93,8 +111,10 @@ def roofline(rows_by_problem, flops, min_bytes, peak_gflops, bw_gbps, out_dir, g
             if not r["median_ms"] or r["version"].startswith("01"):
                 continue
             g = float(r["gflops"])
-            ax.scatter(ai, g, marker=markers[i % len(markers)], s=28,
-                       color=color(r["version"]), alpha=0.8)
+            beyond = beyond_fp32(r)
+            ax.scatter(ai, g, marker=markers[i % len(markers)], s=28, alpha=0.8,
+                       facecolors="none" if beyond else color(r["version"]),
+                       edgecolors=color(r["version"]))
         ax.scatter([], [], marker=markers[i % len(markers)], color="#444", label=problem)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -102,6 +122,8 @@ def roofline(rows_by_problem, flops, min_bytes, peak_gflops, bw_gbps, out_dir, g
     ax.set_ylabel("GFLOP/s")
     ax.set_title(f"Every GPU row against the roofline of {gpu.split(',')[0]}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
+    ax.scatter([], [], marker="o", facecolors="none", edgecolors="#444",
+               label="hollow: tensor cores or a transform (Winograd, FFT): can pass the FP32 roof")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "roofline.png"), dpi=110)
