@@ -205,15 +205,27 @@ def render(csv_rel, opts=""):
     if "progression" in options:
         return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
                                                            options["progression"].split(","))
-    # A CSV from before the by-class references compared with cuDNN's legacy row.
-    heads = [("vs cuDNN" if f == "vs_cuDNN" and "ref_cuDNN" not in fields else title(f))
-             for f in shown]
-    out.append("| " + " | ".join(heads) + " |")
+    if "vs_cuDNN" in fields and "ref_cuDNN" not in fields:
+        by_class_ratios(rows)
+    out.append("| " + " | ".join(title(f) for f in shown) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
     for row in rows:
         out.append("| " + " | ".join(cell(f, row.get(f)) for f in shown) + " |")
     return "\n".join(out) + "\n"
+
+
+def by_class_ratios(rows):
+    """A CSV from before the by-class references took every "vs cuDNN" against
+    cuDNN's legacy FP32 row; from the same run's rows, each ratio is taken
+    again against cuDNN best of the row's class, as programs now do."""
+    for r in rows:
+        if not r.get("median_ms"):
+            continue
+        best = fastest([c for c in rows if c.get("problem") == r.get("problem")
+                        and c["version"].startswith("cuDNN") and c.get("median_ms")
+                        and verified(c) and class_allows(row_class(r), row_class(c))])
+        r["vs_cuDNN"] = f"{float(best['median_ms']) / float(r['median_ms']):.4f}" if best else ""
 
 
 def row_class(row):
@@ -577,7 +589,9 @@ def value_of(path_rel, selector):
         if "heading=" in selector:
             return log_value(path, path_rel, selector)
         return ncu_metric(path, path_rel, selector)
-    _, _, rows = read_csv(path)
+    _, fields, rows = read_csv(path)
+    if "vs_cuDNN" in fields and "ref_cuDNN" not in fields:
+        by_class_ratios(rows)  # as the tables show them
     opts, column = {}, None
     for key, val, bare in SELECT.findall(selector):
         if key:
