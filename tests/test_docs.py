@@ -208,7 +208,8 @@ def check_tree(root):
                         fail(f"{f}:{i}: '{m.group(0)}' speaks about how the repository was made")
     check = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
                             "--check"] + [os.path.join(root, n) for n in notes if
-                                          n.startswith("docs/") or n == "README.md"],
+                                          n.startswith(("docs/", "exercises/answers/"))
+                                          or n == "README.md"],
                            capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
         fail("tables, numbers or code excerpts are stale:\n" + check.stdout + check.stderr)
@@ -460,6 +461,14 @@ def self_test(root):
                    good.replace(f'median_s -->{built}<!--',
                                 f'median_s -->{float(built) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
+        answer = os.path.join(copy, "exercises", "answers", "02.md")
+        if os.path.exists(answer):  # a student tree has no answers
+            with open(answer) as f:
+                said = f.read()
+            value = re.search(r"-->([0-9]+\.[0-9]+)<!-- /value", said).group(1)
+            expect("a changed number in an instructor's answer",
+                   said.replace(f"-->{value}<!-- /value", f"-->{float(value) + 1:.{len(value.split('.')[1])}f}<!-- /value", 1),
+                   "stale", answer, "answers/02.md")
         cuda_h = os.path.join(copy, "common", "conv_cuda.h")
         with open(cuda_h) as f:
             cuda_text = f.read()
