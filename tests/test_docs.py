@@ -466,8 +466,9 @@ def self_test(root):
             with open(answer) as f:
                 said = f.read()
             value = re.search(r"-->([0-9]+\.[0-9]+)<!-- /value", said).group(1)
+            wrong = f"{float(value) + 1:.{len(value.split('.')[1])}f}"
             expect("a changed number in an instructor's answer",
-                   said.replace(f"-->{value}<!-- /value", f"-->{float(value) + 1:.{len(value.split('.')[1])}f}<!-- /value", 1),
+                   said.replace(f"-->{value}<!-- /value", f"-->{wrong}<!-- /value", 1),
                    "stale", answer, "answers/02.md")
         cuda_h = os.path.join(copy, "common", "conv_cuda.h")
         with open(cuda_h) as f:
