@@ -41,7 +41,8 @@ def table_line(text, first_cell):
 def main():
     with tempfile.TemporaryDirectory() as root:
         dt.ROOT = root
-        rows = [row("p", "cuDNN (GEMM)", "FP32", 4.0), row("p", "cuDNN graph (engine 1)", "FP32", 2.0),
+        rows = [row("p", "cuDNN (GEMM)", "FP32", 4.0),
+                row("p", "cuDNN graph (engine 1)", "FP32", 2.0),
                 row("p", "cuDNN TF32 (GEMM)", "TF32", 1.0),
                 row("p", "cuDNN graph TF32 (engine 9)", "TF32", 0.5),
                 row("p", "05 5b", "FP32", 1.0), row("p", "07 7b", "FP32", 4.0),
@@ -62,7 +63,8 @@ def main():
               f"no PyTorch time for q: {table_line(fp32, 'q')}")
         tf32 = dt.render_summary(rows, "TF32", torch)
         line = table_line(tf32, "p")
-        check("cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 08 8e TF32 (2.00x) |" in line,
+        want = "cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 08 8e TF32 (2.00x) |"
+        check(want in line,
               f"TF32: against cuDNN best TF32, only TF32 rows of ours: {line}")
         check(table_line(tf32, "q") == "", "no TF32 row of ours on q: no line")
         old = {"version": "08 8b mma.sync TF32"}
@@ -80,7 +82,8 @@ def main():
                   row("l1", "08 8e", "TF32", 0.5, count=3),
                   row("l2", "cuDNN (GEMM)", "FP32", 5.0, count=1),
                   row("l2", "06 6f", "FP32", 10.0, count=1)]
-        ttorch = write_torch(root, "tm.csv", [("l1", "PyTorch FP32", 2.0), ("l2", "PyTorch FP32", 4.0)])
+        ttorch = write_torch(root, "tm.csv",
+                             [("l1", "PyTorch FP32", 2.0), ("l2", "PyTorch FP32", 4.0)])
         model = dt.render_model(layers, ttorch)
         line = table_line(model, "l2")
         check("| l2 | 1 | 5.0000 | 06 6f | 10.0000 | 0.50x | 5.0000 | 06 6f | 10.0000 | 0.50x |"
