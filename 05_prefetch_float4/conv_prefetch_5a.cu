@@ -3,29 +3,18 @@
  *   conv2d_prefetch_5a()               <-  conv2d_prefetch_5a_kernel<F, 8>
  *   conv2d_prefetch_5a_lecture_order() <-  conv2d_prefetch_5a_kernel<F, 1>
  *
- * What it adds to the tiled kernels of step 04, and why it should be faster:
- *   - one warp per block (8 x 4 threads over the output plane), so a block
- *     never waits for another warp at its barriers;
- *   - the input tile plus halo of one channel is loaded by the "equal split":
- *     the tile rows are cut into 4-float pieces on 16-byte boundaries and the
- *     pieces are dealt to the 32 threads in turn (prefetch_tile.cuh), so every
- *     interior piece is one 16-byte load and no thread loads much more than
- *     another;
- *   - the last block of each row and column of blocks is grown to take the
- *     remainder of the output (8..15 columns, 4..7 rows) instead of launching
- *     a mostly idle block: each thread computes up to 2 x 2 outputs;
- *   - the filter of the current channel sits in shared memory, the
- *     accumulators of KC output channels in registers;
- *   - the next channel (input tile and weights) is fetched while the current
- *     one is computed: two shared buffers, one barrier per channel.
+ * One warp per block (8 x 4 threads over the output plane); the input tile
+ * and halo of one channel loaded by the "equal split" into 16-byte pieces
+ * (prefetch_tile.cuh); the last block of each row and column grown to take
+ * the remainder (up to 2 x 2 outputs per thread); the filter of the current
+ * channel in shared memory and the accumulators of KC output channels in
+ * registers; the next channel fetched while the current one is computed (two
+ * buffers, one barrier per channel). KC = 1 is the article's loop order
+ * (oc -> ic, every input tile loaded K times); KC = 8 turns it around (ic ->
+ * oc, one load per chunk of 8 output channels).
  *
- * Loop order. The article loops output channel outer, input channel inner
- * (oc -> ic): every input tile is loaded K times and one accumulator per
- * output suffices. KC = 1 reproduces that order. KC = 8 turns it around
- * (ic -> oc): each input tile is loaded once per chunk of 8 output channels
- * and feeds 8 accumulators per output. The step program measures both: on
- * an H100 SXM KC = 8 is 2.2x faster on the lecture problem and 2.0x on ECE408
- * layer 2 (K = 16), where KC = 1 loads every tile 16 times. */
+ * The lesson, the loop orders and the measurements: docs/05_prefetch_float4.md,
+ * "5a: the article's kernel, made correct". */
 #include "conv_prefetch.h"
 
 #include "conv_cuda.h"

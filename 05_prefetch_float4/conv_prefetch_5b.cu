@@ -2,31 +2,20 @@
  *
  *   conv2d_prefetch_5b()  <-  conv2d_prefetch_5b_kernel<F, KC, OW>
  *
- * What changes from 5a, and why it should be faster. In 5a a thread computes
- * one output (four in an edge block) and reads, for each filter tap, one
- * input and two float4 of weights from shared memory per 8 FMAs: the shared
- * memory pipe, not the FMA units, sets the pace. Here a thread computes OW
- * neighbouring outputs of a row for KC output channels (OW x KC accumulators
- * in registers, 32 to 64 of them). Per filter row it reads its input segment
- * (OW + S - 1 floats) once, as float4, and per filter tap KC weights as
- * float4 broadcasts; each weight then feeds OW FMAs and each input KC FMAs.
- * For the lecture problem (6x6, K = 6, OW = 8, KC = 6) that is 288 FMAs per
- * 16 shared loads per filter row, against 48 per 18 in 5a (KC = 8).
- * Measured on an H100 SXM (docs/05_prefetch_float4.md): 2.6x faster than 5a
- * on the lecture problem, 3.9x on ECE408 layer 2.
- *
- * Napkin math (H100 SXM, 132 SMs x 128 FP32 lanes x 1.98 GHz = 67 TFLOP/s,
- * HBM3 about 3.35 TB/s):
- *   lecture   N=1 C=6 768x512 K=6 6x6  1.00 GFLOP, 18.7 MB: floors 15 us / 6 us
- *   layer 1   N=1e4 C=1 86x86 K=4 7x7  25.1 GFLOP, 1.32 GB: floors 0.37 / 0.39 ms
- *   layer 2   N=1e4 C=4 40x40 K=16 7x7 72.5 GFLOP, 1.00 GB: floors 1.08 / 0.30 ms
- * The lecture problem and layer 2 are bound by arithmetic, layer 1 by both.
+ * A thread computes OW neighbouring outputs of a row for KC output channels
+ * (OW x KC accumulators in registers). Per filter row it reads its input
+ * segment (OW + S - 1 floats) once, as float4, and per filter tap KC weights
+ * as float4 broadcasts, so each weight feeds OW FMAs and each input KC FMAs:
+ * fewer shared loads per FMA than 5a, whose pace the shared-memory pipe sets.
  *
  * Compile-time versions for 3x3, 5x5, 6x6 and 7x7 filters (F, every filter
  * loop unrolled, the input segment and the weights in register arrays) and a
  * generic path (F = 0) for any R x S up to the maximum. KC is one of 4, 6, 8,
  * 16 (the host picks the one that wastes the fewest accumulators for K); the
- * grid covers ceil(K / KC) channel chunks. */
+ * grid covers ceil(K / KC) channel chunks.
+ *
+ * The lesson: docs/05_prefetch_float4.md, "5b: more outputs per thread" (its
+ * napkin math in "The problems, and napkin math first"). */
 #include "conv_prefetch.h"
 
 #include "conv_cuda.h"
