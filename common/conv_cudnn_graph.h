@@ -48,13 +48,13 @@
 extern "C" {
 #endif
 
-/* The search's limits: conv_bench's --cudnn-budget and --cudnn-workspace set them
+/* The search's limits: the programs' --cudnn-budget and --cudnn-workspace set them
  * (read in common/conv_program.c); elsewhere the defaults below. */
 typedef struct {
     double budget_s;      /* seconds for starting new candidates (> 0) */
     size_t workspace_cap; /* bytes a plan's workspace may take */
     int warmup, repeat;   /* timing of each candidate */
-    FILE *log;         /* NULL, or a CSV that gets a line per candidate (conv_bench --cudnn-log) */
+    FILE *log;         /* NULL, or a CSV that gets a line per candidate (--cudnn-log) */
     const char *label; /* the problem's name in that CSV */
 } conv_cudnn_graph_opts;
 
