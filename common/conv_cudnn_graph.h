@@ -54,8 +54,8 @@ typedef struct {
     double budget_s;      /* seconds for starting new candidates (> 0) */
     size_t workspace_cap; /* bytes a plan's workspace may take */
     int warmup, repeat;   /* timing of each candidate */
-    FILE *log;         /* NULL, or a CSV that gets a line per candidate (--cudnn-log) */
-    const char *label; /* the problem's name in that CSV */
+    FILE *log;            /* NULL, or a CSV that gets a line per candidate (--cudnn-log) */
+    const char *label;    /* the problem's name in that CSV */
 } conv_cudnn_graph_opts;
 
 /* The defaults, as text too for the programs' --help. The workspace cap is
