@@ -48,7 +48,9 @@ column it comes from:
 
 (optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage,
 prefix="cuDNN" instead of version= to pick the row whose name starts so (cuDNN's
-row carries the algorithm it chose), COLUMN="VALUE" to pick the row by another
+row carries the algorithm it chose), reference_of="VERSION" for the cuDNN row
+that VERSION's "vs cuDNN" ratio was taken against (its ref_cuDNN column),
+COLUMN="VALUE" to pick the row by another
 column than version (what="run" in bench/results/timings_cpu.csv), and instead
 of a column verdict:REGEX, the
 number the regular expression's group finds in the verdict). A profile saved
@@ -196,18 +198,24 @@ def render(csv_rel, opts=""):
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
     if options.get("summary") == "model":
-        return "\n".join(out) + "\n" + render_model(rows, options.get("torch"))
+        return "\n".join(out) + "\n" + render_model(rows, load_torch(options.get("torch"), gpu))
     if "summary" in options:
         return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"),
-                                                       options.get("torch"))
+                                                       load_torch(options.get("torch"), gpu))
     if "references" in options:
-        return "\n".join(out) + "\n" + render_references(rows, options["references"])
+        return "\n".join(out) + "\n" + render_references(rows,
+                                                          load_torch(options["references"], gpu))
     if "progression" in options:
         return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
                                                            options["progression"].split(","))
+    heads = [title(f) for f in shown]
     if "vs_cuDNN" in fields and "ref_cuDNN" not in fields:
         by_class_ratios(rows)
-    out.append("| " + " | ".join(title(f) for f in shown) + " |")
+        if not any(r["version"].startswith("cuDNN graph") for r in rows):
+            # a run from before the graph API's rows: its best is the legacy API's
+            heads = [h.replace("vs cuDNN best of its class", "vs cuDNN legacy of its class")
+                     for h in heads]
+    out.append("| " + " | ".join(heads) + " |")
     out.append("|" + "|".join("---" if f in ("version", "verdict") else "---:"
                               for f in shown) + "|")
     for row in rows:
@@ -244,20 +252,35 @@ def fastest(rows):
     return min(rows, key=lambda r: float(r["median_ms"]), default=None)
 
 
-def render_summary(rows, cls="FP32", torch_rel=None):
+def load_torch(torch_rel, gpu):
+    """The rows of a CSV of scripts/torch_reference.py, {(problem, version): ms}
+    of those that passed, and the lines to print above the table. PyTorch's
+    times sit beside ours only when both ran on the same GPU: a file from
+    another GPU (or none at all) gives no rows and, for another GPU, a line
+    that says so."""
+    path = os.path.join(ROOT, torch_rel) if torch_rel else None
+    if not path or not os.path.exists(path):
+        return {}, []
+    meta, _, trows = read_csv(path)
+    name = meta.get("gpu", "an unknown GPU").split(",")[0]
+    if name != gpu.split(",")[0]:
+        return {}, [f"PyTorch's rows (file `{torch_rel}`) are left out: they were measured "
+                    f"on {name}, this table on {gpu.split(',')[0]}.", ""]
+    return ({(r["problem"], r["version"]): float(r["median_ms"]) for r in trows
+             if r["median_ms"] and r["status"] == "ok"},
+            [f"PyTorch ({meta.get('torch', 'version unknown')}) on {name}, "
+             f"{meta.get('date', '')} (file `{torch_rel}`).", ""])
+
+
+def render_summary(rows, cls="FP32", torch_rows=({}, [])):
     """One line per problem of a conv_bench CSV for one precision class: cuDNN
     best of that class (the fastest cuDNN row, legacy or graph API, that the
-    class allows), PyTorch's time where torch_rel (a CSV of
-    scripts/torch_reference.py) has one, then each step's fastest row of our
-    own kernels of the class (not im2col + cuBLAS) as a ratio to cuDNN best
-    (above 1: faster). Steps without a row of the class are left out."""
-    torch = {}
-    if torch_rel:
-        path = os.path.join(ROOT, torch_rel)
-        if os.path.exists(path):
-            for r in read_csv(path)[2]:
-                if r["version"] == f"PyTorch {cls}" and r["median_ms"] and r["status"] == "ok":
-                    torch[r["problem"]] = float(r["median_ms"])
+    class allows), PyTorch's time where torch_rows (a CSV of
+    scripts/torch_reference.py, from load_torch) has one, then each step's
+    fastest row of our own kernels of the class (not im2col + cuBLAS) as a
+    ratio to cuDNN best (above 1: faster). Steps without a row of the class
+    are left out."""
+    torch = {p: ms for (p, v), ms in torch_rows[0].items() if v == f"PyTorch {cls}"}
 
     def ours(r):
         return (not r["version"].startswith(("cuDNN", "01 ")) and "cuBLAS" not in r["version"]
@@ -270,8 +293,8 @@ def render_summary(rows, cls="FP32", torch_rel=None):
     if torch:
         head += f" PyTorch {cls} ms |"
         rule += "---:|"
-    out = [head + "".join(f" best {s} |" for s in steps) + " fastest of ours |",
-           rule + "---:|" * len(steps) + "---|"]
+    out = torch_rows[1] + [head + "".join(f" best {s} |" for s in steps) + " fastest of ours |",
+                           rule + "---:|" * len(steps) + "---|"]
     for problem in dict.fromkeys(r["problem"] for r in rows):
         mine = [r for r in timed if r["problem"] == problem]
         best = fastest([r for r in mine if r["version"].startswith("cuDNN")
@@ -292,19 +315,15 @@ def render_summary(rows, cls="FP32", torch_rel=None):
     return "\n".join(out) + "\n"
 
 
-def render_model(rows, torch_rel=None):
+def render_model(rows, torch_rows=({}, [])):
     """The layers of a model run (conv_bench --model: a count column), one line
     each: how often it occurs, then per class (FP32, TF32) cuDNN best, the
     fastest of ours that the class allows and cuDNN best over it (above 1: ours
     is faster); a last line with the model's totals (time x count summed) where
-    every layer has both, and PyTorch's totals where torch_rel (a CSV of
-    scripts/torch_reference.py --model) covers every layer."""
+    every layer has both, and PyTorch's totals where torch_rows (a CSV of
+    scripts/torch_reference.py --model, from load_torch) covers every layer."""
     classes = ("FP32", "TF32")
-    torch = {}
-    if torch_rel and os.path.exists(os.path.join(ROOT, torch_rel)):
-        for r in read_csv(os.path.join(ROOT, torch_rel))[2]:
-            if r["median_ms"] and r["status"] == "ok":
-                torch[(r["problem"], r["version"])] = float(r["median_ms"])
+    torch = torch_rows[0]
     timed = [r for r in rows if r["median_ms"] and verified(r)]
     layers = list(dict.fromkeys(r["problem"] for r in rows))
     counts = {r["problem"]: int(r.get("count") or 1) for r in rows}
@@ -320,7 +339,7 @@ def render_model(rows, torch_rel=None):
     for cls in classes:
         head += f" cuDNN best {cls} ms | fastest of ours {cls} | ms | ratio |"
         rule += "---:|---|---:|---:|"
-    out = [head, rule]
+    out = torch_rows[1] + [head, rule]
     totals = {cls: [0.0, 0.0, 0] for cls in classes}  # cuDNN, ours, layers with both
     for layer in layers:
         line = f"| {layer} | {counts[layer]} |"
@@ -355,20 +374,12 @@ def render_model(rows, torch_rel=None):
     return "\n".join(out) + "\n"
 
 
-def render_references(rows, torch_rel):
+def render_references(rows, torch_rows):
     """One line per problem of a conv_bench CSV with the cuDNN rows: per class,
-    cuDNN's legacy row, its graph row and cuDNN best, PyTorch's time from
-    torch_rel (scripts/torch_reference.py on the same machine) and cuDNN best
+    cuDNN's legacy row, its graph row and cuDNN best, PyTorch's time (a CSV of
+    scripts/torch_reference.py on the same GPU, from load_torch) and cuDNN best
     over PyTorch (below 1: cuDNN best is faster)."""
-    path = os.path.join(ROOT, torch_rel)
-    torch, out = {}, []
-    if os.path.exists(path):
-        meta, _, trows = read_csv(path)
-        torch = {(r["problem"], r["version"]): float(r["median_ms"]) for r in trows
-                 if r["median_ms"] and r["status"] == "ok"}
-        out = [f"PyTorch ({meta.get('torch', 'version unknown')}) on "
-               f"{meta.get('gpu', 'an unknown GPU').split(',')[0]}, {meta.get('date', '')} "
-               f"(file `{torch_rel}`).", ""]
+    torch, out = torch_rows[0], list(torch_rows[1])
     timed = [r for r in rows if r["median_ms"] and verified(r)]
 
     def ms(problem, prefix):
@@ -598,8 +609,15 @@ def value_of(path_rel, selector):
             opts[key] = val.strip('"')
         else:
             column = bare
+    if "reference_of" in opts:  # the cuDNN row that row's ratio was taken against
+        of = [r for r in rows if r.get("version") == opts["reference_of"]
+              and r.get("problem") == opts.get("problem", r.get("problem"))]
+        if len(of) != 1 or not of[0].get("ref_cuDNN"):
+            raise ValueError(f"no single row with a ref_cuDNN for {selector}")
+        opts["version"] = of[0]["ref_cuDNN"]
     # any other key names a column the row must equal (what="run")
-    equal = {k: v for k, v in opts.items() if k not in ("version", "prefix", "problem", "scale")}
+    equal = {k: v for k, v in opts.items()
+             if k not in ("version", "prefix", "problem", "scale", "reference_of")}
 
     def picked(r):
         if "version" in opts:

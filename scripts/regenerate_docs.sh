@@ -17,4 +17,4 @@ if [ -f "$csv" ]; then
   # the performance page is the template with its tables filled below
   cp bench/performance_template.md docs/performance.md
 fi
-python3 scripts/doc_tables.py docs/*.md
+python3 scripts/doc_tables.py docs/*.md exercises/answers/*.md

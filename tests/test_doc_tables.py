@@ -24,10 +24,10 @@ def row(problem, version, cls, ms, status="ok", count=1):
             "count": str(count)}
 
 
-def write_torch(root, name, rows):
+def write_torch(root, name, rows, gpu="Test GPU"):
     path = os.path.join(root, name)
     with open(path, "w") as f:
-        f.write("# gpu: Test GPU, 1 SMs\n# date: today\n# torch: 9.9\n")
+        f.write(f"# gpu: {gpu}, 1 SMs\n# date: today\n# torch: 9.9\n")
         f.write("problem,version,median_ms,min_ms,max_ms,count,status,verdict\n")
         for problem, version, ms in rows:
             f.write(f'"{problem}","{version}",{ms},{ms},{ms},1,ok,"OK"\n')
@@ -50,8 +50,13 @@ def main():
                 row("p", "06 im2col + cuBLAS", "FP32", 0.1), row("p", "02 wrong", "FP32", 0.01,
                                                                   status="failed"),
                 row("q", "cuDNN (GEMM)", "FP32", 3.0), row("q", "05 5b", "FP32", 6.0)]
-        torch = write_torch(root, "torch.csv", [("p", "PyTorch FP32", 2.5),
-                                                ("p", "PyTorch TF32", 0.6)])
+        pairs = [("p", "PyTorch FP32", 2.5), ("p", "PyTorch TF32", 0.6)]
+        torch = dt.load_torch(write_torch(root, "torch.csv", pairs), "Test GPU, 1 SMs, 1 MHz")
+        other = dt.load_torch(write_torch(root, "o.csv", pairs, gpu="Other GPU"), "Test GPU")
+        check(other[0] == {} and "measured on Other GPU, this table on Test GPU" in other[1][0],
+              f"PyTorch from another GPU is left out, with a line that says so: {other}")
+        check("PyTorch" not in table_line(dt.render_summary(rows, "FP32", other), "problem"),
+              "no PyTorch column from another GPU")
         fp32 = dt.render_summary(rows, "FP32", torch)
         line = table_line(fp32, "p")
         check("cuDNN graph (engine 1) | 2.0000 | 2.5000 |" in line,
@@ -82,8 +87,9 @@ def main():
                   row("l1", "08 8e", "TF32", 0.5, count=3),
                   row("l2", "cuDNN (GEMM)", "FP32", 5.0, count=1),
                   row("l2", "06 6f", "FP32", 10.0, count=1)]
-        ttorch = write_torch(root, "tm.csv",
-                             [("l1", "PyTorch FP32", 2.0), ("l2", "PyTorch FP32", 4.0)])
+        ttorch = dt.load_torch(write_torch(root, "tm.csv", [("l1", "PyTorch FP32", 2.0),
+                                                            ("l2", "PyTorch FP32", 4.0)]),
+                               "Test GPU")
         model = dt.render_model(layers, ttorch)
         line = table_line(model, "l2")
         check("| l2 | 1 | 5.0000 | 06 6f | 10.0000 | 0.50x | 5.0000 | 06 6f | 10.0000 | 0.50x |"
@@ -94,7 +100,7 @@ def main():
               "| 11.500 | 0.70x |", f"model totals weighed by counts: {total}")
         check("FP32 10.000 ms (cuDNN best 1.10x its time)" in model,
               f"PyTorch's FP32 total where it covers every layer, no TF32 total: {model}")
-        partial = dt.render_model(layers[:4] + [row("l2", "06 6f", "FP32", 10.0)], None)
+        partial = dt.render_model(layers[:4] + [row("l2", "06 6f", "FP32", 10.0)])
         check("| **model total** | 4 | - | - | - | - |" in partial,
               f"no total where a layer lacks cuDNN: {partial}")
     for f in failures:
