@@ -34,7 +34,7 @@ class, beside PyTorch's totals from a CSV of scripts/torch_reference.py --model:
 or cuDNN's rows of a conv_bench CSV per class (legacy, graph API) beside PyTorch's
 times from a CSV of scripts/torch_reference.py measured on the same machine:
 
-    <!-- results: bench/results/references_all.csv references=bench/results/references_torch_all.csv -->
+    <!-- results: bench/results/conv_bench_all.csv references=bench/results/torch_all.csv -->
 
 and this script replaces whatever stands between them with a Markdown table
 generated from that CSV, headed by the GPU, the date and the command taken from
