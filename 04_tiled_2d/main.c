@@ -19,12 +19,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    int n = conv_naive_rows(p, NULL, r, max);
-    conv_rows_mark_ref(r, n, "2d", REF_STEP02);
-    int kept = 0; /* of step 02, only its 2D kernel, the reference */
-    for (int i = 0; i < n; ++i)
-        if (r[i].ref == REF_STEP02)
-            r[kept++] = r[i];
+    /* of step 02, only its 2D kernel, the reference */
+    int kept = conv_rows_keep_ref(r, conv_naive_rows(p, NULL, r, max), "2d", REF_STEP02);
     r[kept] = conv_row_cudnn();
     r[kept++].ref = REF_CUDNN;
     r[kept++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */

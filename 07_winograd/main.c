@@ -7,7 +7,6 @@
  * flags and the exit status are those of every program
  * (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
@@ -27,12 +26,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     /* step 06's best for the layout, as the "vs step 06" column */
     const char *best06 = p->layout == CONV_LAYOUT_NHWC ? "6f" : "6e";
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
-    for (int i = 0; i < listed; ++i)
-        if (strcmp(r[n + i].key, best06) == 0) {
-            r[n] = r[n + i];
-            r[n++].ref = REF_STEP06;
-            break;
-        }
+    n += conv_rows_keep_ref(r + n, listed, best06, REF_STEP06);
     return n + conv_winograd_rows(p, select, r + n, max - n);
 }
 

@@ -6,7 +6,6 @@
  * and 6f, in the same run. The program body, the common flags and the exit
  * status are those of every program (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
@@ -26,12 +25,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best of each class: */
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32); /* the fastest cuDNN row of it */
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
-    for (int i = 0; i < listed; ++i)
-        if (strcmp(r[n + i].key, "6f") == 0) { /* 6f: the FP32 kernel 8a puts on tensor cores */
-            r[n] = r[n + i];
-            r[n++].ref = REF_STEP06;
-            break;
-        }
+    /* 6f: the FP32 kernel 8a puts on tensor cores */
+    n += conv_rows_keep_ref(r + n, listed, "6f", REF_STEP06);
     return n + conv_tc_rows(p, select, r + n, max - n);
 }
 
