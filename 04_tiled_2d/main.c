@@ -1,6 +1,7 @@
 /* 04_tiled_2d: the tiled 2D convolutions of step 04 on one problem (default:
- * the lecture's N=1, C=6, 768x512, K=6, 6x6 valid), beside cuDNN and step
- * 02's naive 2D kernel in the same run.
+ * the lecture's N=1, C=6, 768x512, K=6, 6x6 valid; or a shape given by
+ * flags, or --problem NAME|all), beside cuDNN and step 02's naive 2D kernel
+ * in the same run.
  *
  * --strategy 1|2|3|mc|all picks the kernels: 1, 2, 3 are the single-channel
  * strategies (every tile configuration; they need C = K = 1), mc the

@@ -1,9 +1,10 @@
 /* 05_prefetch_float4: the blog article's direct convolution (5a, in both loop
  * orders) and the tuned kernel (5b) on one problem (default: the lecture's
- * N=1, C=6, 768x512, K=6, 6x6), beside cuDNN, step 02 (naive, grid-stride)
- * and step 04 (tiled, multi-channel) in the same run; the launch plan of each
- * variant is printed first. The program body, the common flags and the exit
- * status are those of every program (common/conv_program.h). */
+ * N=1, C=6, 768x512, K=6, 6x6; or a shape given by flags, or --problem
+ * NAME|all), beside cuDNN, step 02 (naive, grid-stride) and step 04 (tiled,
+ * multi-channel) in the same run; the launch plan of each variant is printed
+ * first. The program body, the common flags and the exit status are those of
+ * every program (common/conv_program.h). */
 #include <stdio.h>
 
 #include "conv_device.h"
