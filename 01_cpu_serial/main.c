@@ -1,9 +1,9 @@
 /* 01_cpu_serial: the serial five-loop convolution and its OpenMP version on
- * one problem (default: the lecture's N=1, C=6, 768x512, K=6, 6x6), each
- * timed (median of --repeat runs) and verified against the double reference
- * (the output poisoned with NaN first, a canary after it). The program body,
- * the flags and the exit status are those of every program
- * (common/conv_program.h). */
+ * one problem (default: the lecture's N=1, C=6, 768x512, K=6, 6x6; or a shape
+ * given by flags, or --problem NAME|all), each timed (median of --repeat
+ * runs) and verified against the double reference (the output poisoned with
+ * NaN first, a canary after it). The program body, the flags and the exit
+ * status are those of every program (common/conv_program.h). */
 #include "conv_program.h"
 #include "cpu_rows.h"
 

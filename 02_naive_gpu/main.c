@@ -1,8 +1,8 @@
 /* 02_naive_gpu: the two one-thread-per-output kernels on one problem
- * (default: the lecture's N=1, C=6, 768x512, K=6, 6x6), beside step 01
- * (serial and OpenMP) and cuDNN in the same run. The program body, the
- * common flags and the exit status are those of every program
- * (common/conv_program.h). */
+ * (default: the lecture's N=1, C=6, 768x512, K=6, 6x6; or a shape given by
+ * flags, or --problem NAME|all), beside step 01 (serial and OpenMP) and cuDNN
+ * in the same run. The program body, the common flags and the exit status are
+ * those of every program (common/conv_program.h). */
 #include "conv_program.h"
 #include "cpu_rows.h"
 #include "naive_rows.h"

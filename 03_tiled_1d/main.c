@@ -4,7 +4,10 @@
  * N = C = K = H = R = 1) and the device-to-device copy of the same bytes:
  * "vs D2D copy" is each version's share of the copy bandwidth. The program
  * body, the common flags and the exit status are those of every program
- * (common/conv_program.h); the 2D problem flags do not apply here. */
+ * (common/conv_program.h); the 2D problem flags do not apply here, and
+ * --problem takes the place of --width and --mask (conv1d is the catalogue's
+ * 1D problem; the others are 2D and rejected, or in --problem all reported
+ * as not run). */
 #include <stdio.h>
 
 #include "conv_program.h"
@@ -16,7 +19,9 @@ enum { FLAG_WIDTH, FLAG_MASK, FLAG_STRATEGY }; /* the order of flags[] */
 
 static int problem(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg)
 {
-    (void)max;
+    int named = conv_program_named_problems(opt, out, max);
+    if (named > 0)
+        return named;
     if (conv1d_params_validate(opt->number[FLAG_WIDTH], opt->number[FLAG_MASK], msg) != CONV_OK)
         return -1;
     out[0] = (conv_named_problem){
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
                            "bandwidth and cuDNN.",
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE,
+                .own_shape_flags = "width|mask",
                 .default_warmup = 2,
                 .default_repeat = 20},
         .title = "1D \"same\" convolution, mask in constant memory",

@@ -1,6 +1,7 @@
 /* 04_tiled_2d: the tiled 2D convolutions of step 04 on one problem (default:
- * the lecture's N=1, C=6, 768x512, K=6, 6x6 valid), beside cuDNN and step
- * 02's naive 2D kernel in the same run.
+ * the lecture's N=1, C=6, 768x512, K=6, 6x6 valid; or a shape given by
+ * flags, or --problem NAME|all), beside cuDNN and step 02's naive 2D kernel
+ * in the same run.
  *
  * --strategy 1|2|3|mc|all picks the kernels: 1, 2, 3 are the single-channel
  * strategies (every tile configuration; they need C = K = 1), mc the
@@ -19,12 +20,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    int n = conv_naive_rows(p, NULL, r, max);
-    conv_rows_mark_ref(r, n, "2d", REF_STEP02);
-    int kept = 0; /* of step 02, only its 2D kernel, the reference */
-    for (int i = 0; i < n; ++i)
-        if (r[i].ref == REF_STEP02)
-            r[kept++] = r[i];
+    /* of step 02, only its 2D kernel, the reference */
+    int kept = conv_rows_keep_ref(r, conv_naive_rows(p, NULL, r, max), "2d", REF_STEP02);
     r[kept] = conv_row_cudnn();
     r[kept++].ref = REF_CUDNN;
     r[kept++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */

@@ -1,11 +1,11 @@
 /* 05_prefetch_float4: the blog article's direct convolution (5a, in both loop
  * orders) and the tuned kernel (5b) on one problem (default: the lecture's
- * N=1, C=6, 768x512, K=6, 6x6), beside cuDNN, step 02 (naive, grid-stride)
- * and step 04 (tiled, multi-channel) in the same run; the launch plan of each
- * variant is printed first. The program body, the common flags and the exit
- * status are those of every program (common/conv_program.h). */
+ * N=1, C=6, 768x512, K=6, 6x6; or a shape given by flags, or --problem
+ * NAME|all), beside cuDNN, step 02 (naive, grid-stride) and step 04 (tiled,
+ * multi-channel) in the same run; the launch plan of each variant is printed
+ * first. The program body, the common flags and the exit status are those of
+ * every program (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_device.h"
 #include "conv_prefetch.h"
@@ -16,18 +16,6 @@
 
 enum { REF_CUDNN, REF_STEP02, REF_STEP04 };
 
-/* Keeps the first row with `key` as reference `ref`; returns how many rows are kept. */
-static int keep_ref(conv_row *r, int n, const char *key, int ref)
-{
-    for (int i = 0; i < n; ++i)
-        if (r[i].key != NULL && strcmp(r[i].key, key) == 0) {
-            r[0] = r[i];
-            r[0].ref = ref;
-            return 1;
-        }
-    return 0;
-}
-
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
                 int max)
 {
@@ -36,8 +24,9 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
-    n += keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "gridstride", REF_STEP02);
-    n += keep_ref(r + n, conv_tiled_2d_rows(p, "mc", r + n, max - n), "mc", REF_STEP04);
+    n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "gridstride",
+                            REF_STEP02);
+    n += conv_rows_keep_ref(r + n, conv_tiled_2d_rows(p, "mc", r + n, max - n), "mc", REF_STEP04);
     return n + conv_prefetch_rows(p, select, r + n, max - n);
 }
 

@@ -1,10 +1,11 @@
-/* 06_im2col_gemm: one convolution (the common problem flags, both layouts)
- * through im2col -> GEMM with each GEMM of the progression (6a..6e) and
- * cuBLAS, and through 6f (implicit GEMM, NHWC), beside cuDNN in the same run.
- * Each row's verdict splits its time into im2col, GEMM and (NCHW, N > 1) the
- * layout change; after the table, each GEMM stage against cuBLAS's. The GEMMs
- * alone: the 06_gemm program. The program body, the common flags and the
- * exit status are those of every program (common/conv_program.h). */
+/* 06_im2col_gemm: one convolution (the common problem flags or --problem,
+ * both layouts) through im2col -> GEMM with each GEMM of the progression
+ * (6a..6e) and cuBLAS, and through 6f (implicit GEMM, NHWC), beside cuDNN in
+ * the same run. Each row's verdict splits its time into im2col, GEMM and
+ * (NCHW, N > 1) the layout change; after the table, each GEMM stage against
+ * cuBLAS's. The GEMMs alone: the 06_gemm program. The program body, the
+ * common flags and the exit status are those of every program
+ * (common/conv_program.h). */
 #include <stdio.h>
 
 #include "conv_program.h"

@@ -1,12 +1,12 @@
-/* 07_winograd: one 3x3, stride-1 convolution (the common problem flags, both
- * layouts; default: CUTLASS's reference problem) by Winograd F(2x2, 3x3) (7a)
- * and F(4x4, 3x3) (7b), beside cuDNN and step 06 in the same run (6f, the
- * implicit GEMM, in NHWC; im2col + 6e in NCHW). Each row's verdict splits its
- * time into the four stages; after the table, where the time goes. The
- * program body, the common flags and the exit status are those of every
- * program (common/conv_program.h). */
+/* 07_winograd: one 3x3, stride-1 convolution (the common problem flags or
+ * --problem, both layouts; default: the catalogue's "cutlass", CUTLASS's
+ * reference problem) by Winograd F(2x2, 3x3) (7a) and F(4x4, 3x3) (7b),
+ * beside cuDNN and step 06 in the same run (6f, the implicit GEMM, in NHWC;
+ * im2col + 6e in NCHW). Each row's verdict splits its time into the four
+ * stages; after the table, where the time goes. The program body, the common
+ * flags and the exit status are those of every program
+ * (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
@@ -26,12 +26,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     /* step 06's best for the layout, as the "vs step 06" column */
     const char *best06 = p->layout == CONV_LAYOUT_NHWC ? "6f" : "6e";
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
-    for (int i = 0; i < listed; ++i)
-        if (strcmp(r[n + i].key, best06) == 0) {
-            r[n] = r[n + i];
-            r[n++].ref = REF_STEP06;
-            break;
-        }
+    n += conv_rows_keep_ref(r + n, listed, best06, REF_STEP06);
     return n + conv_winograd_rows(p, select, r + n, max - n);
 }
 
@@ -84,21 +79,6 @@ int main(int argc, char **argv)
          "all", 0, 0},
         CONV_CUDNN_SEARCH_FLAGS,
     };
-    /* CUTLASS's reference problem: 3x3, stride 1, same padding */
-    static const conv_params cutlass = {.n = 8,
-                                        .c = 128,
-                                        .h = 224,
-                                        .w = 224,
-                                        .k = 128,
-                                        .r = 3,
-                                        .s = 3,
-                                        .pad_h = 1,
-                                        .pad_w = 1,
-                                        .stride_h = 1,
-                                        .stride_w = 1,
-                                        .dil_h = 1,
-                                        .dil_w = 1,
-                                        .layout = CONV_LAYOUT_NCHW};
     static const conv_program prog = {
         .cli = {.program = "07_winograd",
                 .summary = "Step 07: Winograd convolution F(2x2,3x3) and F(4x4,3x3): filter and "
@@ -106,8 +86,7 @@ int main(int argc, char **argv)
                            "7b), and all of it in one kernel (7c); 3x3 filters, stride 1, NCHW "
                            "and NHWC; against cuDNN and step 06.",
                 CONV_FLAGS(flags),
-                .default_problem = &cutlass,
-                .default_about = "CUTLASS's reference problem, N=8 C=K=128 224x224 3x3 same"},
+                .default_problem = "cutlass"},
         .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused and fused",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06"},

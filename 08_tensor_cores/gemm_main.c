@@ -6,7 +6,6 @@
  * of its arithmetic. The program body, the measurement flags and the exit
  * status are those of every program (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
@@ -27,13 +26,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    int n = 0, listed = conv_gemm_rows(p, NULL, r, max);
-    for (int i = 0; i < listed; ++i)
-        if (strcmp(r[i].key, "cublas") == 0) { /* cuBLAS SGEMM, FP32: the reference */
-            r[n] = r[i];
-            r[n++].ref = REF_CUBLAS;
-            break;
-        }
+    /* cuBLAS SGEMM, FP32: the reference */
+    int n = conv_rows_keep_ref(r, conv_gemm_rows(p, NULL, r, max), "cublas", REF_CUBLAS);
     int first = n;
     n += conv_tc_gemm_rows(p, select, r + n, max - n);
     conv_rows_mark_ref(r + first, n - first, "cublas-tf32", REF_CUBLAS_TF32);

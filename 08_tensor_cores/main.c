@@ -1,11 +1,11 @@
-/* 08_tensor_cores: one NHWC convolution (the common problem flags; default:
- * CUTLASS's reference problem in NHWC) by 6f's implicit GEMM on the tensor
- * cores: TF32 through WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d; 8e
- * with TMA copies), 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed, and
- * 6f, in the same run. The program body, the common flags and the exit status are those of every
- * program (common/conv_program.h). */
+/* 08_tensor_cores: one NHWC convolution (the common problem flags or
+ * --problem; default: the catalogue's "cutlass-nhwc", CUTLASS's reference
+ * problem in NHWC) by 6f's implicit GEMM on the tensor cores: TF32 through
+ * WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d; 8e with TMA copies),
+ * 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed,
+ * and 6f, in the same run. The program body, the common flags and the exit
+ * status are those of every program (common/conv_program.h). */
 #include <stdio.h>
-#include <string.h>
 
 #include "conv_program.h"
 #include "im2col_gemm_rows.h"
@@ -25,12 +25,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best of each class: */
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32); /* the fastest cuDNN row of it */
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
-    for (int i = 0; i < listed; ++i)
-        if (strcmp(r[n + i].key, "6f") == 0) { /* 6f: the FP32 kernel 8a puts on tensor cores */
-            r[n] = r[n + i];
-            r[n++].ref = REF_STEP06;
-            break;
-        }
+    /* 6f: the FP32 kernel 8a puts on tensor cores */
+    n += conv_rows_keep_ref(r + n, listed, "6f", REF_STEP06);
     return n + conv_tc_rows(p, select, r + n, max - n);
 }
 
@@ -51,21 +47,6 @@ int main(int argc, char **argv)
          "all", 0, 0},
         CONV_CUDNN_SEARCH_FLAGS,
     };
-    /* CUTLASS's reference problem in NHWC: 3x3, stride 1, same padding */
-    static const conv_params cutlass = {.n = 8,
-                                        .c = 128,
-                                        .h = 224,
-                                        .w = 224,
-                                        .k = 128,
-                                        .r = 3,
-                                        .s = 3,
-                                        .pad_h = 1,
-                                        .pad_w = 1,
-                                        .stride_h = 1,
-                                        .stride_w = 1,
-                                        .dil_h = 1,
-                                        .dil_w = 1,
-                                        .layout = CONV_LAYOUT_NHWC};
     static const conv_program prog = {
         .cli = {.program = "08_tensor_cores",
                 .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "
@@ -74,9 +55,7 @@ int main(int argc, char **argv)
                            "3xTF32 through mma.sync (8c, FP32's accuracy); against cuDNN (FP32 "
                            "and TF32) and 6f. Needs compute capability 8.0 or newer.",
                 CONV_FLAGS(flags),
-                .default_problem = &cutlass,
-                .default_about = "CUTLASS's reference problem in NHWC, N=8 C=K=128 224x224 3x3 "
-                                 "same"},
+                .default_problem = "cutlass-nhwc"},
         .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06", "cuDNN TF32"},

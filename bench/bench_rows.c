@@ -2,7 +2,7 @@
 
 #include <stdio.h>
 
-#include "bench_problems.h"
+#include "bench_steps.h"
 #include "conv_cpu.h"
 #include "cpu_rows.h"
 #include "im2col_gemm_rows.h"

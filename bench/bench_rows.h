@@ -19,7 +19,7 @@ enum { BENCH_REF_SERIAL, BENCH_REF_OPENMP, BENCH_REF_NAIVE, BENCH_REF_CUDNN };
     }
 
 /* Fills rows for problem p from the steps in `steps` (a mask of bench_step
- * bits, bench_problems.h). Returns the number of rows. */
+ * bits, bench_steps.h). Returns the number of rows. */
 int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

@@ -4,12 +4,13 @@
  * problem. Without a GPU it runs the CPU rows and says why the GPU rows are
  * skipped (exit status 0).
  *
- * One rule for the shape: --problem NAME fixes the shape, so the problem
- * flags (--n ... --dil-w, --padding) are rejected with it; --layout is the
- * exception: it picks the layout of the named problems whose name does not
- * already say it (hpc101 --layout nhwc is hpc101-nhwc). Without --problem,
- * the problem flags describe one custom problem. The program body, the
- * common flags and the exit status are those of every program
+ * --problem NAME|all takes the course's named problems (common/conv_problems.h)
+ * with the rule of every program (common/conv_cli.h): the name fixes the
+ * shape, so the problem flags (--n ... --dil-w, --padding) are rejected with
+ * it, and --layout picks the layout of a problem whose name does not already
+ * say it (hpc101 --layout nhwc is hpc101-nhwc). Without --problem, the
+ * problem flags describe one custom problem. The program body, the common
+ * flags and the exit status are those of every program
  * (common/conv_program.h).
  *
  * --model NAME runs a whole network instead (common/conv_models.h): each
@@ -25,22 +26,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench_problems.h"
 #include "bench_rows.h"
+#include "bench_steps.h"
 #include "bench_summary.h"
 #include "conv_models.h"
 #include "conv_program.h"
 
 /* the order of flags[] */
-enum {
-    FLAG_PROBLEM,
-    FLAG_STEPS,
-    FLAG_MODEL,
-    FLAG_LIST,
-    FLAG_CPU_ROWS,
-    FLAG_BUDGET,
-    FLAG_WORKSPACE
-};
+enum { FLAG_STEPS, FLAG_MODEL, FLAG_LIST, FLAG_CPU_ROWS, FLAG_BUDGET, FLAG_WORKSPACE };
 
 /* The batch of a model run without --n: large enough that the layers keep a
  * GPU busy, as in training. */
@@ -72,7 +65,7 @@ static int model_problems(const conv_cli_options *opt, conv_named_problem *out, 
     const char *model = opt->value[FLAG_MODEL];
     int batch = 0, n_layers = 0;
     const char *fixed = fixed_by_model(opt, &batch);
-    if (opt->given[FLAG_PROBLEM]) {
+    if (opt->problem != NULL) {
         conv_fail(msg, CONV_ERR_INVALID,
                   "--model cannot be combined with --problem: give one of them (a whole network, "
                   "or a named problem)");
@@ -128,27 +121,11 @@ static int problems(const conv_cli_options *opt, conv_named_problem *out, int ma
         return -1;
     if (opt->given[FLAG_MODEL])
         return model_problems(opt, out, max, msg);
-    if (!opt->given[FLAG_PROBLEM]) {
-        out[0] = (conv_named_problem){"custom", "the shape given on the command line", opt->params};
-        return 1;
-    }
-    if (opt->shape_flag != NULL) {
-        conv_fail(msg, CONV_ERR_INVALID,
-                  "--%s cannot be combined with --problem: a named problem fixes the shape (only "
-                  "--layout applies to it); leave out --problem for a custom shape",
-                  opt->shape_flag);
-        return -1;
-    }
-    const bench_problem *first;
-    int count;
-    if (bench_problem_select(opt->value[FLAG_PROBLEM], &first, &count, msg) != CONV_OK)
-        return -1;
-    for (int i = 0; i < count && i < max; ++i) {
-        out[i] = (conv_named_problem){first[i].name, first[i].about, first[i].params};
-        if (!first[i].fixed_layout)
-            out[i].params.layout = opt->params.layout;
-    }
-    return count < max ? count : max;
+    int named = conv_program_named_problems(opt, out, max);
+    if (named > 0)
+        return named;
+    out[0] = (conv_named_problem){"custom", "the shape given on the command line", opt->params};
+    return 1;
 }
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
@@ -209,10 +186,6 @@ static void print_summary(FILE *out)
 int main(int argc, char **argv)
 {
     static conv_flag flags[] = {
-        {"problem", CONV_FLAG_CHOICE,
-         "lecture|hpc101|cutlass|ece408-l1|ece408-l2|hpc101-image|conv1d|hpc101-nhwc|cutlass-nhwc|"
-         "all",
-         "a named problem (without it: the shape given by the problem flags)", NULL, 0, 0},
         {"steps", CONV_FLAG_TEXT, "LIST",
          "rows to run: comma-separated 01,02,03,04,05,06,07,08,cudnn, or all", "all", 0, 0},
         {"model", CONV_FLAG_CHOICE, NULL /* the catalogue's names, below */,
@@ -233,7 +206,7 @@ int main(int argc, char **argv)
                 .summary = "Every step's kernels on named problems or on a whole network's "
                            "layers, beside step 01 on the CPU and cuDNN, each verified before it "
                            "is timed.",
-                .shape_fixed_by = "problem|model",
+                .shape_fixed_by = "model",
                 CONV_FLAGS(flags)},
         .title = "every step beside step 01 and cuDNN",
         .ref_names = BENCH_REF_NAMES,

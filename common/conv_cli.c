@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_problems.h"
+
 enum {
+    OPT_PROBLEM, /* a named problem, instead of the shape flags after it */
     OPT_N,
     OPT_C,
     OPT_H,
@@ -47,6 +50,9 @@ typedef struct {
 #define NONNEG  0, INT_MAX
 #define NOT_INT 1, 0
 static const common_flag common_flags[N_COMMON] = {
+    [OPT_PROBLEM] = {"problem", NULL /* the catalogue's names */,
+                     "a problem of the course by name instead of a shape (all: each in turn)",
+                     NOT_INT},
     [OPT_N] = {"n", "N", "batch size", SIZE},
     [OPT_C] = {"c", "C", "input channels", SIZE},
     [OPT_H] = {"h", "H", "image height", SIZE},
@@ -122,6 +128,18 @@ static int is_choice(const char *choices, const char *text)
     return 0;
 }
 
+/* 1 when the program takes --problem: it has the 2D problem flags, or flags
+ * of its own that describe a convolution. */
+static int takes_problem(const conv_cli_spec *spec)
+{
+    return spec->shape == CONV_CLI_SHAPE_2D || spec->own_shape_flags != NULL;
+}
+
+static const char *common_metavar(int id)
+{
+    return id == OPT_PROBLEM ? conv_problem_names() : common_flags[id].metavar;
+}
+
 static const char *shape_default(int id, const conv_params *d, char *buf, size_t len)
 {
     int v;
@@ -157,6 +175,12 @@ static const char *shape_default(int id, const conv_params *d, char *buf, size_t
     return buf;
 }
 
+/* The name of the program's default problem in the catalogue. */
+static const char *default_name(const conv_cli_spec *spec)
+{
+    return spec->default_problem != NULL ? spec->default_problem : "lecture";
+}
+
 /* The help's first column is as wide as the longest "--flag METAVAR" up to
  * this; a longer one (a flag with many choices) stands on its own line. */
 #define HELP_COLUMN 28
@@ -184,8 +208,7 @@ static void print_usage(FILE *out, const conv_cli_spec *spec, const conv_cli_opt
     char head[512];
     for (int i = 0; i < N_COMMON + spec->n_flags; ++i) {
         const char *name = i < N_COMMON ? common_flags[i].name : spec->flags[i - N_COMMON].name;
-        const char *meta =
-            i < N_COMMON ? common_flags[i].metavar : spec->flags[i - N_COMMON].metavar;
+        const char *meta = i < N_COMMON ? common_metavar(i) : spec->flags[i - N_COMMON].metavar;
         int len = snprintf(head, sizeof head, "--%s%s%s", name, meta ? " " : "", meta ? meta : "");
         width = len > width && len <= HELP_COLUMN ? len : width;
     }
@@ -198,18 +221,28 @@ static void print_usage(FILE *out, const conv_cli_spec *spec, const conv_cli_opt
                    f->kind == CONV_FLAG_INT ? f->hi : 0, f->def);
     }
     if (spec->shape == CONV_CLI_SHAPE_2D) {
-        conv_params d = spec->default_problem ? *spec->default_problem : conv_params_default();
-        fprintf(out, "\nthe problem (default: %s):\n",
-                spec->default_problem && spec->default_about ? spec->default_about
-                                                             : "the lecture's");
+        const conv_problem *d = conv_problem_find(default_name(spec));
+        fprintf(out, "\nthe problem (default: %s, %s):\n", d->name, d->about);
         for (int i = 0; i < FIRST_RUN_FLAG; ++i) {
             char buf[32];
             const common_flag *f = &common_flags[i];
-            print_flag(out, width, f->name, f->metavar, f->help, f->lo, f->hi,
-                       shape_default(i, &d, buf, sizeof buf));
+            print_flag(out, width, f->name, common_metavar(i), f->help, f->lo, f->hi,
+                       shape_default(i, &d->params, buf, sizeof buf));
         }
         fprintf(out, "  (--filter, --pad, --stride, --dilation set both axes: give either them "
-                     "or the per-axis flags)\n");
+                     "or the per-axis flags)\n"
+                     "  (--problem fixes the shape: give it or the flags after it; --layout "
+                     "applies to a problem whose name does not say its layout)\n");
+    } else if (takes_problem(spec)) {
+        fprintf(out, "\nthe problem, by name instead of ");
+        for (const char *at = spec->own_shape_flags; *at != '\0';) {
+            int n = (int)strcspn(at, "|");
+            fprintf(out, "%s--%.*s", at == spec->own_shape_flags ? "" : ", ", n, at);
+            at += n + (at[n] == '|');
+        }
+        fprintf(out, ":\n");
+        const common_flag *f = &common_flags[OPT_PROBLEM];
+        print_flag(out, width, f->name, common_metavar(OPT_PROBLEM), f->help, f->lo, f->hi, NULL);
     }
     fprintf(out, "\nmeasurement and output:\n");
     for (int i = FIRST_RUN_FLAG; i < N_COMMON; ++i) {
@@ -251,6 +284,15 @@ static conv_status apply_common(conv_cli_options *o, int id, const char *arg, lo
     case OPT_DIL: p->dil_h = p->dil_w = (int)v; break;
     case OPT_DIL_H: p->dil_h = (int)v; break;
     case OPT_DIL_W: p->dil_w = (int)v; break;
+    case OPT_PROBLEM: {
+        const conv_problem *first;
+        int count;
+        conv_status st = conv_problem_select(arg, &first, &count, msg);
+        if (st != CONV_OK)
+            return st;
+        o->problem = arg;
+        break;
+    }
     case OPT_WARMUP: o->warmup = (int)v; break;
     case OPT_REPEAT: o->repeat = (int)v; break;
     case OPT_PADDING:
@@ -365,14 +407,34 @@ static const char *flag_name(const conv_cli_spec *spec, int id)
     return id >= OPT_PROGRAM ? spec->flags[id - OPT_PROGRAM].name : common_flags[id].name;
 }
 
+/* Notes flag `id` among the problem flags given, if it is one (--problem
+ * and --layout are not: they name a problem and its layout, not a shape). */
+static void note_shape_flag(const conv_cli_spec *spec, conv_cli_options *opt, int id)
+{
+    const char *name = flag_name(spec, id);
+    int shape = id >= OPT_PROGRAM
+                    ? spec->own_shape_flags != NULL && is_choice(spec->own_shape_flags, name)
+                    : id < FIRST_RUN_FLAG && id != OPT_PROBLEM && id != OPT_LAYOUT;
+    if (!shape)
+        return;
+    if (opt->shape_flag == NULL)
+        opt->shape_flag = name;
+    if (opt->n_shape_flags < CONV_CLI_MAX_SHAPE_FLAGS)
+        opt->shape_flags[opt->n_shape_flags++] = name;
+}
+
 conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, conv_cli_options *opt,
                            FILE *out, conv_msg *msg)
 {
     if (spec->n_flags < 0 || spec->n_flags > CONV_CLI_MAX_FLAGS)
         return conv_fail(msg, CONV_ERR_INVALID, "internal error: %d program flags (max %d)",
                          spec->n_flags, CONV_CLI_MAX_FLAGS);
+    const conv_problem *default_problem = conv_problem_find(default_name(spec));
+    if (default_problem == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "internal error: no problem '%s' in the catalogue",
+                         default_name(spec));
     memset(opt, 0, sizeof *opt);
-    opt->params = spec->default_problem ? *spec->default_problem : conv_params_default();
+    opt->params = default_problem->params;
     opt->warmup = spec->default_warmup || spec->default_repeat ? spec->default_warmup : 2;
     opt->repeat = spec->default_repeat ? spec->default_repeat : 10;
     opt->seed = 2024;
@@ -387,7 +449,8 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
     struct option longopts[N_COMMON + CONV_CLI_MAX_FLAGS + 1];
     int n = 0;
     for (int i = 0; i < N_COMMON; ++i) {
-        if (spec->shape == CONV_CLI_SHAPE_NONE && i < FIRST_RUN_FLAG)
+        if (spec->shape == CONV_CLI_SHAPE_NONE && i < FIRST_RUN_FLAG &&
+            !(i == OPT_PROBLEM && takes_problem(spec)))
             continue;
         longopts[n++] = (struct option){common_flags[i].name,
                                         i == OPT_HELP ? no_argument : required_argument, NULL, i};
@@ -434,15 +497,10 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                                 : CONV_OK;
             if (st == CONV_OK)
                 st = apply_common(opt, id, optarg, v, &same_padding, msg);
-            if (id < FIRST_RUN_FLAG && id != OPT_LAYOUT) {
-                if (opt->shape_flag == NULL)
-                    opt->shape_flag = common_flags[id].name;
-                if (opt->n_shape_flags < CONV_CLI_MAX_SHAPE_FLAGS)
-                    opt->shape_flags[opt->n_shape_flags++] = common_flags[id].name;
-            }
         }
         if (st != CONV_OK)
             return st;
+        note_shape_flag(spec, opt, id);
     }
     if (optind < argc)
         return conv_fail(msg, CONV_ERR_INVALID, "unexpected argument '%s' (see --help)",
@@ -456,9 +514,15 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
         strcmp(opt->csv_path, opt->json_path) == 0)
         return conv_fail(msg, CONV_ERR_INVALID, "--csv and --json name the same file '%s'",
                          opt->csv_path);
+    if (opt->problem != NULL && opt->shape_flag != NULL)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "--%s cannot be combined with --problem: a named problem fixes the "
+                         "shape%s; leave out --problem for a custom shape",
+                         opt->shape_flag,
+                         spec->shape == CONV_CLI_SHAPE_2D ? " (only --layout applies to it)" : "");
     if (same_padding)
         conv_params_set_same_padding(&opt->params);
-    if (spec->shape != CONV_CLI_SHAPE_2D || shape_fixed(spec, opt))
+    if (spec->shape != CONV_CLI_SHAPE_2D || shape_fixed(spec, opt) || opt->problem != NULL)
         return CONV_OK;
     return conv_params_validate(&opt->params, msg);
 }

@@ -2,10 +2,12 @@
  *
  * Three groups of flags:
  *   the program's own flags, declared by the program in a conv_flag table;
- *   the problem (--n --c --h --w --k --r --s --filter --pad --pad-h --pad-w
- *     --padding valid|same --stride --stride-h --stride-w --dilation --dil-h
- *     --dil-w --layout nchw|nhwc), unless the program describes its problem
- *     with flags of its own (step 03's --width --mask, the GEMM's --m --n --k);
+ *   the problem: --problem NAME|all, a problem of the course's catalogue
+ *     (conv_problems.h) by name, or its shape (--n --c --h --w --k --r --s
+ *     --filter --pad --pad-h --pad-w --padding valid|same --stride --stride-h
+ *     --stride-w --dilation --dil-h --dil-w --layout nchw|nhwc), unless the
+ *     program describes its problem with flags of its own (step 03's --width
+ *     --mask, which take --problem too; the GEMM's --m --n --k, which do not);
  *   the measurement and the output (--warmup --repeat --seed --csv --json
  *     --help).
  *
@@ -16,6 +18,10 @@
  *     --padding with any --pad flag, --stride with --stride-h or --stride-w,
  *     --dilation with --dil-h or --dil-w), so the order of the flags never
  *     changes the result;
+ *   - --problem fixes the shape: a flag of the shape given with it is
+ *     rejected; --layout is the exception, it picks the layout of a named
+ *     problem whose name does not say it (hpc101 --layout nhwc is
+ *     hpc101-nhwc), and without it each problem keeps its own;
  *   - every error is one line naming the flag; nothing exits. */
 #ifndef CONV_CLI_H
 #define CONV_CLI_H
@@ -53,8 +59,9 @@ typedef struct {
 
 /* Which problem flags a program takes. */
 typedef enum {
-    CONV_CLI_SHAPE_2D,  /* the 2D problem flags above */
-    CONV_CLI_SHAPE_NONE /* none: the program's own flags describe its problem */
+    CONV_CLI_SHAPE_2D,  /* the 2D problem flags above, and --problem */
+    CONV_CLI_SHAPE_NONE /* none: the program's own flags describe its problem (with
+                           own_shape_flags, --problem too) */
 } conv_cli_shape;
 
 /* The flags and their count from an array of conv_flag, in a conv_cli_spec
@@ -69,15 +76,20 @@ typedef struct {
     int n_flags;
     conv_cli_shape shape;
     int default_warmup, default_repeat; /* both 0: the usual 2 and 10; else both used */
-    /* The problem when no problem flag is given; NULL: the lecture's
-     * (conv_params_default). default_about names it in --help. */
-    const conv_params *default_problem;
-    const char *default_about;
+    /* The problem when no problem flag is given: a name of the catalogue
+     * (conv_problems.h), e.g. step 07's "cutlass"; NULL: "lecture". --help
+     * names it, and its values are the defaults of the problem flags. */
+    const char *default_problem;
     /* The program's flags that fix the problem themselves, '|'-separated
-     * (conv_bench's "problem|model"; NULL: none). Given one of them, the
-     * problem flags are not validated as a shape here: the program says
-     * which of them it takes, naming the flag it cannot. */
+     * (conv_bench's "model"; NULL: none). Given one of them, the problem
+     * flags are not validated as a shape here: the program says which of
+     * them it takes, naming the flag it cannot. */
     const char *shape_fixed_by;
+    /* CONV_CLI_SHAPE_NONE: the program's own flags that describe a
+     * convolution, '|'-separated (step 03's "width|mask"; NULL: none). With
+     * them the program takes --problem too, and they count as problem flags
+     * (shape_flags below): --problem rejects them as it rejects --h. */
+    const char *own_shape_flags;
 } conv_cli_spec;
 
 typedef struct {
@@ -87,12 +99,14 @@ typedef struct {
     uint64_t seed;
     const char *csv_path;  /* --csv FILE: the results also as CSV (NULL: none) */
     const char *json_path; /* --json FILE: the results also as JSON (NULL: none) */
-    /* the first problem flag given other than --layout, by its name without
-     * the dashes, e.g. "h" for --h (NULL: none) */
+    /* --problem: a name of the catalogue or "all", checked (NULL: not given) */
+    const char *problem;
+    /* the first problem flag given other than --problem and --layout, by its
+     * name without the dashes, e.g. "h" for --h (NULL: none) */
     const char *shape_flag;
-    /* every problem flag given other than --layout, in that order (shape_flag
-     * is the first): a program whose problem fixes some of them finds the
-     * first one it cannot take */
+    /* every problem flag given other than --problem and --layout, in that
+     * order (shape_flag is the first): a program whose problem fixes some of
+     * them finds the first one it cannot take */
     const char *shape_flags[CONV_CLI_MAX_SHAPE_FLAGS];
     int n_shape_flags;
     int layout_given;

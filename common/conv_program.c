@@ -7,6 +7,7 @@
 
 #include "conv_bandwidth.h"
 #include "conv_cudnn.h"
+#include "conv_problems.h"
 
 /* CPU rows of programs that also time GPU rows: no warm-up (one serial run
  * can take seconds), this many timed runs unless --host-repeat says more. */
@@ -21,6 +22,21 @@ const char *conv_program_flag(const conv_program *prog, const conv_cli_options *
         if (strcmp(prog->cli.flags[i].name, name) == 0)
             return opt->value[i];
     return NULL;
+}
+
+int conv_program_named_problems(const conv_cli_options *opt, conv_named_problem *out, int max)
+{
+    const conv_problem *first;
+    int count = 0;
+    conv_msg msg = {{0}};
+    if (opt->problem == NULL || conv_problem_select(opt->problem, &first, &count, &msg) != CONV_OK)
+        return 0; /* the parser has checked the name */
+    for (int i = 0; i < count && i < max; ++i) {
+        out[i] = (conv_named_problem){first[i].name, first[i].about, first[i].params};
+        if (opt->layout_given && !first[i].fixed_layout)
+            out[i].params.layout = opt->params.layout;
+    }
+    return count < max ? count : max;
 }
 
 static conv_run_opts run_opts(const conv_program *prog, const conv_cli_options *opt)
@@ -203,6 +219,8 @@ static int run_problem(run_state *s, const conv_named_problem *np)
     int pending = 0; /* rows that can run, references included */
     for (int i = 0; i < n; ++i)
         pending += rows[i].state == CONV_ROW_PENDING;
+    if (runnable == 0 && !s->prog->report_unsupported)
+        pending = 0; /* the program runs its own rows, not the references alone */
     conv_status st = CONV_OK;
     if (pending == 0)
         st = conv_fail(&msg, CONV_ERR_UNSUPPORTED, "%s",
@@ -278,8 +296,11 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         s.n_problems = prog->problems(&s.opt, s.problems, CONV_PROGRAM_MAX_PROBLEMS, &msg);
         st = s.n_problems < 0 ? CONV_ERR_INVALID : CONV_OK;
     } else if (st == CONV_OK) {
-        s.problems[0] = (conv_named_problem){"", "", s.opt.params};
-        s.n_problems = 1;
+        s.n_problems = conv_program_named_problems(&s.opt, s.problems, CONV_PROGRAM_MAX_PROBLEMS);
+        if (s.n_problems == 0) {
+            s.problems[0] = (conv_named_problem){"", "", s.opt.params};
+            s.n_problems = 1;
+        }
     }
     if (st != CONV_OK) {
         fprintf(stderr, "%s: %s\n", name, msg.text);
@@ -301,7 +322,7 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         ++s.report.n_refs;
     }
     s.report.bandwidth_column = prog->bandwidth_column;
-    s.report.problem_column = prog->problem_column;
+    s.report.problem_column = prog->problem_column || s.opt.problem != NULL;
     s.report.model = s.model;
     const char *log_path = conv_program_flag(prog, &s.opt, "cudnn-log");
     if (log_path != NULL && (s.o.graph.log = fopen(log_path, "w")) == NULL) {

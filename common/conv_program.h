@@ -3,11 +3,13 @@
  * same way everywhere:
  *
  *   1. parse the command line (conv_cli.h); a bad flag: one line, exit 2;
- *   2. build the problem(s) and the rows, keep the rows the selection flag
- *      picks, and check them: when no kernel of the program supports the
- *      problem, or the problem does not fit the machine's memory, one line
- *      and exit 2 (before any device is touched; conv_bench instead reports
- *      such a problem as not run and goes on);
+ *   2. build the problem(s) (the shape flags' problem, or those --problem
+ *      names) and the rows, keep the rows the selection flag picks, and
+ *      check them: when no kernel of the program supports the problem, or
+ *      the problem does not fit the machine's memory, one line and exit 2
+ *      (before any device is touched); in a run of several problems
+ *      (--problem all) and in conv_bench, such a problem is reported as not
+ *      run, with the reason, and the run goes on;
  *   3. open the --csv and --json files (not writable: one line, exit 2);
  *   4. find the GPU (none: one line that says why, exit 1; conv_bench runs
  *      its CPU rows instead);
@@ -61,7 +63,7 @@ extern "C" {
 /* The most problems one run may have (a model's distinct layers included). */
 #define CONV_PROGRAM_MAX_PROBLEMS 48
 
-/* A problem with a name (conv_bench's named problems, or a model's layers). */
+/* A problem with a name (the catalogue's, conv_problems.h, or a model's layers). */
 typedef struct {
     const char *name;  /* "" for the problem of the command line */
     const char *about; /* where it comes from ("" for none) */
@@ -80,10 +82,11 @@ typedef struct {
     int cpu_only;           /* step 01: no device needed */
     int without_device;     /* conv_bench: without a GPU, run the CPU rows */
     int measure_copy;       /* measure the device-to-device copy bandwidth first */
-    int problem_column;     /* the CSV names each row's problem (several problems per run) */
+    int problem_column;     /* the CSV names each row's problem (as it does with --problem) */
     int report_unsupported; /* a problem no row can run is reported as such, not rejected */
-    /* The problems of the run. NULL: the one the 2D problem flags describe.
-     * Returns how many (at most max), or -1 with one line in msg. */
+    /* The problems of the run. NULL: those --problem names, else the one the
+     * 2D problem flags describe. Returns how many (at most max), or -1 with
+     * one line in msg. */
     int (*problems)(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg);
     /* The rows for one problem (references with .ref set). `select` is the
      * selection flag's value. Returns how many (at most max). */
@@ -115,6 +118,12 @@ typedef struct {
 
 /* Runs the program (the steps above) and returns its exit status. */
 int conv_program_main(const conv_program *prog, int argc, char **argv);
+
+/* The problems --problem names (conv_problems.h), at most max, each in the
+ * layout --layout gives unless its name says the layout; 0 when --problem
+ * was not given. For a program's problems() that takes --problem and
+ * problems of its own. */
+int conv_program_named_problems(const conv_cli_options *opt, conv_named_problem *out, int max);
 
 /* The value of the program's flag `name` after parsing (NULL if it has none). */
 const char *conv_program_flag(const conv_program *prog, const conv_cli_options *opt,

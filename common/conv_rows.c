@@ -111,6 +111,17 @@ void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref)
             rows[i].ref = ref;
 }
 
+int conv_rows_keep_ref(conv_row *rows, int n_rows, const char *key, int ref)
+{
+    for (int i = 0; i < n_rows; ++i)
+        if (rows[i].key != NULL && strcmp(rows[i].key, key) == 0) {
+            rows[0] = rows[i];
+            rows[0].ref = ref;
+            return 1;
+        }
+    return 0;
+}
+
 int conv_rows_check(conv_row *rows, int n_rows, const conv_params *p, char *first_why,
                     size_t why_len)
 {

@@ -108,6 +108,14 @@ void conv_row_skip(conv_row *row, const char *reason);
 /* Makes the rows whose key is `key` the reference of column `ref`. */
 void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref);
 
+/* Keeps one row of an earlier step's list as reference column `ref`: moves
+ * the first row whose key is `key` to rows[0] and returns 1 (0 when no row
+ * has that key), so that a program appends a step's rows and keeps the one
+ * it compares with:
+ *     n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "2d", REF);
+ */
+int conv_rows_keep_ref(conv_row *rows, int n_rows, const char *key, int ref);
+
 /* Copies the rows a selection keeps (rows without a key, references, and
  * rows whose key conv_cli_selects(select, key)) to the front; returns how
  * many. select NULL keeps every row. */

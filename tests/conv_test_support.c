@@ -415,6 +415,19 @@ void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const ch
     cr_assert(strchr(msg.text, '\n') == NULL, "%s: more than one line", flag);
 }
 
+void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len)
+{
+    memset(text, 0, len);
+    FILE *out = fmemopen(text, len - 1, "w");
+    cr_assert_not_null(out);
+    conv_cli_options o;
+    conv_msg msg = {{0}};
+    const char *argv[] = {"prog", "--help"};
+    cr_assert_eq(conv_cli_parse(2, (char **)argv, spec, &o, out, &msg), CONV_HELP_SHOWN);
+    fclose(out);
+    cr_assert_lt(strlen(text), len - 2, "usage truncated");
+}
+
 void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ctx,
                               conv_host_conv reference, const char *what)
 {

@@ -182,6 +182,8 @@ conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const cha
 void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want);
 void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
                            const char *want);
+/* The usage text of `spec` (what --help prints), written into text. */
+void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len);
 #define CONV_ARGC(argv) ((int)(sizeof(argv) / sizeof(argv)[0]))
 
 /* A row's check that takes stride 1 only (CONV_ERR_UNSUPPORTED "the test

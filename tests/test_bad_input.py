@@ -47,7 +47,26 @@ SHAPE = [
     (["--stride", "0"], "--stride"),
     (["--n", "2000000000", "--c", "2000000000", "--h", "2000000000"], "overflows"),
 ]
-# Each program's own flags and limits.
+# For the programs that take --problem NAME|all (every one with the 2D problem
+# flags, and step 03): the name is one of the catalogue's, the flag fixes the
+# shape, and the line lists the names it knows.
+NAMES = "lecture,hpc101,cutlass,ece408-l1,ece408-l2,hpc101-image,conv1d,hpc101-nhwc,cutlass-nhwc,all"
+PROBLEM = [
+    (["--problem", "nope"], f"invalid value for --problem: 'nope' (expected one of {NAMES})"),
+    (["--problem", "Lecture"], "invalid value for --problem: 'Lecture'"),
+    (["--problem", ""], "invalid value for --problem: ''"),
+    (["--problem"], "needs a value"),
+    (["--problem", "lecture", "--problem", "all"], "--problem is given twice"),
+    (["--prob", "lecture"], "unknown option '--prob'"),
+]
+# ... and with the 2D problem flags: a shape flag beside it, whatever the order.
+PROBLEM_SHAPE = [
+    (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
+    (["--filter", "3", "--problem", "all"], "--filter cannot be combined with --problem"),
+    (["--problem", "cutlass-nhwc", "--padding", "same"],
+     "--padding cannot be combined with --problem"),
+]
+# Each program's own flags and limits, and the named problems it cannot run.
 OWN = {
     "01_cpu_serial": [
         (["--n", "1", "--c", "100000", "--k", "100000", "--h", "16", "--w", "16", "--filter",
@@ -58,6 +77,10 @@ OWN = {
         (["--host-repeat", "101"], "--host-repeat"),
     ],
     "03_tiled_1d": [
+        (["--problem", "conv1d", "--width", "1024"], "--width cannot be combined with --problem"),
+        (["--mask", "5", "--problem", "all"], "--mask cannot be combined with --problem"),
+        (["--problem", "lecture"], "the 1D kernels need a 1D problem"),
+        (["--problem", "cutlass-nhwc"], "the 1D kernels need a 1D problem"),
         (["--mask", "8"], "--mask"),
         (["--mask", "16385"], "--mask"),
         (["--width", "0"], "--width"),
@@ -70,6 +93,9 @@ OWN = {
         (["--stride", "2"], "--stride"),
         (["--layout", "nhwc"], "--layout"),
         (["--strategy", "1", "--c", "3"], "--c"),
+        (["--problem", "hpc101-nhwc"], "--layout"),
+        (["--problem", "hpc101", "--layout", "nhwc"], "--layout"),
+        (["--strategy", "2", "--problem", "cutlass"], "--c, --k"),
     ],
     "05_prefetch_float4": [
         (["--variant", "5c"], "--variant"),
@@ -77,11 +103,13 @@ OWN = {
         (["--dilation", "2"], "--dilation"),
         (["--layout", "nhwc"], "--layout"),
         (["--filter", "17"], "--r"),
+        (["--problem", "cutlass-nhwc"], "--layout nhwc"),
     ],
     "06_im2col_gemm": [
         (["--gemm", "6z"], "--gemm"),
         (["--mode", "gemm"], "unknown option '--mode'"),
         (["--gemm", "6f", "--layout", "nchw"], "--layout nhwc"),
+        (["--gemm", "6f", "--problem", "hpc101"], "--layout nhwc"),
     ],
     "06_gemm": [
         (["--m", "0"], "--m"),
@@ -89,6 +117,7 @@ OWN = {
         (["--k", "2147483647"], "--k"),
         (["--gemm", "6f"], "--gemm"),
         (["--h", "5"], "unknown option '--h'"),
+        (["--problem", "lecture"], "unknown option '--problem'"),
     ],
     "07_winograd": [
         (["--variant", "7z"], "--variant"),
@@ -98,16 +127,22 @@ OWN = {
         (["--dilation", "2"], "--dilation 2x2"),
         (["--n", "1000", "--c", "1000", "--k", "1000", "--h", "1000", "--w", "1000"],
          "out of host memory"),
+        (["--problem", "lecture"], "--r 6 --s 6"),
+        (["--problem", "conv1d"], "--r 1 --s 7"),
+        (["--problem", "ece408-l2"], "--r 7 --s 7"),
     ],
     "08_tensor_cores": [
         (["--variant", "8f"], "--variant"),
         (["--layout", "nchw"], "--layout nchw"),
+        (["--problem", "cutlass"], "--layout nchw"),
+        (["--problem", "hpc101", "--layout", "nchw"], "--layout nchw"),
     ],
     "08_gemm": [
         (["--m", "0"], "--m"),
         (["--k", "x"], "--k"),
         (["--variant", "6e"], "--variant"),
         (["--h", "5"], "unknown option '--h'"),
+        (["--problem", "cutlass"], "unknown option '--problem'"),
     ],
     "conv_bench": [
         (["--problem", "nope"], "--problem"),
@@ -139,6 +174,9 @@ OWN = {
     ],
 }
 NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm"}
+TAKES_PROBLEM = {"01_cpu_serial", "02_naive_gpu", "03_tiled_1d", "04_tiled_2d",
+                 "05_prefetch_float4", "06_im2col_gemm", "07_winograd", "08_tensor_cores",
+                 "conv_bench"}
 
 failures = []
 
@@ -178,7 +216,8 @@ def main(programs):
     cases = []
     for spec in programs:
         name, path = spec.split("=", 1)
-        table = COMMON + ([] if name in NO_SHAPE else SHAPE) + OWN.get(name, [])
+        table = COMMON + ([] if name in NO_SHAPE else SHAPE + PROBLEM_SHAPE) + OWN.get(name, [])
+        table += PROBLEM if name in TAKES_PROBLEM else []
         cases += [(name, path, args, needle) for args, needle in table]
     # Each case in a folder of its own, so they run side by side (most of a
     # case's time is the program loading the CUDA libraries).

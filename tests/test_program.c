@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conv_problems.h"
 #include "conv_program.h"
 #include "conv_test_support.h"
 
@@ -376,4 +377,128 @@ Test(program, the_value_of_a_program_flag_is_found_by_name)
     cr_assert_str_eq(conv_program_flag(&cpu_prog, &opt, "variant"), "wrong");
     cr_assert_null(conv_program_flag(&cpu_prog, &opt, "strategy"));
     cr_assert_null(conv_program_flag(&cpu_prog, &opt, NULL));
+}
+
+/* ---- --problem: the catalogue's problems as the run's problems ---- */
+
+/* Rows that take small inputs only: every problem of the catalogue is too
+ * large for them, so each is refused (one problem) or not run (several). */
+static conv_status small_only(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    (void)ctx;
+    if (conv_input_elems(p) > 4096)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "the test rows need at most 4096 input values, got %zu",
+                         conv_input_elems(p));
+    return CONV_OK;
+}
+
+static int small_rows(const conv_cli_options *opt, const conv_params *p, const char *select,
+                      conv_row *r, int max)
+{
+    int n = rows(opt, p, select, r, max);
+    r[1].check = r[2].check = small_only;
+    return n;
+}
+
+static conv_program small_program(void)
+{
+    conv_program prog = cpu_prog;
+    prog.rows = small_rows;
+    return prog;
+}
+
+Test(program, a_named_problem_no_row_runs_exits_2_before_any_work)
+{
+    conv_program prog = small_program();
+    const char *argv[] = {"prog", "--problem", "hpc101-image", "--variant", "all"};
+    run_result r = run(&prog, ARGC(argv), argv);
+    cr_assert_eq(r.status, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    cr_assert_str_empty(r.out);
+    cr_assert_str_eq(r.err,
+                     "test_prog: the test rows need at most 4096 input values, got 4000000\n");
+    cr_assert_eq(row_runs, 0);
+    free_result(&r);
+}
+
+Test(program, a_bad_problem_exits_2_with_one_line_and_nothing_on_stdout)
+{
+    const char *cases[][5] = {{"prog", "--problem", "nope", "--repeat", "1"},
+                              {"prog", "--problem", "lecture", "--h", "5"},
+                              {"prog", "--h", "5", "--problem", "lecture"}};
+    const char *want[] = {"test_prog: invalid value for --problem: 'nope' (expected one of "
+                          "lecture,",
+                          "test_prog: --h cannot be combined with --problem: ",
+                          "test_prog: --h cannot be combined with --problem: "};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        run_result r = run(&cpu_prog, 5, cases[i]);
+        cr_assert_eq(r.status, 2, "%s %s: status %d", cases[i][1], cases[i][2], r.status);
+        cr_assert_str_empty(r.out, "stdout:\n%s", r.out);
+        cr_assert(strstr(r.err, want[i]) == r.err, "stderr: '%s'", r.err);
+        cr_assert_eq(count_lines(r.err), 1, "stderr: '%s'", r.err);
+        free_result(&r);
+    }
+    cr_assert_eq(row_runs, 0);
+}
+
+Test(program, problem_all_reports_each_problem_the_rows_cannot_run_and_goes_on)
+{
+    conv_program prog = small_program();
+    char csv[256];
+    conv_test_temp_path(csv, sizeof csv, ".csv");
+    const char *argv[] = {"prog", "--problem", "all", "--csv", csv};
+    run_result r = run(&prog, ARGC(argv), argv);
+    cr_assert_eq(r.status, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    int n = 0;
+    const conv_problem *all = conv_problems(&n);
+    char *csv_text = conv_test_read_file(csv);
+    cr_assert_not_null(csv_text);
+    remove(csv);
+    cr_assert(strstr(csv_text, "\nproblem,version,class,") != NULL, "a problem column:\n%s",
+              csv_text);
+    for (int i = 0; i < n; ++i) {
+        char heading[160], row[160];
+        snprintf(heading, sizeof heading, "\n== %s: %s\n", all[i].name, all[i].about);
+        cr_assert_not_null(strstr(r.out, heading), "no heading '%s':\n%s", heading, r.out);
+        cr_assert_not_null(strstr(strstr(r.out, heading), "\nnot run: the test rows need at most "
+                                                          "4096 input values"),
+                           "%s", r.out);
+        snprintf(row, sizeof row, "\n\"%s\",\"direct\",FP32,", all[i].name);
+        cr_assert_not_null(strstr(csv_text, row), "no row '%s':\n%s", row, csv_text);
+    }
+    cr_assert(strstr(r.out, "\nverdict: OK\n") != NULL, "%s", r.out);
+    cr_assert_eq(row_runs, 0);
+    free(csv_text);
+    free_result(&r);
+}
+
+/* The layout of a named problem: its own, unless --layout gives another and
+ * its name does not say the layout. */
+Test(program, named_problems_take_layout_unless_their_name_says_it)
+{
+    const char *cases[][5] = {{"prog", "--problem", "all"},
+                              {"prog", "--problem", "all", "--layout", "nhwc"},
+                              {"prog", "--problem", "cutlass-nhwc", "--layout", "nchw"}};
+    const int argc[] = {3, 5, 5};
+    const conv_layout want_free[] = {CONV_LAYOUT_NCHW, CONV_LAYOUT_NHWC, CONV_LAYOUT_NCHW};
+    for (int c = 0; c < 3; ++c) {
+        conv_cli_options opt = conv_test_cli_ok(&cpu_prog.cli, argc[c], cases[c]);
+        conv_named_problem got[CONV_PROGRAM_MAX_PROBLEMS];
+        int n = conv_program_named_problems(&opt, got, CONV_PROGRAM_MAX_PROBLEMS);
+        cr_assert_eq(n, c == 2 ? 1 : 9);
+        for (int i = 0; i < n; ++i) {
+            const conv_problem *p = conv_problem_find(got[i].name);
+            cr_assert_not_null(p);
+            conv_params want = p->params;
+            if (!p->fixed_layout)
+                want.layout = want_free[c];
+            cr_assert(memcmp(&got[i].params, &want, sizeof want) == 0, "case %d: %s is %s", c,
+                      got[i].name, conv_shape_name(&got[i].params));
+            cr_assert_str_eq(got[i].about, p->about);
+        }
+    }
+    const char *none[] = {"prog", "--h", "9"};
+    conv_cli_options opt = conv_test_cli_ok(&cpu_prog.cli, 3, none);
+    conv_named_problem got[1];
+    cr_assert_eq(conv_program_named_problems(&opt, got, 1), 0, "no --problem, no named problem");
 }

@@ -140,6 +140,22 @@ Test(rows, mark_ref_makes_the_rows_with_the_key_a_reference)
     cr_assert(r[1].ref == -1 && r[2].ref == -1, "rows without the key (or none) keep -1");
 }
 
+/* A program that compares with one kernel of an earlier step appends that
+ * step's rows and keeps the one it names, as its reference column. */
+Test(rows, keep_ref_keeps_the_first_row_with_the_key_as_the_reference)
+{
+    conv_row r[4] = {conv_row_cudnn(), conv_row_host("6e", "6e", host_right),
+                     conv_row_host("6f", "6f", host_right),
+                     conv_row_host("6f again", "6f", host_ref)};
+    cr_assert_eq(conv_rows_keep_ref(r, 4, "6f", 2), 1);
+    cr_assert_str_eq(r[0].name, "6f", "the first row with the key, moved to the front");
+    cr_assert(r[0].ref == 2 && r[0].host == host_right);
+    conv_row none[2] = {conv_row_cudnn(), conv_row_host("6e", "6e", host_right)};
+    cr_assert_eq(conv_rows_keep_ref(none, 2, "6f", 1), 0, "no row with the key: none kept");
+    cr_assert(none[0].kind == CONV_ROW_CUDNN && none[0].ref == -1, "and nothing changed");
+    cr_assert_eq(conv_rows_keep_ref(none, 0, "6e", 1), 0, "an empty list");
+}
+
 /* The names of the first n rows, space-separated. */
 static const char *names(const conv_row *rows, int n)
 {

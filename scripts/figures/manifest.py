@@ -114,7 +114,7 @@ class Sources:
         return [list(c) for c in calls]
 
     def problem(self, name):
-        """A problem of the benchmark's table, an entry {"name", "description",
+        """A problem of the course's catalogue, an entry {"name", "description",
         shape(n, c, h, w, k, r, s, pad_h, pad_w), ...} (the shape wrapped in nhwc() for
         the NHWC problems), as a dict of those nine values and the layout."""
         pattern = re.compile(r'\{\s*"' + re.escape(name) + r'"\s*,\s*"[^"]*"\s*,\s*'
@@ -128,11 +128,11 @@ class Sources:
                 shape = dict(zip(keys, args))
                 shape["layout"] = "nhwc" if m.group(1) else "nchw"
                 return shape
-        raise LookupError(f"problem '{name}': not in the benchmark's problem table")
+        raise LookupError(f"problem '{name}': not in the course's catalogue of problems")
 
     def value(self, key):
         """One constant by its key: NAME (a #define), launch_s1<> (the template
-        arguments of its calls) or 'problem NAME' (a benchmark problem)."""
+        arguments of its calls) or 'problem NAME' (a problem of the catalogue)."""
         if key.startswith("problem "):
             return self.problem(key[len("problem "):])
         if key.endswith("<>"):
@@ -312,7 +312,7 @@ def readme_text(texts):
         "in, beside or instead of the ASCII sketch there, and the constants it is drawn from: "
         "`NAME` is a `#define NAME value` found anywhere in the sources, `launch_s1<>` the "
         "template arguments of step 04's `launch_s1<TILE_W, TILE_H, ROWS>` calls, `problem "
-        "NAME` a problem of the benchmark's table in `bench/bench_problems.c`. Under the row, "
+        "NAME` a problem of the course's catalogue in `common/conv_problems.c`. Under the row, "
         "quoted, is the figure's caption: the image holds only labels and a title, and the "
         "caption says the rest in words, with the values of the same constants, for the note "
         "to quote or paraphrase. [figures.json](figures.json) holds each caption as plain "
