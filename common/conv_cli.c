@@ -128,6 +128,25 @@ static int is_choice(const char *choices, const char *text)
     return 0;
 }
 
+/* The new name of `old` in a program's renamed list ("old=new|old=new"; flags
+ * with their dashes, e.g. "--strategy=--variant|1=4a"), copied to `out`;
+ * NULL when `old` was not renamed. */
+static const char *renamed_to(const char *renamed, const char *old, size_t old_len, char *out,
+                              size_t size)
+{
+    for (const char *at = renamed; at != NULL && *at != '\0';) {
+        size_t n = strcspn(at, "|");
+        const char *eq = memchr(at, '=', n);
+        if (eq != NULL && (size_t)(eq - at) == old_len && strncmp(at, old, old_len) == 0) {
+            snprintf(out, size, "%.*s", (int)(n - (size_t)(eq + 1 - at)), eq + 1);
+            return out;
+        }
+        at += n;
+        at += *at == '|';
+    }
+    return NULL;
+}
+
 /* 1 when the program takes --problem: it has the 2D problem flags, or flags
  * of its own that describe a convolution. */
 static int takes_problem(const conv_cli_spec *spec)
@@ -340,12 +359,17 @@ static conv_status apply_common(conv_cli_options *o, int id, const char *arg, lo
 }
 
 static conv_status apply_program(conv_cli_options *o, const conv_flag *f, int i, const char *arg,
-                                 conv_msg *msg)
+                                 const char *renamed, conv_msg *msg)
 {
+    char now[64];
     if (f->kind == CONV_FLAG_INT) {
         conv_status st = conv_cli_parse_ll(f->name, arg, f->lo, f->hi, &o->number[i], msg);
         if (st != CONV_OK)
             return st;
+    } else if (f->kind == CONV_FLAG_CHOICE && !is_choice(f->metavar, arg) &&
+               renamed_to(renamed, arg, strlen(arg), now, sizeof now) != NULL) {
+        return conv_fail(msg, CONV_ERR_INVALID, "--%s %s is now --%s %s (see --help)", f->name, arg,
+                         f->name, now);
     } else if (f->kind == CONV_FLAG_CHOICE && !is_choice(f->metavar, arg)) {
         char expected[160];
         snprintf(expected, sizeof expected, "%s", f->metavar);
@@ -368,8 +392,9 @@ static conv_status apply_program(conv_cli_options *o, const conv_flag *f, int i,
  * program without --h); this program's flags must be spelled out. Returns
  * CONV_OK or the "unknown option" error for the first flag that is not. */
 static conv_status check_spelling(int argc, char **argv, const struct option *longopts,
-                                  conv_msg *msg)
+                                  const char *renamed, conv_msg *msg)
 {
+    char flag[64], value[64];
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0)
@@ -380,9 +405,17 @@ static conv_status check_spelling(int argc, char **argv, const struct option *lo
         const struct option *o = longopts;
         while (o->name != NULL && (strlen(o->name) != len || strncmp(o->name, arg + 2, len) != 0))
             ++o;
-        if (o->name == NULL)
+        if (o->name == NULL && renamed_to(renamed, arg, len + 2, flag, sizeof flag) == NULL)
             return conv_fail(msg, CONV_ERR_INVALID, "unknown option '%.*s' (see --help)",
                              (int)len + 2, arg);
+        if (o->name == NULL) { /* an old name: the new one, and the old value's new name */
+            const char *old = arg[2 + len] == '=' ? arg + 3 + len : i + 1 < argc ? argv[i + 1] : "";
+            if (renamed_to(renamed, old, strlen(old), value, sizeof value) != NULL)
+                return conv_fail(msg, CONV_ERR_INVALID, "%.*s %s is now %s %s (see --help)",
+                                 (int)len + 2, arg, old, flag, value);
+            return conv_fail(msg, CONV_ERR_INVALID, "%.*s is now %s (see --help)", (int)len + 2,
+                             arg, flag);
+        }
         if (o->has_arg == no_argument && arg[2 + len] == '=')
             return conv_fail(msg, CONV_ERR_INVALID, "--%s takes no value (given '%s')", o->name,
                              arg);
@@ -461,7 +494,7 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                                                                                 : required_argument,
                                         NULL, OPT_PROGRAM + i};
     memset(&longopts[n], 0, sizeof longopts[n]);
-    conv_status spelled = check_spelling(argc, argv, longopts, msg);
+    conv_status spelled = check_spelling(argc, argv, longopts, spec->renamed, msg);
     if (spelled != CONV_OK)
         return spelled;
 
@@ -489,7 +522,8 @@ conv_status conv_cli_parse(int argc, char **argv, const conv_cli_spec *spec, con
                              flag_name(spec, id));
         conv_status st;
         if (id >= OPT_PROGRAM) {
-            st = apply_program(opt, &spec->flags[id - OPT_PROGRAM], id - OPT_PROGRAM, optarg, msg);
+            st = apply_program(opt, &spec->flags[id - OPT_PROGRAM], id - OPT_PROGRAM, optarg,
+                               spec->renamed, msg);
         } else {
             long long v = 0;
             const common_flag *f = &common_flags[id];

@@ -90,6 +90,12 @@ typedef struct {
      * them the program takes --problem too, and they count as problem flags
      * (shape_flags below): --problem rejects them as it rejects --h. */
     const char *own_shape_flags;
+    /* Names a program no longer takes, with the names that replaced them,
+     * "old=new" pairs separated by '|': flags with their dashes, values
+     * without ("--strategy=--variant|1=4a|2=4b"). An old name is rejected in
+     * one line that gives the new one ("--strategy 1 is now --variant 4a");
+     * NULL: none. */
+    const char *renamed;
 } conv_cli_spec;
 
 typedef struct {

@@ -145,3 +145,29 @@ Test(cli, help_names_the_problems_and_the_default_one)
     cr_assert_not_null(strstr(text, want), "%s", text);
     cr_assert_null(strstr(text, "--layout"), "%s", text);
 }
+
+/* A program whose flag and keys were renamed: the old names are refused in
+ * one line that gives the new ones, and the new ones work. */
+static const conv_flag variant[] = {
+    {"variant", CONV_FLAG_CHOICE, "4a|4b|all", "which versions", "all", 0, 0},
+};
+static const conv_cli_spec renamed = {.program = "renamed",
+                                      .summary = "s",
+                                      CONV_FLAGS(variant),
+                                      .renamed = "--strategy=--variant|1=4a|2=4b"};
+
+Test(cli, an_old_flag_or_key_is_refused_with_its_new_name)
+{
+    conv_test_cli_rejects(&renamed, "--strategy", "1",
+                          "--strategy 1 is now --variant 4a (see --help)");
+    conv_test_cli_rejects(&renamed, "--strategy=2", NULL,
+                          "--strategy 2 is now --variant 4b (see --help)");
+    conv_test_cli_rejects(&renamed, "--strategy", "mc", "--strategy is now --variant (see --help)");
+    conv_test_cli_rejects(&renamed, "--variant", "2",
+                          "--variant 2 is now --variant 4b (see --help)");
+    conv_test_cli_rejects(&renamed, "--variant", "3", "invalid value for --variant: '3'");
+    conv_test_cli_rejects(&renamed, "--strat", "1", "unknown option '--strat'");
+    conv_test_cli_rejects(&plain, "--strategy", "1", "unknown option '--strategy'");
+    const char *now[] = {"prog", "--variant", "4b"};
+    cr_assert_str_eq(conv_test_cli_ok(&renamed, 3, now).value[0], "4b");
+}
