@@ -44,7 +44,7 @@ program writes them, see conv_report_begin in common/conv_report.h).
 A measured number in the prose is marked the same way, with the row and the
 column it comes from:
 
-    took <!-- value: bench/results/04_hpc101.csv version="04 s1 32x64, 16 outputs/thread" median_ms -->0.085<!-- /value --> ms
+    took <!-- value: bench/results/04_hpc101.csv version="4a 32x64, 16 outputs/thread" median_ms -->0.085<!-- /value --> ms
 
 (optional: problem=NAME for a conv_bench CSV, scale=100 for a percentage,
 prefix="cuDNN" instead of version= to pick the row whose name starts so (cuDNN's
@@ -170,11 +170,24 @@ def withheld(path_rel):
     return any(path_rel == p or path_rel.startswith(p) for p in prefixes)
 
 
+def step_of(version):
+    """The step a row's version belongs to: its key ("5b", "8b-xt": step 5, 8),
+    or an older CSV's step prefix ("05 5b"); 0 for a reference (cuDNN, cuBLAS,
+    PyTorch, im2col + cuBLAS)."""
+    m = re.match(r"(\d)[a-z](?:-\w+)?(?: |$)|0(\d) ", version)
+    return int(m.group(1) or m.group(2)) if m else 0
+
+
+def ours(version):
+    """A row of the course's own GPU kernels: a step from 02 on."""
+    return step_of(version) >= 2
+
+
 def render(csv_rel, opts=""):
     """opts: " summary=steps" gives one line per problem of a conv_bench CSV;
     " problem=NAME" keeps that problem's rows (conv_bench CSVs);
-    " rows=A,B" keeps the rows whose version starts with A or B (plus the
-    references: step 01, cuDNN, cuBLAS)."""
+    " rows=A,B" keeps the rows of steps A and B (e.g. rows=05), plus the
+    references: step 01, cuDNN, cuBLAS."""
     path = os.path.join(ROOT, csv_rel)
     if not os.path.exists(path):
         return f"*(no results yet: {csv_rel} has not been measured on a GPU)*\n"
@@ -183,8 +196,9 @@ def render(csv_rel, opts=""):
     if "problem" in options:
         rows = [r for r in rows if r.get("problem") == options["problem"]]
     if "rows" in options:
-        keep = tuple(options["rows"].split(",")) + ("01 ", "cuDNN", "cuBLAS")
-        rows = [r for r in rows if r["version"].startswith(keep)]
+        keep = {int(step) for step in options["rows"].split(",")} | {1}
+        rows = [r for r in rows if step_of(r["version"]) in keep
+                or r["version"].startswith(("cuDNN", "cuBLAS"))]
     fields = [f for f in fields if f != "problem"]
     # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
     shown = [f for f in fields
@@ -282,22 +296,21 @@ def render_summary(rows, cls="FP32", torch_rows=({}, [])):
     are left out."""
     torch = {p: ms for (p, v), ms in torch_rows[0].items() if v == f"PyTorch {cls}"}
 
-    def ours(r):
-        return (not r["version"].startswith(("cuDNN", "01 ")) and "cuBLAS" not in r["version"]
-                and row_class(r) == cls)
+    def mine(r):
+        return ours(r["version"]) and row_class(r) == cls
 
     timed = [r for r in rows if r["median_ms"] and verified(r)]
-    steps = sorted({r["version"][:2] for r in timed if ours(r)})
+    steps = sorted({step_of(r["version"]) for r in timed if mine(r)})
     head = f"| problem | cuDNN best {cls} | ms |"
     rule = "|---|---|---:|"
     if torch:
         head += f" PyTorch {cls} ms |"
         rule += "---:|"
-    out = torch_rows[1] + [head + "".join(f" best {s} |" for s in steps) + " fastest of ours |",
+    out = torch_rows[1] + [head + "".join(f" best {s:02d} |" for s in steps) + " fastest of ours |",
                            rule + "---:|" * len(steps) + "---|"]
     for problem in dict.fromkeys(r["problem"] for r in rows):
-        mine = [r for r in timed if r["problem"] == problem]
-        best = fastest([r for r in mine if r["version"].startswith("cuDNN")
+        here = [r for r in timed if r["problem"] == problem]
+        best = fastest([r for r in here if r["version"].startswith("cuDNN")
                         and class_allows(cls, row_class(r))])
         if best is None:
             continue
@@ -306,9 +319,9 @@ def render_summary(rows, cls="FP32", torch_rows=({}, [])):
         if torch:
             line += f" {torch[problem]:.4f} |" if problem in torch else " - |"
         for step in steps:
-            top = fastest([r for r in mine if ours(r) and r["version"].startswith(step + " ")])
+            top = fastest([r for r in here if mine(r) and step_of(r["version"]) == step])
             line += f" {ref / float(top['median_ms']):.2f}x |" if top else " - |"
-        top = fastest([r for r in mine if ours(r)])
+        top = fastest([r for r in here if mine(r)])
         if top is None:
             continue  # no kernel of ours of this class runs the problem
         out.append(line + f" {top['version']} ({ref / float(top['median_ms']):.2f}x) |")
@@ -328,8 +341,8 @@ def render_model(rows, torch_rows=({}, [])):
     layers = list(dict.fromkeys(r["problem"] for r in rows))
     counts = {r["problem"]: int(r.get("count") or 1) for r in rows}
 
-    def ours(r):
-        return (not r["version"].startswith(("cuDNN", "01 ")) and "cuBLAS" not in r["version"])
+    def kernel(r):
+        return ours(r["version"])
 
     def best(layer, cls, mine):
         return fastest([r for r in timed if r["problem"] == layer and mine(r)
@@ -345,7 +358,7 @@ def render_model(rows, torch_rows=({}, [])):
         line = f"| {layer} | {counts[layer]} |"
         for cls in classes:
             ref = best(layer, cls, lambda r: r["version"].startswith("cuDNN"))
-            top = best(layer, cls, ours)
+            top = best(layer, cls, kernel)
             if ref and top:
                 c, o = float(ref["median_ms"]), float(top["median_ms"])
                 totals[cls][0] += counts[layer] * c
@@ -413,8 +426,12 @@ def verified(row):
 
 
 def gemm_name(version):
-    """"06 im2col + 6e double buffered", "06 GEMM 6e double buffered" and an older
-    CSV's "im2col + 6e double buffered" all name the GEMM "6e double buffered"."""
+    """"6e im2col + double buffered", "6e GEMM double buffered" and older CSVs'
+    "06 im2col + 6e double buffered" and "im2col + 6e double buffered" all name
+    the GEMM "6e double buffered"."""
+    m = re.match(r"(6[a-e]) (?:im2col \+ |GEMM )(.*)$", version)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
     return re.sub(r"^(?:06 )?(?:im2col \+ |GEMM )?", "", version)
 
 

@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_tables import class_allows, fastest, row_class, verified  # noqa: E402
+from doc_tables import class_allows, fastest, row_class, step_of, verified  # noqa: E402
 
 
 def read(path):
@@ -47,7 +47,7 @@ def is_reference(version):
 def color(version):
     if is_reference(version):
         return "#d62728"
-    if version.startswith("01"):
+    if step_of(version) == 1:
         return "#7f7f7f"
     return "#1f77b4"
 
@@ -57,7 +57,7 @@ def beyond_fp32(row):
     tensor cores (TF32, 3xTF32: a higher peak), or a transform (Winograd, FFT)
     that does fewer multiplications. Their % of FP32 peak can pass 100."""
     v = row["version"]
-    return (row_class(row) != "FP32" or v.startswith("07 ")
+    return (row_class(row) != "FP32" or step_of(v) == 7
             or any(t in v for t in ("3xTF32", "WINOGRAD", "FFT", "winograd", "fft")))
 
 
@@ -108,7 +108,7 @@ def roofline(rows_by_problem, flops, min_bytes, peak_gflops, bw_gbps, out_dir, g
     for i, (problem, rows) in enumerate(rows_by_problem.items()):
         ai = flops[problem] / min_bytes[problem]
         for r in rows:
-            if not r["median_ms"] or r["version"].startswith("01"):
+            if not r["median_ms"] or step_of(r["version"]) == 1:
                 continue
             g = float(r["gflops"])
             beyond = beyond_fp32(r)
@@ -140,7 +140,7 @@ def model_figure(rows, out_dir, gpu, model):
     def ms(layer, cls, cudnn):
         r = fastest([r for r in timed if r["problem"] == layer
                      and r["version"].startswith("cuDNN") == cudnn
-                     and (cudnn or not (r["version"].startswith("01 ") or "cuBLAS" in r["version"]))
+                     and (cudnn or step_of(r["version"]) >= 2)
                      and class_allows(cls, row_class(r))])
         return float(r["median_ms"]) if r else None
 

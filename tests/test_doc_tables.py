@@ -45,11 +45,11 @@ def main():
                 row("p", "cuDNN graph (engine 1)", "FP32", 2.0),
                 row("p", "cuDNN TF32 (GEMM)", "TF32", 1.0),
                 row("p", "cuDNN graph TF32 (engine 9)", "TF32", 0.5),
-                row("p", "05 5b", "FP32", 1.0), row("p", "07 7b", "FP32", 4.0),
-                row("p", "08 8c 3xTF32", "FP32", 0.8), row("p", "08 8e TF32", "TF32", 0.25),
-                row("p", "06 im2col + cuBLAS", "FP32", 0.1), row("p", "02 wrong", "FP32", 0.01,
+                row("p", "5b", "FP32", 1.0), row("p", "7b", "FP32", 4.0),
+                row("p", "8c 3xTF32", "FP32", 0.8), row("p", "8e TF32", "TF32", 0.25),
+                row("p", "im2col + cuBLAS", "FP32", 0.1), row("p", "2a wrong", "FP32", 0.01,
                                                                   status="failed"),
-                row("q", "cuDNN (GEMM)", "FP32", 3.0), row("q", "05 5b", "FP32", 6.0)]
+                row("q", "cuDNN (GEMM)", "FP32", 3.0), row("q", "5b", "FP32", 6.0)]
         pairs = [("p", "PyTorch FP32", 2.5), ("p", "PyTorch TF32", 0.6)]
         torch = dt.load_torch(write_torch(root, "torch.csv", pairs), "Test GPU, 1 SMs, 1 MHz")
         other = dt.load_torch(write_torch(root, "o.csv", pairs, gpu="Other GPU"), "Test GPU")
@@ -61,21 +61,24 @@ def main():
         line = table_line(fp32, "p")
         check("cuDNN graph (engine 1) | 2.0000 | 2.5000 |" in line,
               f"FP32: cuDNN best is the faster API's row, PyTorch beside it: {line}")
-        check("| 2.00x | 0.50x | 2.50x | 08 8c 3xTF32 (2.50x) |" in line,
+        check("| 2.00x | 0.50x | 2.50x | 8c 3xTF32 (2.50x) |" in line,
               f"FP32: steps 05, 07, 08 (3xTF32 is FP32); no failed or cuBLAS row: {line}")
         check("best 02" not in fp32, "a step whose only row failed has no column")
         check("| q | cuDNN (GEMM) | 3.0000 | - | 0.50x |" in table_line(fp32, "q"),
               f"no PyTorch time for q: {table_line(fp32, 'q')}")
         tf32 = dt.render_summary(rows, "TF32", torch)
         line = table_line(tf32, "p")
-        want = "cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 08 8e TF32 (2.00x) |"
+        want = "cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 8e TF32 (2.00x) |"
         check(want in line,
               f"TF32: against cuDNN best TF32, only TF32 rows of ours: {line}")
         check(table_line(tf32, "q") == "", "no TF32 row of ours on q: no line")
-        old = {"version": "08 8b mma.sync TF32"}
-        check(dt.row_class(old) == "TF32" and dt.row_class({"version": "08 8c 3xTF32"}) == "FP32",
+        old = {"version": "8b mma.sync TF32"}
+        check(dt.row_class(old) == "TF32" and dt.row_class({"version": "8c 3xTF32"}) == "FP32",
               "an older CSV's class from the row's name")
 
+        check([dt.step_of(v) for v in ("5b", "8b-xt x", "1a serial", "05 5b", "cuDNN (GEMM)",
+                                        "im2col + cuBLAS SGEMM")] == [5, 8, 1, 5, 0, 0],
+              "a row's step from its key, or an older CSV's step prefix; 0 for a reference")
         refs = dt.render_references(rows, torch)
         line = table_line(refs, "p")
         check(line == "| p | 4.0000 | 2.0000 | 2.5000 | 0.800 | 1.0000 | 0.5000 | 0.6000 | 0.833 |",
@@ -83,16 +86,16 @@ def main():
 
         layers = [row("l1", "cuDNN (GEMM)", "FP32", 2.0, count=3),
                   row("l1", "cuDNN graph TF32 (e)", "TF32", 1.0, count=3),
-                  row("l1", "06 6f", "FP32", 1.0, count=3),
-                  row("l1", "08 8e", "TF32", 0.5, count=3),
+                  row("l1", "6f", "FP32", 1.0, count=3),
+                  row("l1", "8e", "TF32", 0.5, count=3),
                   row("l2", "cuDNN (GEMM)", "FP32", 5.0, count=1),
-                  row("l2", "06 6f", "FP32", 10.0, count=1)]
+                  row("l2", "6f", "FP32", 10.0, count=1)]
         ttorch = dt.load_torch(write_torch(root, "tm.csv", [("l1", "PyTorch FP32", 2.0),
                                                             ("l2", "PyTorch FP32", 4.0)]),
                                "Test GPU")
         model = dt.render_model(layers, ttorch)
         line = table_line(model, "l2")
-        check("| l2 | 1 | 5.0000 | 06 6f | 10.0000 | 0.50x | 5.0000 | 06 6f | 10.0000 | 0.50x |"
+        check("| l2 | 1 | 5.0000 | 6f | 10.0000 | 0.50x | 5.0000 | 6f | 10.0000 | 0.50x |"
               == line, f"model: a TF32 run may use FP32 rows of both sides: {line}")
         total = table_line(model, "**model total**")
         # FP32: cuDNN 3*2 + 5 = 11, ours 3*1 + 10 = 13; TF32: cuDNN 3*1 + 5 = 8, ours 3*0.5 + 10
@@ -100,7 +103,7 @@ def main():
               "| 11.500 | 0.70x |", f"model totals weighed by counts: {total}")
         check("FP32 10.000 ms (cuDNN best 1.10x its time)" in model,
               f"PyTorch's FP32 total where it covers every layer, no TF32 total: {model}")
-        partial = dt.render_model(layers[:4] + [row("l2", "06 6f", "FP32", 10.0)])
+        partial = dt.render_model(layers[:4] + [row("l2", "6f", "FP32", 10.0)])
         check("| **model total** | 4 | - | - | - | - |" in partial,
               f"no total where a layer lacks cuDNN: {partial}")
     for f in failures:
