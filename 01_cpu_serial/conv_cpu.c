@@ -1,5 +1,8 @@
 /* Step 01: the serial 5-loop convolution and its OpenMP version.
  *
+ * Versions: 1a (conv2d_cpu_serial), 1b (conv2d_cpu_openmp), 1c
+ * (conv1d_cpu_same, the 1D convolution, step 03's reference).
+ *
  * The layout only changes the strides, so one loop nest serves NCHW and NHWC:
  * an element (n, c, h, w) lives at n*x_n + c*x_c + h*x_h + w*x_w. */
 #include "conv_cpu.h"

@@ -1,5 +1,6 @@
 /* Step 01: convolution on the CPU. The serial version is the reference that
- * every GPU step is compared with (exactly, on small-integer inputs). */
+ * every GPU step is compared with (exactly, on small-integer inputs).
+ * Versions: 1a conv2d_cpu_serial, 1b conv2d_cpu_openmp, 1c conv1d_cpu_same. */
 #ifndef CONV_CPU_H
 #define CONV_CPU_H
 

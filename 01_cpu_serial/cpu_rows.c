@@ -15,13 +15,13 @@ int conv_cpu_rows(const conv_params *p, const char *select, conv_row *rows, int 
 {
     (void)select;
     static char openmp[48];
-    snprintf(openmp, sizeof openmp, "01 OpenMP (%d threads)", conv2d_cpu_openmp_threads());
+    snprintf(openmp, sizeof openmp, "1b OpenMP (%d threads)", conv2d_cpu_openmp_threads());
     conv_row all[3];
     int n = 0;
-    all[n++] = conv_row_host("01 serial (CPU)", "serial", conv2d_cpu_serial);
-    all[n++] = conv_row_host(openmp, "openmp", conv2d_cpu_openmp);
+    all[n++] = conv_row_host("1a serial (CPU)", "1a", conv2d_cpu_serial);
+    all[n++] = conv_row_host(openmp, "1b", conv2d_cpu_openmp);
     if (conv1d_is_1d_problem(p))
-        all[n++] = conv_row_host("01 conv1d_cpu_same (CPU)", "1d", conv1d_cpu_as_conv);
+        all[n++] = conv_row_host("1c conv1d_cpu_same (CPU)", "1c", conv1d_cpu_as_conv);
     for (int i = 0; i < n && i < max_rows; ++i)
         rows[i] = all[i];
     return n < max_rows ? n : max_rows;

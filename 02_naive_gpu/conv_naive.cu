@@ -1,8 +1,8 @@
 /* Step 02: direct convolution on the GPU, one thread per output element.
  *
- * Versions (launcher <- kernel):
- *   conv2d_naive()    <- conv2d_naive_kernel     grid-stride loop over all outputs
- *   conv2d_naive_2d() <- conv2d_naive_2d_kernel  16x16 blocks over (q, p), grid z over N*K
+ * Versions: 2a, 2b (key: launcher <- kernel):
+ *   2a conv2d_naive()    <- conv2d_naive_kernel     grid-stride loop over all outputs
+ *   2b conv2d_naive_2d() <- conv2d_naive_2d_kernel  16x16 blocks over (q, p), grid z over N*K
  *
  * Napkin math for the lecture problem (N=1, C=6, 768x512, K=6, 6x6): each
  * output reads C*R*S = 216 inputs and 216 weights and does 432 FLOPs: two
@@ -74,7 +74,7 @@ __device__ __forceinline__ float conv_point(const float *__restrict__ x,
     /* excerpt end: conv_point loops */
 }
 
-/* Version 1: the grid-stride loop. Thread i computes outputs i, i + G, i + 2G,
+/* 2a: the grid-stride loop. Thread i computes outputs i, i + G, i + 2G,
  * ... (G = all threads of the grid), so any problem runs on a bounded grid.
  * i is the output's linear offset in memory, hence consecutive threads write
  * consecutive addresses (coalesced stores) in both layouts. In NCHW the
@@ -117,7 +117,7 @@ __global__ void conv2d_naive_kernel(const float *__restrict__ x, const float *__
     /* excerpt end: grid-stride loop */
 }
 
-/* Version 2: a 2D block of 16x16 threads covers a 16x16 patch of one output
+/* 2b: a 2D block of 16x16 threads covers a 16x16 patch of one output
  * plane (threadIdx.x -> q, threadIdx.y -> p) and blockIdx.z picks the plane
  * (n, k). No division per output any more, and in NCHW a half-warp writes 16
  * consecutive floats of one row (64 bytes, coalesced), while its input window

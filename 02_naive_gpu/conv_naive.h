@@ -1,11 +1,12 @@
 /* Step 02: the first GPU convolutions, one thread per output element.
  *
- *   conv2d_naive()    1D grid-stride loop over all N*K*P*Q outputs (the
- *                     MXNet/Caffe CUDA_KERNEL_LOOP idiom): any problem size
- *                     with a bounded grid.
- *   conv2d_naive_2d() 16x16 thread blocks over the output plane (x = q, y = p)
- *                     and the grid's z over the N*K planes: the "natural"
- *                     mapping of a 2D problem to a 2D grid.
+ * Versions 2a and 2b, the keys of the program's --variant:
+ *   2a conv2d_naive()    1D grid-stride loop over all N*K*P*Q outputs (the
+ *                        MXNet/Caffe CUDA_KERNEL_LOOP idiom): any problem
+ *                        size with a bounded grid.
+ *   2b conv2d_naive_2d() 16x16 thread blocks over the output plane (x = q,
+ *                        y = p) and the grid's z over the N*K planes: the
+ *                        "natural" mapping of a 2D problem to a 2D grid.
  *
  * Both handle batch, padding, stride and dilation, and both layouts (NCHW,
  * and NHWC with the filter as R*S*C*K). They take device pointers and a

@@ -1,7 +1,8 @@
-/* 02_naive_gpu: the two one-thread-per-output kernels on one problem
- * (default: the lecture's N=1, C=6, 768x512, K=6, 6x6; or a shape given by
- * flags, or --problem NAME|all), beside step 01 (serial and OpenMP) and cuDNN
- * in the same run. The program body, the common flags and the exit status are
+/* 02_naive_gpu: the two one-thread-per-output kernels, 2a (grid-stride loop)
+ * and 2b (16x16 blocks), picked by --variant, on one problem (default: the
+ * lecture's N=1, C=6, 768x512, K=6, 6x6; or a shape given by flags, or
+ * --problem NAME|all), beside step 01 (serial and OpenMP) and cuDNN in the
+ * same run. The program body, the common flags and the exit status are
  * those of every program (common/conv_program.h). */
 #include "conv_program.h"
 #include "cpu_rows.h"
@@ -14,8 +15,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     int n = conv_cpu_rows(p, NULL, r, max);
-    conv_rows_mark_ref(r, n, "serial", REF_SERIAL);
-    conv_rows_mark_ref(r, n, "openmp", REF_OPENMP);
+    conv_rows_mark_ref(r, n, "1a", REF_SERIAL);
+    conv_rows_mark_ref(r, n, "1b", REF_OPENMP);
     for (int i = 0; i < n; ++i)
         if (opt->number[FLAG_HOST_REPEAT] == 0)
             conv_row_skip(&r[i], "--host-repeat 0");
@@ -30,7 +31,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "all|gridstride|2d", "which kernel(s) to run", "all", 0, 0},
+        {"variant", CONV_FLAG_CHOICE, "2a|2b|all",
+         "which kernel(s) to run (2a: grid-stride loop, 2b: 16x16 blocks)", "all", 0, 0},
         {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
          100},
         CONV_CUDNN_SEARCH_FLAGS,
@@ -40,7 +42,8 @@ int main(int argc, char **argv)
                 .summary = "Step 02: one thread per output element; a grid-stride loop over all "
                            "outputs and 16x16 blocks over the output plane, against step 01 and "
                            "cuDNN.",
-                CONV_FLAGS(flags)},
+                CONV_FLAGS(flags),
+                .renamed = "gridstride=2a|2d=2b"},
         .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
         .select_flag = "variant",
         .ref_names = {"cuDNN", "serial", "OpenMP"},

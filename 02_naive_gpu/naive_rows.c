@@ -30,8 +30,8 @@ int conv_naive_rows(const conv_params *p, const char *select, conv_row *rows, in
     (void)p;
     (void)select;
     conv_row all[2] = {
-        conv_row_device("02 naive grid-stride", "gridstride", conv2d_naive_conv, NULL),
-        conv_row_device("02 naive 16x16 blocks", "2d", conv2d_naive_2d_conv, NULL),
+        conv_row_device("2a naive grid-stride", "2a", conv2d_naive_conv, NULL),
+        conv_row_device("2b naive 16x16 blocks", "2b", conv2d_naive_2d_conv, NULL),
     };
     int n = 0;
     for (; n < 2 && n < max_rows; ++n) {

@@ -9,8 +9,8 @@
 extern "C" {
 #endif
 
-/* "02 naive grid-stride" (key "gridstride") and "02 naive 16x16 blocks"
- * (key "2d"). select is unused; returns how many rows were written. */
+/* "2a naive grid-stride" (key "2a") and "2b naive 16x16 blocks"
+ * (key "2b"). select is unused; returns how many rows were written. */
 int conv_naive_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

@@ -1,12 +1,13 @@
 /* Step 03: 1D "same" convolution, the mask in constant memory, and the three
  * tiling strategies of ECE408 lecture 8.
  *
- * Versions (launcher <- kernel):
- *   conv1d_naive()    <- conv1d_naive_kernel     all taps from global memory
- *   conv1d_naive_x4() <- conv1d_naive_x4_kernel  the same, 4 outputs per thread (control)
- *   conv1d_tiled_s1() <- conv1d_tiled_s1_kernel  block = output tile, halos loaded too
- *   conv1d_tiled_s2() <- conv1d_tiled_s2_kernel  block = input tile, one load per thread
- *   conv1d_tiled_s3() <- conv1d_tiled_s3_kernel  block = output tile, halos from the cache
+ * Versions: 3a, 3b, 3c, 3d, 3e (key: launcher <- kernel; 3c, 3d, 3e are the
+ * lecture's strategies 1, 2, 3):
+ *   3a conv1d_naive()    <- conv1d_naive_kernel     all taps from global memory
+ *   3b conv1d_naive_x4() <- conv1d_naive_x4_kernel  the same, 4 outputs per thread (control)
+ *   3c conv1d_tiled_s1() <- conv1d_tiled_s1_kernel  block = output tile, halos loaded too
+ *   3d conv1d_tiled_s2() <- conv1d_tiled_s2_kernel  block = input tile, one load per thread
+ *   3e conv1d_tiled_s3() <- conv1d_tiled_s3_kernel  block = output tile, halos from the cache
  *
  * Napkin math: an output costs M multiply-adds and, ideally, 8 bytes of DRAM
  * traffic (one input read, one output written). With M = 7 that is 14 FLOP
@@ -33,7 +34,7 @@ __constant__ float conv1d_mask[CONV1D_CONST_FLOATS];
  * would read stale constants, so it is refused. */
 static int uploaded_mask_width = 0;
 
-/* Naive: one thread per output; each of the M taps is a global load. The
+/* 3a, naive: one thread per output; each of the M taps is a global load. The
  * neighbours of a thread load M-1 of the same inputs, so the L1 cache serves
  * most of them: DRAM still sees each input about once. */
 __global__ void conv1d_naive_kernel(const float *__restrict__ x, float *__restrict__ y,
@@ -54,7 +55,7 @@ __global__ void conv1d_naive_kernel(const float *__restrict__ x, float *__restri
     /* excerpt end: naive-kernel */
 }
 
-/* Naive x4: still every tap from global memory, but with the thread mapping
+/* 3b, naive x4: still every tap from global memory, but with the thread mapping
  * of strategies 1 and 3 (a block of CONV1D_THREADS threads covers
  * CONV1D_TILE outputs, CONV1D_PER_THREAD per thread, CONV1D_THREADS apart).
  * It is the control experiment: against strategy 1 it differs only in where
@@ -87,7 +88,7 @@ __global__ void conv1d_naive_x4_kernel(const float *__restrict__ x, float *__res
     }
 }
 
-/* Strategy 1: the block covers an output tile of CONV1D_TILE outputs; the
+/* 3c, strategy 1: the block covers an output tile of CONV1D_TILE outputs; the
  * input tile (the tile plus half = (M-1)/2 halo cells each side, TILE + M - 1
  * floats) is loaded into shared memory in steps of CONV1D_THREADS elements:
  * the left halo and the start of the core first, the right halo last.
@@ -155,7 +156,7 @@ __global__ void conv1d_tiled_s1_kernel(const float *__restrict__ x, float *__res
     }
 }
 
-/* Strategy 2: the block covers the input tile, CONV1D_S2_TILE + M - 1
+/* 3d, strategy 2: the block covers the input tile, CONV1D_S2_TILE + M - 1
  * threads, and each thread loads exactly one element: the whole tile arrives
  * in one step with the simplest index arithmetic. Only the first
  * CONV1D_S2_TILE threads have an output; the other M - 1 idle during the
@@ -180,7 +181,7 @@ __global__ void conv1d_tiled_s2_kernel(const float *__restrict__ x, float *__res
     /* excerpt end: s2-kernel */
 }
 
-/* Strategy 3: the block covers the output tile and loads only its core
+/* 3e, strategy 3: the block covers the output tile and loads only its core
  * (CONV1D_TILE floats, no halo). A tap inside the tile reads shared memory; a
  * tap in the halo reads global memory, which the neighbouring block has just
  * loaded too, so it is an L2 (often L1) hit. Only threads near the tile's

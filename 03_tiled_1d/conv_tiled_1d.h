@@ -4,16 +4,19 @@
  *   y[i] = sum_{j < M} x[i - half + j] * mask[j],  half = (M - 1) / 2,
  *   x = 0 outside [0, width)                      (step 01's conv1d_cpu_same)
  *
- * Launchers (each <- its kernel <name>_kernel):
- *   conv1d_naive()     every tap read from global memory (through the caches)
- *   conv1d_naive_x4()  the same with strategies 1 and 3's thread mapping (4
- *                      outputs per thread): the control experiment
- *   conv1d_tiled_s1()  block = output tile; the input tile with both halos is
- *                      loaded into shared memory in several steps
- *   conv1d_tiled_s2()  block = input tile; one element per thread, loaded in one
- *                      step; the threads outside the output tile idle at compute
- *   conv1d_tiled_s3()  block = output tile; only the core is loaded; the halos
- *                      are read from global memory (hits in L1/L2)
+ * Versions 3a to 3e, the keys of the program's --variant (launchers, each
+ * <- its kernel <name>_kernel):
+ *   3a conv1d_naive()     every tap read from global memory (through the caches)
+ *   3b conv1d_naive_x4()  the same with strategies 1 and 3's thread mapping (4
+ *                         outputs per thread): the control experiment
+ *   3c conv1d_tiled_s1()  strategy 1: block = output tile; the input tile with
+ *                         both halos is loaded into shared memory in several steps
+ *   3d conv1d_tiled_s2()  strategy 2: block = input tile; one element per thread,
+ *                         loaded in one step; the threads outside the output
+ *                         tile idle at compute
+ *   3e conv1d_tiled_s3()  strategy 3: block = output tile; only the core is
+ *                         loaded; the halos are read from global memory (hits
+ *                         in L1/L2)
  *
  * The mask. Before a launch, conv1d_upload_mask() copies it into __constant__
  * memory: 64 KiB, i.e. 16384 floats, on every GPU so far. Mask widths are odd
@@ -63,7 +66,7 @@ typedef enum {
     CONV1D_N_STRATEGIES
 } conv1d_strategy;
 
-/* "naive", "naive x4", "strategy 1", ... */
+/* "naive", "naive x4", "strategy 1", ... (the lecture's names of 3a to 3e) */
 const char *conv1d_strategy_name(conv1d_strategy s);
 /* The largest mask width a strategy accepts. */
 int conv1d_max_mask_width(conv1d_strategy s);

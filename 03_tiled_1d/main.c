@@ -1,5 +1,6 @@
 /* 03_tiled_1d: the 1D "same" convolution with the mask in constant memory,
- * naive and the three tiling strategies, on one width (default 2^26 floats,
+ * naive (3a), its control naive x4 (3b) and the three tiling strategies
+ * (3c, 3d, 3e, picked by --variant), on one width (default 2^26 floats,
  * mask 7), beside cuDNN running the same 1D convolution (as a 2D one with
  * N = C = K = H = R = 1) and the device-to-device copy of the same bytes:
  * "vs D2D copy" is each version's share of the copy bandwidth. The program
@@ -51,9 +52,8 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
             "%.3g FLOP\n",
             p->w, p->s, conv_min_bytes(p) / 1e6, conv_flops(p));
     fprintf(out,
-            "tiles:   naive %d threads/block, 1 output each; naive x4, strategies 1 and 3: %d "
-            "outputs per block of %d threads; strategy 2: %d outputs per block of %d + %d - 1 "
-            "threads\n",
+            "tiles:   3a %d threads/block, 1 output each; 3b, 3c, 3e: %d outputs per block of "
+            "%d threads; 3d: %d outputs per block of %d + %d - 1 threads\n",
             CONV1D_THREADS, CONV1D_TILE, CONV1D_THREADS, CONV1D_S2_TILE, CONV1D_S2_TILE, p->s);
 }
 
@@ -61,10 +61,12 @@ int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
         {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
-        {"mask", CONV_FLAG_INT, "M", "mask width, odd (strategy 2: at most 769)", "7", 1,
+        {"mask", CONV_FLAG_INT, "M", "mask width, odd (3d: at most 769)", "7", 1,
          CONV1D_MAX_MASK_WIDTH},
-        {"strategy", CONV_FLAG_CHOICE, "naive|naive4|1|2|3|all", "which kernel(s) to run", "all", 0,
-         0},
+        {"variant", CONV_FLAG_CHOICE, "3a|3b|3c|3d|3e|all",
+         "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's strategies 1, "
+         "2, 3)",
+         "all", 0, 0},
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -75,10 +77,11 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE,
                 .own_shape_flags = "width|mask",
+                .renamed = "--strategy=--variant|naive=3a|naive4=3b|1=3c|2=3d|3=3e",
                 .default_warmup = 2,
                 .default_repeat = 20},
         .title = "1D \"same\" convolution, mask in constant memory",
-        .select_flag = "strategy",
+        .select_flag = "variant",
         .ref_names = {"cuDNN", "D2D copy"},
         .bandwidth_column = 1,
         .measure_copy = 1,

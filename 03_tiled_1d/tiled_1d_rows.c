@@ -4,9 +4,9 @@
 
 static const conv1d_strategy strategies[CONV1D_N_STRATEGIES] = {CONV1D_NAIVE, CONV1D_NAIVE_X4,
                                                                 CONV1D_S1, CONV1D_S2, CONV1D_S3};
-static const char *const names[CONV1D_N_STRATEGIES] = {"03 naive", "03 naive x4", "03 strategy 1",
-                                                       "03 strategy 2", "03 strategy 3"};
-static const char *const keys[CONV1D_N_STRATEGIES] = {"naive", "naive4", "1", "2", "3"};
+static const char *const names[CONV1D_N_STRATEGIES] = {"3a naive", "3b naive x4", "3c strategy 1",
+                                                       "3d strategy 2", "3e strategy 3"};
+static const char *const keys[CONV1D_N_STRATEGIES] = {"3a", "3b", "3c", "3d", "3e"};
 
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {

@@ -10,10 +10,11 @@
 extern "C" {
 #endif
 
-/* "03 naive" (key "naive"), "03 naive x4" ("naive4"), "03 strategy 1" ("1"),
- * "03 strategy 2" ("2"), "03 strategy 3" ("3"). Each row uploads the mask to
- * constant memory before it runs and is skipped on problems that are not 1D.
- * select is unused; returns how many rows were written. */
+/* "3a naive", "3b naive x4", "3c strategy 1", "3d strategy 2" and
+ * "3e strategy 3", with the keys 3a to 3e (3c to 3e are the lecture's
+ * strategies 1 to 3). Each row uploads the mask to constant memory before it
+ * runs and is skipped on problems that are not 1D. select is unused; returns
+ * how many rows were written. */
 int conv_tiled_1d_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* Step 04: tiled 2D convolution with halos. The three tiling strategies of
  * ECE408 lecture 8 in 2D for one channel, and their multi-channel extension:
- * the kernels and their launchers. See conv_tiled_2d.h for the API,
+ * the kernels and their launchers. Versions: 4a, 4b, 4c (strategies 1, 2, 3)
+ * and 4d (multi-channel). See conv_tiled_2d.h for the API,
  * conv_tiled_2d_configs.c for the tile configurations and the checks of a
  * problem, and docs/04_tiled_2d.md for the index math and the measurements.
  *
@@ -35,7 +36,7 @@ __device__ __forceinline__ float load_or_zero(const float *__restrict__ img, int
 }
 
 /* ---------------------------------------------------------------------------
- * Strategy 2: the block covers the INPUT tile, TILE + S - 1 by TILE + R - 1
+ * 4b, strategy 2: the block covers the INPUT tile, TILE + S - 1 by TILE + R - 1
  * threads. Each thread loads exactly one input element (one step, no loop),
  * then only the TILE x TILE threads of the top-left corner compute an output.
  * Why faster than the baseline: each input element is read from global memory
@@ -109,7 +110,7 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
 /* excerpt end: s1-window-step */
 
 /* ---------------------------------------------------------------------------
- * Strategy 1: the block covers the OUTPUT tile, TILE_W x TILE_H outputs with
+ * 4a, strategy 1: the block covers the OUTPUT tile, TILE_W x TILE_H outputs with
  * TILE_W x (TILE_H / ROWS) threads. The input tile is larger than the block,
  * so it is loaded in a loop of block-sized steps (the 2D form of the lecture's
  * "load the halo in a second step").
@@ -199,7 +200,7 @@ __global__ void S1_LAUNCH_BOUNDS(TILE_W *(TILE_H / ROWS))
 }
 
 /* ---------------------------------------------------------------------------
- * Strategy 3: the block covers the output tile and loads only the CORE: the
+ * 4c, strategy 3: the block covers the output tile and loads only the CORE: the
  * input elements at the output tile's own coordinates, one per thread, in one
  * step. Halo elements (other tiles' cores, or the padding) come from global
  * memory, where the neighbouring blocks' loads have usually brought them into
@@ -245,7 +246,7 @@ __global__ void __launch_bounds__(TILE_W *TILE_H)
 }
 
 /* ---------------------------------------------------------------------------
- * Multi-channel: strategy 1 per input channel. A block computes a TILE_W x
+ * 4d, multi-channel: strategy 1 per input channel. A block computes a TILE_W x
  * TILE_H tile of output pixels for KB output channels of one image; a thread
  * computes one pixel for the KB channels. Input channels are looped: the
  * block loads channel c's input tile (with halo) into shared memory, every

@@ -1,22 +1,29 @@
 /* Step 04: tiled 2D convolution with halos (ECE408 lecture 8, 2D part).
  *
+ * Versions: 4a, 4b, 4c, 4d (the keys of the program's --variant; 4a to 4c are
+ * the lecture's strategies 1 to 3). Each has several tile configurations.
+ *
  * Single channel (C = K = 1, any batch N), the mask in __constant__ memory:
- *   strategy 1  conv2d_tiled_s1   block = output tile; the input tile (output
- *                                 tile + halo) is loaded in several steps;
- *                                 each thread computes ROWS outputs of a column
- *                                 (ROWS = 1 is the lecture's kernel)
- *   strategy 2  conv2d_tiled_s2   block = input tile (TILE + R - 1 threads per
- *                                 side), loaded in one step; threads outside
- *                                 the output tile idle during the compute
- *   strategy 3  conv2d_tiled_s3   block = output tile; only the core of the
- *                                 input tile in shared memory, halo elements
- *                                 read from global memory (through the caches)
+ *   4a (strategy 1) conv2d_tiled_s1   block = output tile; the input tile
+ *                                     (output tile + halo) is loaded in
+ *                                     several steps; each thread computes ROWS
+ *                                     outputs of a column (ROWS = 1 is the
+ *                                     lecture's kernel)
+ *   4b (strategy 2) conv2d_tiled_s2   block = input tile (TILE + R - 1 threads
+ *                                     per side), loaded in one step; threads
+ *                                     outside the output tile idle during the
+ *                                     compute
+ *   4c (strategy 3) conv2d_tiled_s3   block = output tile; only the core of the
+ *                                     input tile in shared memory, halo
+ *                                     elements read from global memory
+ *                                     (through the caches)
  * Multi-channel (any N, C, K):
- *   conv2d_tiled_mc               strategy 1 tiling per input channel; one
- *                                 input tile feeds KB output channels; weights
- *                                 in constant memory while K*C*R*S fits in
- *                                 CONV_TILED_CONST_FLOATS, else read from
- *                                 global memory through the read-only cache
+ *   4d conv2d_tiled_mc                strategy 1 tiling per input channel; one
+ *                                     input tile feeds KB output channels;
+ *                                     weights in constant memory while
+ *                                     K*C*R*S fits in CONV_TILED_CONST_FLOATS,
+ *                                     else read from global memory through the
+ *                                     read-only cache
  *
  * All of them: layout NCHW, stride 1, dilation 1, any padding pad_h/pad_w
  * (valid, "same", or anything conv_params_validate accepts; an even filter
@@ -51,10 +58,10 @@ extern "C" {
 #define CONV_TILED_S2_MAX_SIDE 32
 
 typedef enum {
-    CONV_TILED_S1 = 1, /* strategy 1: block = output tile, multi-step load */
-    CONV_TILED_S2 = 2, /* strategy 2: block = input tile, one-step load */
-    CONV_TILED_S3 = 3, /* strategy 3: core in shared memory, halo from the caches */
-    CONV_TILED_MC = 4  /* multi-channel: strategy 1 per input channel, KB outputs */
+    CONV_TILED_S1 = 1, /* 4a, strategy 1: block = output tile, multi-step load */
+    CONV_TILED_S2 = 2, /* 4b, strategy 2: block = input tile, one-step load */
+    CONV_TILED_S3 = 3, /* 4c, strategy 3: core in shared memory, halo from the caches */
+    CONV_TILED_MC = 4  /* 4d, multi-channel: strategy 1 per input channel, KB outputs */
 } conv_tiled_strategy;
 
 /* Where the multi-channel kernel reads its weights from. */
@@ -75,7 +82,8 @@ typedef struct {
 /* Number of compile-time configurations of a strategy (0 if unknown). */
 int conv2d_tiled_num_configs(conv_tiled_strategy strategy);
 /* A short name (at most 28 characters, the width of the table's first column),
- * e.g. "s1 32x64, 8 outputs/thread"; "?" if unknown. */
+ * e.g. "s1 32x64, 8 outputs/thread" (the program's row drops the strategy:
+ * "4a 32x64, 8 outputs/thread"); "?" if unknown. */
 const char *conv2d_tiled_config_name(conv_tiled_strategy strategy, int config);
 /* Output tile of a configuration (width x height), for tests and docs. */
 void conv2d_tiled_config_tile(conv_tiled_strategy strategy, int config, int *tile_w, int *tile_h);

@@ -2,7 +2,10 @@
  * tile configurations of each strategy, their names and limits, and the
  * checks every launcher runs on a problem before any CUDA call. The kernels
  * and their launchers, which instantiate these configurations in the same
- * order, are in conv_tiled_2d.cu. */
+ * order, are in conv_tiled_2d.cu. Versions: 4a, 4b, 4c, 4d; a configuration's
+ * name starts with its strategy (s1, s2, s3, mc), which the program's row
+ * replaces with the key: "s1 32x32, 4 outputs/thread" is the row
+ * "4a 32x32, 4 outputs/thread". */
 #include "conv_tiled_2d.h"
 
 #include <stddef.h>

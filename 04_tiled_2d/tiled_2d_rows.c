@@ -28,8 +28,10 @@ static int add(conv_row *rows, int n, int max_rows, const char *key, conv_tiled_
     if (n >= max_rows || n >= MAX_ROWS)
         return n;
     choices[n] = choice;
-    snprintf(names[n], sizeof names[n], "04 %s%s",
-             conv2d_tiled_config_name(choice.strategy, choice.config), suffix);
+    /* the key, then the configuration ("s1 32x32, 4 outputs/thread" without its strategy) */
+    const char *config = conv2d_tiled_config_name(choice.strategy, choice.config);
+    const char *space = strchr(config, ' ');
+    snprintf(names[n], sizeof names[n], "%s %s%s", key, space != NULL ? space + 1 : config, suffix);
     rows[n] = conv_row_device(names[n], key, conv2d_tiled_conv, &choices[n]);
     rows[n].check = check;
     return n + 1;
@@ -37,10 +39,10 @@ static int add(conv_row *rows, int n, int max_rows, const char *key, conv_tiled_
 
 int conv_tiled_2d_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {
-    static const char *const keys[] = {NULL, "1", "2", "3"};
+    static const char *const keys[] = {NULL, "4a", "4b", "4c"};
     int n = 0;
     int single = (p->c == 1 && p->k == 1) ||
-                 (select != NULL && strcmp(select, "all") != 0 && strcmp(select, "mc") != 0);
+                 (select != NULL && strcmp(select, "all") != 0 && strcmp(select, "4d") != 0);
     for (int s = CONV_TILED_S1; single && s <= CONV_TILED_S3; ++s)
         for (int cfg = 0; cfg < conv2d_tiled_num_configs((conv_tiled_strategy)s); ++cfg)
             n = add(rows, n, max_rows, keys[s],
@@ -48,10 +50,10 @@ int conv_tiled_2d_rows(const conv_params *p, const char *select, conv_row *rows,
     int fits = conv2d_tiled_mc_weights_in_constant(p, CONV_TILED_WEIGHTS_AUTO);
     for (int cfg = 0; cfg < conv2d_tiled_num_configs(CONV_TILED_MC); ++cfg) {
         if (fits)
-            n = add(rows, n, max_rows, "mc",
+            n = add(rows, n, max_rows, "4d",
                     (conv_tiled_choice){CONV_TILED_MC, cfg, CONV_TILED_WEIGHTS_CONSTANT},
                     ", const w");
-        n = add(rows, n, max_rows, "mc",
+        n = add(rows, n, max_rows, "4d",
                 (conv_tiled_choice){CONV_TILED_MC, cfg, CONV_TILED_WEIGHTS_GLOBAL}, ", global w");
     }
     return n;

@@ -24,9 +24,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
-    n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "gridstride",
-                            REF_STEP02);
-    n += conv_rows_keep_ref(r + n, conv_tiled_2d_rows(p, "mc", r + n, max - n), "mc", REF_STEP04);
+    n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "2a", REF_STEP02);
+    n += conv_rows_keep_ref(r + n, conv_tiled_2d_rows(p, "4d", r + n, max - n), "4d", REF_STEP04);
     return n + conv_prefetch_rows(p, select, r + n, max - n);
 }
 

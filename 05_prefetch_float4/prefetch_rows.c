@@ -5,8 +5,8 @@
 
 static const conv_prefetch_variant variants[] = {CONV_PREFETCH_5A_OC_OUTER, CONV_PREFETCH_5A,
                                                  CONV_PREFETCH_5B};
-/* The names conv_bench's tables have always used. */
-static const char *const names[] = {"05 5a oc-outer", "05 5a", "05 5b"};
+/* Each name begins with its key, the --variant value that runs the row. */
+static const char *const names[] = {"5a oc-outer", "5a", "5b"};
 static const char *const keys[] = {"5a", "5a", "5b"};
 #define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
 

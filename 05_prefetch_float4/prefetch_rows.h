@@ -9,10 +9,10 @@
 extern "C" {
 #endif
 
-/* "05 5a oc-outer" (the article's loop order, output channel outer) and
- * "05 5a" (input channel outer, 8 output channels in registers), both with
- * key "5a", and "05 5b", the tuned kernel (key "5b"). select is unused; returns how many rows were
- * written. */
+/* "5a oc-outer" (the article's loop order, output channel outer) and "5a"
+ * (input channel outer, 8 output channels in registers), both with key "5a",
+ * and "5b", the tuned kernel (key "5b"). select is unused; returns how many
+ * rows were written. */
 int conv_prefetch_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The adapter the rows hand to the harness: ctx points at a

@@ -1,4 +1,6 @@
-/* Step 05, device side shared by kernels 5a and 5b: the arguments, the
+/* Step 05. Versions: 5a, 5b.
+ *
+ * The device side shared by kernels 5a and 5b: the arguments, the
  * "equal split" loader of one input channel's tile (float4 pieces spread
  * evenly over the block's threads, staged in registers so that the load of
  * the next channel overlaps the computation of the current one), and the

@@ -1,5 +1,8 @@
 /* Step 06: convolution through a matrix product, im2col -> GEMM (-> layout
- * change), for both layouts (conv_im2col_gemm.h gives the matrices). The
+ * change), for both layouts (conv_im2col_gemm.h gives the matrices).
+ * Versions: 6a, 6b, 6c, 6d, 6e and cuBLAS, each as the GEMM of the same
+ * pipeline (their kernels: gemm_6a.cu .. gemm_6e.cu; 6f, which has no column
+ * buffer: conv_implicit_gemm_6f.cu). The
  * column buffer and, for NCHW with a batch, the GEMM's [K][N*P*Q] output
  * share one workspace; the only kernel of its own here is the NCHW
  * permutation, a grid-stride loop like im2col's (grid_stride.cuh).
@@ -92,7 +95,7 @@ static conv_status check_pipeline(const conv_params *p, const float *d_w, const 
                          "workspace too small: %zu floats given, the column buffer needs %zu",
                          work_elems, need);
     if ((unsigned)g >= GEMM_VARIANT_COUNT)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM variant (--gemm): %d", (int)g);
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM variant (--variant): %d", (int)g);
     if (g == GEMM_CUBLAS && cublas == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid cuBLAS handle: NULL");
     return CONV_OK;

@@ -2,7 +2,7 @@
  * input into a column buffer, a GEMM of the progression (gemm.h) multiplies it
  * with the filter, and for NCHW with a batch a permutation puts the result in
  * y's layout; 6f, the implicit GEMM, does the same product with no column
- * buffer (conv_implicit_gemm.cu).
+ * buffer (conv_implicit_gemm_6f.cu).
  *
  *   NCHW: y' = w[K][C*R*S] * col[C*R*S][N*P*Q]  is [K][N*P*Q], then permuted to
  *         y[N][K][P][Q] (for N == 1 it is y already);
@@ -55,7 +55,7 @@ conv_status conv2d_im2col_gemm_stage_permute(const conv_params *p, float *d_y, f
 /* 6f: implicit GEMM for NHWC (x[N][H][W][C], w[R][S][C][K], y[N][P][Q][K]):
  * 6e's kernel whose A-tile loader computes (n, p, q) and (r, s, c) for each
  * element and reads x directly (zero outside the image). No workspace. NCHW is
- * rejected (CONV_ERR_UNSUPPORTED). In conv_implicit_gemm.cu. */
+ * rejected (CONV_ERR_UNSUPPORTED). In conv_implicit_gemm_6f.cu. */
 conv_status conv2d_implicit_gemm(const conv_params *p, const float *d_x, const float *d_w,
                                  float *d_y, cudaStream_t stream, conv_msg *msg);
 

@@ -39,7 +39,7 @@ conv_status gemm_variant_parse(const char *text, gemm_variant *v, conv_msg *msg)
             return CONV_OK;
         }
     return conv_fail(msg, CONV_ERR_INVALID,
-                     "invalid GEMM variant (--gemm): '%s' (expected 6a..6e or cublas)",
+                     "invalid GEMM variant (--variant): '%s' (expected 6a..6e or cublas)",
                      text ? text : "(null)");
 }
 
@@ -59,7 +59,7 @@ conv_status gemm_validate(gemm_variant v, long long m, long long n, long long k,
                           conv_msg *msg)
 {
     if ((unsigned)v >= GEMM_VARIANT_COUNT)
-        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM variant (--gemm): %d", (int)v);
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid GEMM variant (--variant): %d", (int)v);
     const struct {
         const char *name;
         long long value;

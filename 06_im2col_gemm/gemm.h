@@ -51,7 +51,7 @@ typedef enum {
 /* "6a".."6e", "cublas"; and a longer description for tables. */
 const char *gemm_variant_tag(gemm_variant v);
 const char *gemm_variant_name(gemm_variant v);
-/* Parses a tag ("6a".."6e", "cublas"); CONV_ERR_INVALID naming --gemm otherwise. */
+/* Parses a tag ("6a".."6e", "cublas"); CONV_ERR_INVALID naming --variant otherwise. */
 conv_status gemm_variant_parse(const char *text, gemm_variant *v, conv_msg *msg);
 
 /* The largest M, N or K the kernels take: their tile arithmetic is 32-bit for

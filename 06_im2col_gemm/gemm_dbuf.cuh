@@ -1,12 +1,15 @@
-/* Step 06: the device code 6e (gemm_6e.cu) and 6f (conv_implicit_gemm.cu)
- * share, included by both and by the tuning harness (tune_6e.cu). What 6e adds
- * to 6d (gemm_6d.cu, whose simpler helpers these generalise) is one kernel
+/* Step 06. Versions: 6e, 6f (and step 07's 7a and 7b, whose GEMMs are 6e's
+ * body, batched).
+ *
+ * The device code 6e (gemm_6e.cu) and 6f (conv_implicit_gemm_6f.cu) share,
+ * included by both and by the tuning harness (tune_6e.cu). What 6e adds to
+ * 6d (gemm_6d.cu, whose simpler helpers these generalise) is one kernel
  * body, dbuf_gemm_body: two shared buffers and the next tile prefetched into
  * registers (the handbook's "two-level prefetch"), lean loads for the tiles
  * that lie inside the matrices, a swizzle against bank conflicts, and a tile
  * shape chosen by measurement (the DBUF_* macros at the end). 6f is the same
- * body with an A loader that gathers from an NHWC image (implicit GEMM), hence
- * the IMPLICIT template flag and implicit_geom.
+ * body with an A loader that gathers from an NHWC image (implicit GEMM),
+ * hence the IMPLICIT template flag and implicit_geom.
  *
  * Every kernel built on it handles any M, N, K >= 1: the edge tiles are loaded
  * with zeros outside the matrices and stored under a guard. Element offsets

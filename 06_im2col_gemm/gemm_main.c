@@ -48,17 +48,20 @@ int main(int argc, char **argv)
         {"m", CONV_FLAG_INT, "M", "rows of A and C", "4096", 1, GEMM_MAX_DIM},
         {"n", CONV_FLAG_INT, "N", "columns of B and C", "4096", 1, GEMM_MAX_DIM},
         {"k", CONV_FLAG_INT, "K", "columns of A, rows of B", "4096", 1, GEMM_MAX_DIM},
-        {"gemm", CONV_FLAG_CHOICE, "6a|6b|6c|6d|6e|cublas|all",
-         "which versions to run (cuBLAS always runs: it is the reference)", "all", 0, 0},
+        {"variant", CONV_FLAG_CHOICE, "6a|6b|6c|6d|6e|cublas|all",
+         "which versions to run (6a naive, 6b shared, 6c register tiles, 6d float4, 6e double "
+         "buffered; cuBLAS SGEMM always runs: it is the reference)",
+         "all", 0, 0},
     };
     static const conv_program prog = {
         .cli = {.program = "06_gemm",
                 .summary = "Step 06's GEMMs alone: C = A * B with 6a naive .. 6e double-buffered "
                            "register tiles, against cuBLAS SGEMM (FP32, no TF32).",
                 CONV_FLAGS(flags),
-                .shape = CONV_CLI_SHAPE_NONE},
+                .shape = CONV_CLI_SHAPE_NONE,
+                .renamed = "--gemm=--variant"},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N], FP32, row-major",
-        .select_flag = "gemm",
+        .select_flag = "variant",
         .ref_names = {"cuBLAS"},
         .problems = problem,
         .rows = rows,

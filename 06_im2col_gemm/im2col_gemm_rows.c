@@ -103,6 +103,17 @@ static conv_status annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts
     return CONV_OK;
 }
 
+/* A row's name: the GEMM's key first, then what runs ("6e im2col + double
+ * buffered", "6e GEMM double buffered"); cuBLAS, a reference, has no key
+ * ("im2col + cuBLAS SGEMM", "cuBLAS SGEMM"). */
+static void keyed_name(char *out, size_t size, const char *what, const char *gemm)
+{
+    if (gemm[0] == '6' && gemm[2] == ' ')
+        snprintf(out, size, "%.2s %s%s", gemm, what, gemm + 3);
+    else
+        snprintf(out, size, "%s%s", strcmp(what, "GEMM ") == 0 ? "" : what, gemm);
+}
+
 int conv_im2col_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {
     (void)p;
@@ -115,9 +126,9 @@ int conv_im2col_gemm_rows(const conv_params *p, const char *select, conv_row *ro
         r->pc.implicit = implicit;
         r->pc.g = implicit ? GEMM_6E_DBUF : (gemm_variant)n;
         if (implicit)
-            snprintf(names[n], sizeof names[n], "06 6f implicit GEMM");
+            snprintf(names[n], sizeof names[n], "6f implicit GEMM");
         else
-            snprintf(names[n], sizeof names[n], "06 im2col + %s", gemm_variant_name(r->pc.g));
+            keyed_name(names[n], sizeof names[n], "im2col + ", gemm_variant_name(r->pc.g));
         rows[n] = conv_row_device(names[n], keys[n], conv2d_pipeline_conv, r);
         rows[n].check = check;
         rows[n].setup = setup;
@@ -212,7 +223,7 @@ int conv_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int
     int n = 0;
     for (; n < GEMM_VARIANT_COUNT && n < max_rows; ++n) {
         gemm_contexts[n] = (gemm_row){(gemm_variant)n, NULL};
-        snprintf(gemm_names[n], sizeof gemm_names[n], "06 GEMM %s", gemm_variant_name(n));
+        keyed_name(gemm_names[n], sizeof gemm_names[n], "GEMM ", gemm_variant_name(n));
         rows[n] = conv_row_device(gemm_names[n], keys[n], gemm_conv, &gemm_contexts[n]);
         rows[n].check = gemm_check;
         rows[n].setup = gemm_setup;

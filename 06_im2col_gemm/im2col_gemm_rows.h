@@ -12,10 +12,11 @@
 extern "C" {
 #endif
 
-/* "06 im2col + <GEMM>" for 6a..6e and cuBLAS (keys "6a".."6e", "cublas") and
- * "06 6f implicit GEMM" (key "6f", NHWC only). Each im2col row allocates its
- * column buffer (and cuBLAS its handle) around its own measurement, and after
- * a verified run times its stages (im2col, GEMM, permutation) into its
+/* "<key> im2col + <GEMM>" for 6a..6e (keys "6a".."6e", e.g. "6e im2col +
+ * double buffered"), "im2col + cuBLAS SGEMM" (key "cublas") and "6f
+ * implicit GEMM" (key "6f", NHWC only). Each im2col row allocates its column
+ * buffer (and cuBLAS its handle) around its own measurement, and after a
+ * verified run times its stages (im2col, GEMM, permutation) into its
  * verdict. select is unused; returns how many rows were written. */
 int conv_im2col_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
@@ -35,8 +36,9 @@ conv_params gemm_as_conv_params(long long m, long long n, long long k);
 /* M, N and K of such a problem. */
 void gemm_of_conv_params(const conv_params *p, long long *m, long long *n, long long *k);
 
-/* "06 GEMM <name>" for 6a..6e and cuBLAS (keys "6a".."6e", "cublas"), each
- * running the GEMM on a problem of gemm_as_conv_params(). */
+/* "<key> GEMM <name>" for 6a..6e (keys "6a".."6e", e.g. "6e GEMM double
+ * buffered") and "cuBLAS SGEMM" (key "cublas"), each running the GEMM on a
+ * problem of gemm_as_conv_params(). */
 int conv_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

@@ -1,4 +1,6 @@
-/* Step 07, the non-fused Winograd convolution (winograd.h): the filter and
+/* Step 07, the non-fused Winograd convolution (winograd.h). Versions: 7a
+ * (F(2x2, 3x3)) and 7b (F(4x4, 3x3)), the same kernels with the tile size as
+ * a template parameter; 7c, the fused one: winograd_fused_7c.cu. The filter and
  * input transforms, alpha^2 GEMMs in one launch of step 06's 6e kernel body,
  * and the output transform. One thread per transformed filter, per input
  * tile and channel, per output tile and filter; each thread does its whole

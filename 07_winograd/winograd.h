@@ -72,7 +72,7 @@ conv_status conv2d_winograd_stages(const conv_params *p, wino_tile t, wino_stage
                                    float *d_work, size_t work_elems, cudaStream_t stream,
                                    conv_msg *msg);
 
-/* ---- 7c: the fused F(4x4, 3x3) (winograd_fused.cu) ----
+/* ---- 7c: the fused F(4x4, 3x3) (winograd_fused_7c.cu) ----
  * The filter transform, then one kernel for the input transform, the
  * products summed over the channels and the output transform, with V and M
  * in shared memory and registers only. */

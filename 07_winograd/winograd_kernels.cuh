@@ -1,6 +1,7 @@
 /* Step 07's kernels shared by the non-fused pipeline (winograd.cu) and the
- * fused kernel (winograd_fused.cu): the problem's strides and tiling, the 2D
- * transforms by tile size, and stage 1, the filter transform. */
+ * fused kernel (winograd_fused_7c.cu): the problem's strides and tiling, the 2D
+ * transforms by tile size, and stage 1, the filter transform. Versions: 7a, 7b,
+ * 7c. */
 #ifndef WINOGRAD_KERNELS_CUH
 #define WINOGRAD_KERNELS_CUH
 

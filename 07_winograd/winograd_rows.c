@@ -154,7 +154,7 @@ int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows,
         memset(r, 0, sizeof *r);
         r->fused = n == 2;
         r->t = r->fused ? WINO_F4 : (wino_tile)n;
-        snprintf(names[n], sizeof names[n], "07 %s %s%s", keys[n], r->fused ? "fused " : "",
+        snprintf(names[n], sizeof names[n], "%s %s%s", keys[n], r->fused ? "fused " : "",
                  wino_tile_name(r->t));
         rows[n] = conv_row_device(names[n], keys[n], conv2d_winograd_conv, r);
         rows[n].check = check;

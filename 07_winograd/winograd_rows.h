@@ -14,8 +14,8 @@ extern "C" {
 /* Rows written by conv_winograd_rows. */
 #define WINO_ROW_COUNT 3
 
-/* "07 7a F(2x2,3x3)" (key "7a") and "07 7b F(4x4,3x3)" (key "7b"), the
- * non-fused pipeline, and "07 7c fused F(4x4,3x3)" (key "7c"). Each
+/* "7a F(2x2,3x3)" (key "7a") and "7b F(4x4,3x3)" (key "7b"), the
+ * non-fused pipeline, and "7c fused F(4x4,3x3)" (key "7c"). Each
  * allocates its workspace (U, V, M; U alone for 7c) around its own
  * measurement, is verified within Winograd's own error bound
  * (winograd_host.h) and, after a verified run, times its stages into its

@@ -1,8 +1,11 @@
-/* The PTX helpers that 8b and 8c (tensor_cores_mma.cu) and 8d
- * (tensor_cores_wgmma.cu) share: a pointer's shared-memory address, cp.async
- * with its zero fill, a float rounded to TF32, and mma.sync's m16n8k8 TF32
- * product (which tensor_cores_peak.cu times alone). Device code only, for
- * compute capability 8.0 and newer, where those kernels are compiled. */
+/* Step 08. Versions: 8b, 8b-xt, 8c, 8d, 8e.
+ *
+ * The PTX helpers that 8b, 8b-xt and 8c (tensor_cores_mma.cu), 8d
+ * (tensor_cores_wgmma_8d.cu) and 8e (tensor_cores_tma_8e.cu) share: a
+ * pointer's shared-memory address, cp.async with its zero fill, a float
+ * rounded to TF32, and mma.sync's m16n8k8 TF32 product (which
+ * tensor_cores_peak.cu times alone). Device code only, for compute
+ * capability 8.0 and newer, where those kernels are compiled. */
 #ifndef TC_PTX_CUH
 #define TC_PTX_CUH
 

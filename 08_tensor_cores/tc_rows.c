@@ -21,8 +21,8 @@ static tc_variant variants[TC_ROW_COUNT] = {
     {TC_TF32_XTRUNC, TC_MMA, NULL, 0},   {TC_3XTF32, TC_MMA, NULL, 0},
     {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0}};
 static const char *const names[TC_ROW_COUNT] = {
-    "08 8a WMMA TF32",       "08 8b mma.sync TF32", "08 8b mma.sync TF32, x truncated",
-    "08 8c mma.sync 3xTF32", "08 8d wgmma TF32",    "08 8e wgmma TF32, TMA"};
+    "8a WMMA TF32",       "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated",
+    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA"};
 static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8d", "8e"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
@@ -139,8 +139,8 @@ int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, 
 {
     if (max_rows < 1)
         return 0;
-    rows[0] = conv_row_device("08 GEMM cuBLAS TF32", "cublas-tf32", cublas_tf32_conv,
-                              (void *)&cublas_variant);
+    rows[0] =
+        conv_row_device("cuBLAS TF32", "cublas-tf32", cublas_tf32_conv, (void *)&cublas_variant);
     rows[0].check = cublas_tf32_check;
     rows[0].setup = cublas_tf32_setup;
     rows[0].teardown = cublas_tf32_teardown;

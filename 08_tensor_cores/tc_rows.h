@@ -15,17 +15,16 @@ extern "C" {
 
 #define TC_ROW_COUNT 6
 
-/* "08 8a WMMA TF32" (key "8a"), "08 8b mma.sync TF32" (key "8b"), "08 8b
- * mma.sync TF32, x truncated" (key "8b-xt": 8b with 8d's arithmetic, x
- * not rounded), "08 8c mma.sync 3xTF32" (key "8c"), "08 8d wgmma TF32"
- * (key "8d") and "08 8e wgmma TF32, TMA" (key "8e"), each verified within
- * its own bound (tc_host.h); NCHW problems, and GPUs or builds without TF32
+/* "8a WMMA TF32", "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated"
+ * (8b with 8d's arithmetic, x not rounded), "8c mma.sync 3xTF32", "8d wgmma
+ * TF32" and "8e wgmma TF32, TMA" (each row's key is its first word), each
+ * verified within its own bound (tc_host.h); NCHW problems, and GPUs or builds without TF32
  * tensor cores (8d, 8e: without wgmma), skipped with the reason. select is
  * unused; returns how many rows were written. */
 int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The GEMM alone, C = A * B as the 1x1 NHWC problem of gemm_as_conv_params
- * (06_im2col_gemm/im2col_gemm_rows.h): "08 GEMM cuBLAS TF32" (key
+ * (06_im2col_gemm/im2col_gemm_rows.h): "cuBLAS TF32" (key
  * "cublas-tf32", cuBLAS with TF32 allowed, within the TF32 bound), then the
  * rows above. Returns how many rows were written. */
 int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);

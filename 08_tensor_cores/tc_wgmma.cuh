@@ -1,4 +1,6 @@
-/* What both of 8d's kernels (tensor_cores_wgmma.cu, tensor_cores_tma.cu)
+/* Step 08. Versions: 8d and 8e.
+ *
+ * What both wgmma kernels (8d: tensor_cores_wgmma_8d.cu, 8e: tensor_cores_tma_8e.cu)
  * need of Hopper's wgmma.mma_async: the matrix descriptor of an operand in
  * shared memory and the m64n256k8 TF32 product. Device code compiled for
  * sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has wgmma. */

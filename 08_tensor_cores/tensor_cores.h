@@ -1,14 +1,14 @@
 /* Step 08 on the GPU: 6f's implicit GEMM (NHWC) with its inner products on
  * the tensor cores:
- *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores.cu);
+ *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores_wmma_8a.cu);
  *   8b  the same through mma.sync with a cp.async pipeline
  *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
  *       remainder, three products per term, float's accuracy (tc_host.h);
  *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
- *       one operand read from shared memory (tensor_cores_wgmma.cu);
+ *       one operand read from shared memory (tensor_cores_wgmma_8d.cu);
  *   8e  8d with its copies made by the Tensor Memory Accelerator, one
- *       producer warpgroup feeding two consumers (tensor_cores_tma.cu);
+ *       producer warpgroup feeding two consumers (tensor_cores_tma_8e.cu);
  * and mma.sync's TF32 rate on this GPU, measured (tensor_cores_peak.cu).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
  * a GPU of compute capability 8.0 or newer and code built for one (8d, 8e:
@@ -71,7 +71,7 @@ conv_status tc_wgmma_available(conv_msg *msg);
 conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                             cudaStream_t stream, conv_msg *msg);
 
-/* What 8d and 8e need before a launch (tensor_cores_wgmma.cu): TF32 tensor
+/* What 8d and 8e need before a launch (tensor_cores_wgmma_8d.cu): TF32 tensor
  * cores, compute capability 9.0, sm_90a code in this build and `kernel`'s
  * block (threads, dynamic shared memory); the message names `what` and
  * `name`. */
@@ -88,7 +88,7 @@ conv_status tc_tma_available(conv_msg *msg);
 
 /* 8e: 8d's product with its copies made by TMA (im2col mode for x) and its
  * warps in roles, one producer warpgroup and two consumer warpgroups
- * synchronised by mbarriers (tensor_cores_tma.cu), in persistent blocks (one
+ * synchronised by mbarriers (tensor_cores_tma_8e.cu), in persistent blocks (one
  * per SM, each walking many tiles); the same precision and tile as 8d. A
  * problem no tensor map describes (tc_tma_fits) runs 8d. */
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,

@@ -1,8 +1,10 @@
-/* Step 08, 8b and 8c: the implicit GEMM of 8a (tensor_cores.cu) with the
- * tensor cores driven by the PTX instruction mma.sync.m16n8k8 (TF32) instead
- * of WMMA, and its tiles brought into shared memory by a cp.async pipeline
+/* Step 08. Versions: 8b, 8b-xt and 8c, one kernel in three precisions.
+ *
+ * The implicit GEMM of 8a (tensor_cores_wmma_8a.cu) with the tensor cores
+ * driven by the PTX instruction mma.sync.m16n8k8 (TF32) instead of WMMA, and
+ * its tiles brought into shared memory by a cp.async pipeline
  * (tensor_cores.h). 8c, 3xTF32, is the same kernel with PREC = TC_3XTF32;
- * with TC_TF32_XTRUNC it uses x as ldmatrix hands it over, unconverted
+ * 8b-xt, with TC_TF32_XTRUNC, uses x as ldmatrix hands it over, unconverted
  * (truncated by the tensor cores, as 8d and 8e do): the price of rounding.
  *
  * Why leave WMMA: its fragments' element-to-thread mapping is opaque, so 8a

@@ -22,8 +22,8 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
     if (steps & BENCH_STEP_01) {
         int first = n;
         n += conv_cpu_rows(p, NULL, rows + n, max_rows - n);
-        conv_rows_mark_ref(rows + first, n - first, "serial", BENCH_REF_SERIAL);
-        conv_rows_mark_ref(rows + first, n - first, "openmp", BENCH_REF_OPENMP);
+        conv_rows_mark_ref(rows + first, n - first, "1a", BENCH_REF_SERIAL);
+        conv_rows_mark_ref(rows + first, n - first, "1b", BENCH_REF_OPENMP);
         for (int i = first; i < n && i - first < 4; ++i) {
             double s = rows[i].host == conv2d_cpu_openmp
                            ? bench_openmp_seconds(p, conv2d_cpu_openmp_threads())
@@ -42,7 +42,7 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
     if (steps & BENCH_STEP_02) {
         int first = n;
         n += conv_naive_rows(p, NULL, rows + n, max_rows - n);
-        conv_rows_mark_ref(rows + first, n - first, "gridstride", BENCH_REF_NAIVE);
+        conv_rows_mark_ref(rows + first, n - first, "2a", BENCH_REF_NAIVE);
     }
     if ((steps & BENCH_STEP_03) && conv1d_is_1d_problem(p)) /* 1D kernels: the 1D problem */
         n += conv_tiled_1d_rows(p, NULL, rows + n, max_rows - n);

@@ -112,7 +112,7 @@ void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref);
  * the first row whose key is `key` to rows[0] and returns 1 (0 when no row
  * has that key), so that a program appends a step's rows and keeps the one
  * it compares with:
- *     n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "2d", REF);
+ *     n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "2b", REF);
  */
 int conv_rows_keep_ref(conv_row *rows, int n_rows, const char *key, int ref);
 

@@ -176,3 +176,16 @@ Test(gpu_conv2d_naive_rows, every_row_matches_the_reference_on_the_usual_shapes_
     conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, 2, 1);
     conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, 2, 1);
 }
+
+/* The rows name each kernel by its key, the value of the program's --variant
+ * that picks it (no GPU needed: nothing runs). */
+Test(conv2d_naive_rows, name_each_kernel_by_its_key)
+{
+    conv_row rows[4];
+    conv_params p = conv_params_default();
+    cr_assert_eq(conv_naive_rows(&p, NULL, rows, 4), 2);
+    cr_assert_str_eq(rows[0].key, "2a");
+    cr_assert_str_eq(rows[0].name, "2a naive grid-stride");
+    cr_assert_str_eq(rows[1].key, "2b");
+    cr_assert_str_eq(rows[1].name, "2b naive 16x16 blocks");
+}

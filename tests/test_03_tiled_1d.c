@@ -271,3 +271,22 @@ Test(conv1d_validation, limits_strategy_2_to_a_block_of_1024_threads)
     st = conv1d_tiled_s1(fake_x, fake_y, 100, CONV1D_S2_MAX_MASK_WIDTH + 2, 0, &msg);
     cr_assert(strstr(msg.text, "conv1d_upload_mask") != NULL, "message: %s", msg.text);
 }
+
+/* The rows name each kernel by its key, the value of the program's --variant
+ * that picks it: 3a, 3b, and 3c to 3e for the lecture's strategies 1 to 3
+ * (no GPU needed: nothing runs). */
+Test(conv1d_rows, name_each_kernel_by_its_key)
+{
+    static const char *const want[][2] = {{"3a", "3a naive"},
+                                          {"3b", "3b naive x4"},
+                                          {"3c", "3c strategy 1"},
+                                          {"3d", "3d strategy 2"},
+                                          {"3e", "3e strategy 3"}};
+    conv_row rows[8];
+    conv_params p = conv1d_as_conv_params(1000, 7);
+    cr_assert_eq(conv_tiled_1d_rows(&p, NULL, rows, 8), 5);
+    for (int i = 0; i < 5; ++i) {
+        cr_assert_str_eq(rows[i].key, want[i][0]);
+        cr_assert_str_eq(rows[i].name, want[i][1]);
+    }
+}

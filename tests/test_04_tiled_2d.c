@@ -373,12 +373,33 @@ Test(conv2d_tiled_rows, list_the_single_channel_strategies_only_where_they_apply
     int n_many = conv_tiled_2d_rows(&many, NULL, rows, 32);
     cr_assert_gt(n_one, n_many);
     for (int i = 0; i < n_many; ++i)
-        cr_assert_str_eq(rows[i].key, "mc");
-    int n_sel = conv_tiled_2d_rows(&many, "1", rows, 32);
-    cr_assert_gt(n_sel, n_many, "an explicit --strategy 1 lists strategy 1's rows");
+        cr_assert_str_eq(rows[i].key, "4d");
+    int n_sel = conv_tiled_2d_rows(&many, "4a", rows, 32);
+    cr_assert_gt(n_sel, n_many, "an explicit --variant 4a lists 4a's rows");
     conv_msg msg = {{0}};
     cr_assert_eq(rows[0].check(rows[0].ctx, &many, &msg), CONV_ERR_UNSUPPORTED);
     cr_assert(strstr(msg.text, "single-channel") != NULL, "%s", msg.text);
+}
+
+/* Each row's name begins with its key, the value of the program's --variant
+ * that picks it (4a, 4b, 4c: the lecture's strategies 1, 2, 3; 4d: the
+ * multi-channel kernel), followed by its configuration. */
+Test(conv2d_tiled_rows, name_each_configuration_by_its_key)
+{
+    conv_row rows[32];
+    conv_params one = conv_shape(1, 1, 40, 40, 1, 3, 3, 1, 1, 1);
+    int n = conv_tiled_2d_rows(&one, NULL, rows, 32);
+    int seen[4] = {0};
+    for (int i = 0; i < n; ++i) {
+        const char *key = rows[i].key;
+        cr_assert(strlen(key) == 2 && key[0] == '4' && key[1] >= 'a' && key[1] <= 'd', "%s", key);
+        cr_assert(strncmp(rows[i].name, key, 2) == 0 && rows[i].name[2] == ' ', "%s", rows[i].name);
+        seen[key[1] - 'a'] = 1;
+    }
+    for (int s = 0; s < 4; ++s)
+        cr_assert(seen[s], "no row of 4%c", 'a' + s);
+    cr_assert_str_eq(rows[0].name, "4a 16x16, 1 output/thread");
+    cr_assert_str_eq(rows[n - 1].name, "4d 32x8 x 8 ch, global w");
 }
 
 Test(gpu_conv2d_tiled_rows, every_row_matches_the_reference_on_the_usual_shapes)

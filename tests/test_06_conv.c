@@ -75,7 +75,7 @@ Test(im2col_gemm_validation, rejects_null_pointers_small_workspaces_and_bad_vari
     cr_assert(strstr(msg.text, "cuBLAS") != NULL, "message: %s", msg.text);
     cr_assert_eq(conv2d_im2col_gemm(&p, fake, fake, f, f, need, (gemm_variant)-1, NULL, NULL, &msg),
                  CONV_ERR_INVALID);
-    cr_assert(strstr(msg.text, "--gemm") != NULL, "message: %s", msg.text);
+    cr_assert(strstr(msg.text, "--variant") != NULL, "message: %s", msg.text);
 }
 
 Test(implicit_gemm_validation, rejects_nchw_and_null_pointers)

@@ -73,7 +73,7 @@ Test(gemm_validation, parses_and_names_every_variant)
         cr_assert(strlen(gemm_variant_name(v)) > 2);
     }
     cr_assert_eq(gemm_variant_parse("6g", &v, &msg), CONV_ERR_INVALID);
-    cr_assert(strstr(msg.text, "--gemm") != NULL, "message: %s", msg.text);
+    cr_assert(strstr(msg.text, "--variant") != NULL, "message: %s", msg.text);
 }
 
 Test(gemm_check_validation, rejects_invalid_arguments_before_any_copy)

@@ -318,7 +318,8 @@ Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
 /* The GPU versions of step 07: the non-fused pipeline with each tile, and
  * the fused F(4x4, 3x3). */
 enum { RUN_F2, RUN_F4, RUN_F4_FUSED, RUN_COUNT };
-static const char *const run_names[RUN_COUNT] = {"F(2x2,3x3)", "F(4x4,3x3)", "fused F(4x4,3x3)"};
+static const char *const run_names[RUN_COUNT] = {"7a F(2x2,3x3)", "7b F(4x4,3x3)",
+                                                 "7c fused F(4x4,3x3)"};
 
 static wino_tile tile_of(int run)
 {

@@ -261,7 +261,7 @@ static int wgmma_runs_here(void)
 /* The GPU versions: 8a to 8e, with the precision of each. */
 enum { RUN_8A, RUN_8B, RUN_8B_XT, RUN_8C, RUN_8D, RUN_8E, RUN_COUNT };
 static const char *const run_names[RUN_COUNT] = {
-    "8a WMMA TF32",       "8b mma.sync TF32", "8b mma.sync TF32, x truncated",
+    "8a WMMA TF32",       "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated",
     "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA"};
 
 static tc_precision precision_of(int run)

@@ -34,7 +34,7 @@ def main(bench):
                             "--filter", "3", "--repeat", "2", "--csv", csv_path,
                             "--json", json_path])
         check(rc == 0, f"small custom problem: exit status {rc}\n{out}\n{err}")
-        check("01 serial (CPU)" in out and "verdict: OK" in out, "table rows and verdict printed")
+        check("1a serial (CPU)" in out and "verdict: OK" in out, "table rows and verdict printed")
         no_device = "GPU rows skipped" in out
         device_line = [l for l in out.splitlines() if l.startswith("device:")]
         check(len(device_line) == 1 and device_line[0].count("no CUDA device") <= 1,
@@ -51,7 +51,7 @@ def main(bench):
         for r in rows:
             check(r["problem"] == "custom", f"problem column: {r['problem']}")
             check(r["status"] in ("ok", "failed", "skipped", "error"), f"status column: {r['status']}")
-        serial = [r for r in rows if r["version"] == "01 serial (CPU)"]
+        serial = [r for r in rows if r["version"] == "1a serial (CPU)"]
         check(len(serial) == 1 and float(serial[0]["median_ms"]) > 0
               and serial[0]["vs_serial"] == "1.0000", "serial row measured, 1.00x itself")
 

@@ -26,21 +26,21 @@ static conv_row device(const char *name)
 
 Test(bench_summary, ours_are_kernels_of_steps_02_to_08_not_references_libraries_or_the_cpu)
 {
-    conv_row naive_ref = device("02 naive grid-stride");
+    conv_row naive_ref = device("2a naive grid-stride");
     naive_ref.ref = 2;
     conv_row copy = conv_row_copy();
     const struct {
         conv_row row;
         int ours;
     } t[] = {
-        {device("05 5b"), 1},
-        {device("08 8b mma.sync TF32"), 1},
+        {device("5b"), 1},
+        {device("8b mma.sync TF32"), 1},
         {naive_ref, 0},
         {conv_row_cudnn(), 0},
         {conv_row_cudnn_tf32(), 0},
-        {conv_row_host("01 serial (CPU)", "serial", conv_test_host_reference), 0},
-        {device("06 im2col + cuBLAS SGEMM"), 0},
-        {device("08 GEMM cuBLAS TF32"), 0},
+        {conv_row_host("1a serial (CPU)", "1a", conv_test_host_reference), 0},
+        {device("im2col + cuBLAS SGEMM"), 0},
+        {device("cuBLAS TF32"), 0},
         {copy, 0},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i)
@@ -50,16 +50,16 @@ Test(bench_summary, ours_are_kernels_of_steps_02_to_08_not_references_libraries_
 Test(bench_summary, each_layer_keeps_the_fastest_verified_row_of_ours_and_of_cudnn_per_class)
 {
     conv_row rows[] = {
-        ran(device("05 5b"), CONV_CLASS_FP32, 2.0, 1),
-        ran(device("06 6f implicit GEMM"), CONV_CLASS_FP32, 1.5, 1),
-        ran(device("04 wrong but fast"), CONV_CLASS_FP32, 0.1, 0), /* failed: not counted */
-        ran(device("08 8b mma.sync TF32"), CONV_CLASS_TF32, 0.5, 1),
-        ran(device("06 im2col + cuBLAS SGEMM"), CONV_CLASS_FP32, 0.2, 1), /* not ours */
+        ran(device("5b"), CONV_CLASS_FP32, 2.0, 1),
+        ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 1.5, 1),
+        ran(device("4a wrong but fast"), CONV_CLASS_FP32, 0.1, 0), /* failed: not counted */
+        ran(device("8b mma.sync TF32"), CONV_CLASS_TF32, 0.5, 1),
+        ran(device("im2col + cuBLAS SGEMM"), CONV_CLASS_FP32, 0.2, 1), /* not ours */
         ran(conv_row_cudnn(), CONV_CLASS_FP32, 1.2, 1),
         ran(conv_row_cudnn_tf32(), CONV_CLASS_TF32, 0.4, 1),
     };
     rows[5].ref = 3; /* the cuDNN column of the table: still cuDNN's best */
-    conv_row skipped = device("07 F(2x2, 3x3)");
+    conv_row skipped = device("7a F(2x2, 3x3)");
     conv_row_skip(&skipped, "3x3 only");
     bench_summary s;
     memset(&s, 0, sizeof s);
@@ -70,9 +70,9 @@ Test(bench_summary, each_layer_keeps_the_fastest_verified_row_of_ours_and_of_cud
     cr_assert_str_eq(l->name, "layer1.0.conv2");
     cr_assert_eq(l->count, 3);
     cr_assert_float_eq(l->ours[CONV_CLASS_FP32].ms, 1.5, 1e-12);
-    cr_assert_str_eq(l->ours[CONV_CLASS_FP32].label, "06 6f implicit GEMM");
+    cr_assert_str_eq(l->ours[CONV_CLASS_FP32].label, "6f implicit GEMM");
     cr_assert_float_eq(l->cudnn[CONV_CLASS_FP32].ms, 1.2, 1e-12);
-    cr_assert_str_eq(l->ours[CONV_CLASS_TF32].label, "08 8b mma.sync TF32");
+    cr_assert_str_eq(l->ours[CONV_CLASS_TF32].label, "8b mma.sync TF32");
     cr_assert_float_eq(l->cudnn[CONV_CLASS_TF32].ms, 0.4, 1e-12);
     cr_assert_eq(l->ours[CONV_CLASS_FP16].ms, 0.0);
     cr_assert_eq(s.layers[1].ours[CONV_CLASS_FP32].ms, 0.0, "a skipped row is not a result");
@@ -80,9 +80,9 @@ Test(bench_summary, each_layer_keeps_the_fastest_verified_row_of_ours_and_of_cud
 
 Test(bench_summary, totals_weigh_layers_by_count_and_compare_only_the_same_layers)
 {
-    conv_row a[] = {ran(device("05 5b"), CONV_CLASS_FP32, 2.0, 1),
+    conv_row a[] = {ran(device("5b"), CONV_CLASS_FP32, 2.0, 1),
                     ran(conv_row_cudnn(), CONV_CLASS_FP32, 1.0, 1)};
-    conv_row b[] = {ran(device("05 5b"), CONV_CLASS_FP32, 3.0, 1)};
+    conv_row b[] = {ran(device("5b"), CONV_CLASS_FP32, 3.0, 1)};
     bench_summary s;
     memset(&s, 0, sizeof s);
     bench_summary_add(&s, "a", 4, a, 2);
@@ -108,7 +108,7 @@ Test(bench_summary, totals_weigh_layers_by_count_and_compare_only_the_same_layer
 
 Test(bench_summary, prints_each_class_with_dashes_where_nothing_was_verified)
 {
-    conv_row a[] = {ran(device("05 5b"), CONV_CLASS_FP32, 2.0, 1),
+    conv_row a[] = {ran(device("5b"), CONV_CLASS_FP32, 2.0, 1),
                     ran(conv_row_cudnn(), CONV_CLASS_FP32, 1.0, 1)};
     conv_row nothing = conv_row_cudnn_tf32();
     bench_summary s;
@@ -133,7 +133,7 @@ Test(bench_summary, prints_each_class_with_dashes_where_nothing_was_verified)
               "a class without rows in one line:\n%s", text);
     const char *fp32 = strstr(text, "\nFP32 ");
     const char *line = strstr(fp32, "\nlayer1.0.conv1 ");
-    cr_assert(line != NULL && strstr(line, "05 5b") != NULL && strstr(line, "0.50x") != NULL, "%s",
+    cr_assert(line != NULL && strstr(line, "5b") != NULL && strstr(line, "0.50x") != NULL, "%s",
               text);
     line = strstr(fp32, "\nlayer1.0.conv2 ");
     cr_assert(line != NULL && strncmp(strstr(line + 1, "\n") - 1, "-", 1) == 0,

@@ -26,9 +26,9 @@ import tempfile
 RUNS = {
     "02_naive_gpu": [["lecture"], ["conv1d"], ["ece408-l1"]],
     "03_tiled_1d": [["conv1d"]],
-    "04_tiled_2d": [["lecture"], ["hpc101-image", "--strategy", "1"], ["cutlass"]],
+    "04_tiled_2d": [["lecture"], ["hpc101-image", "--variant", "4a"], ["cutlass"]],
     "05_prefetch_float4": [["lecture"], ["ece408-l2"]],
-    "06_im2col_gemm": [["hpc101-nhwc", "--gemm", "6f"], ["cutlass"], ["hpc101", "--layout", "nhwc"]],
+    "06_im2col_gemm": [["hpc101-nhwc", "--variant", "6f"], ["cutlass"], ["hpc101", "--layout", "nhwc"]],
     "07_winograd": [["cutlass"], ["hpc101-nhwc"], ["hpc101", "--variant", "7c"]],
     "08_tensor_cores": [["cutlass-nhwc"], ["hpc101", "--layout", "nhwc"]],
 }

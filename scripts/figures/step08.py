@@ -17,10 +17,10 @@
                         warpgroups and the ring of stages with their full and
                         empty mbarriers; the pixels one im2col copy walks
 
-The tile sizes are the #defines of 08_tensor_cores/tensor_cores.cu (TC_BM,
+The tile sizes are the #defines of 08_tensor_cores/tensor_cores_wmma_8a.cu (TC_BM,
 TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB), tensor_cores_mma.cu (TC8B_*, and its swizzle stage_col(), which stage_col
 below repeat) and
-tensor_cores_wgmma.cu (TC8D_*) and tensor_cores_tma.cu (TC8E_*); the warps' 2 x 2 layout and the
+tensor_cores_wgmma_8d.cu (TC8D_*) and tensor_cores_tma_8e.cu (TC8E_*); the warps' 2 x 2 layout and the
 fragment shape m16n16k8 are written into its kernel (WARPS_N and WMMA_SHAPE
 below say so); the problem is CUTLASS's in NHWC, from the benchmark's table.
 TF32's format (8 exponent bits, 10 mantissa bits) is the hardware's.
@@ -638,7 +638,7 @@ def fig_08_mma_pipeline(k):
 
 
 def wgmma_geometry(k):
-    """8d's tiles from the constants of tensor_cores_wgmma.cu, and the output
+    """8d's tiles from the constants of tensor_cores_wgmma_8d.cu, and the output
     the note follows, from its block to its lane, register and swizzled slot."""
     BM, BN, BK = k["TC8D_BM"], k["TC8D_BN"], k["TC8D_BK"]
     warps = k["TC8D_THREADS"] // WARP
@@ -785,7 +785,7 @@ FOLLOW_8E = 39  # the tile whose im2col copy 08_tma follows (the lab problem)
 
 
 def tma_geometry(k):
-    """8e's block from the constants of tensor_cores_tma.cu, and the pixels of
+    """8e's block from the constants of tensor_cores_tma_8e.cu, and the pixels of
     one tile's im2col copy on the lab problem: where they start and how the
     copy walks them across rows and images."""
     BM, BN, BK, stages = k["TC8E_BM"], k["TC8E_BN"], k["TC8E_BK"], k["TC8E_STAGES"]

@@ -1,5 +1,7 @@
 /* Step 08, 8a: 6f's implicit GEMM with its inner products on the tensor
- * cores, through WMMA (tensor_cores.h).
+ * cores, through WMMA (tensor_cores.h). Also here: the checks every version
+ * of the step runs before a launch (tc_check(), tc_check_call(),
+ * tc_available_for()).
  *
  * The GEMM view of an NHWC convolution (as in 6f): C[m][k] = sum_j A[m][j] B[j][k],
  *   m = (n*P + p)*Q + q        the output pixel, M = N*P*Q rows,
