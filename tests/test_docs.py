@@ -208,7 +208,7 @@ def check_tree(root):
                         fail(f"{f}:{i}: '{m.group(0)}' speaks about how the repository was made")
     check = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
                             "--check"] + [os.path.join(root, n) for n in notes if
-                                          n.startswith(("docs/", "exercises/answers/"))
+                                          n.startswith(("docs/", "instructor/answers/"))
                                           or n == "README.md"],
                            capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
@@ -461,7 +461,7 @@ def self_test(root):
                    good.replace(f'median_s -->{built}<!--',
                                 f'median_s -->{float(built) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
-        answer = os.path.join(copy, "exercises", "answers", "02.md")
+        answer = os.path.join(copy, "instructor", "answers", "02.md")
         if os.path.exists(answer):  # a student tree has no answers
             with open(answer) as f:
                 said = f.read()
