@@ -1,12 +1,13 @@
 /* Step 06: the device code 6e (gemm_6e.cu) and 6f (conv_implicit_gemm.cu)
- * share, included by both and by the tuning harness (tune_6e.cu). What 6e adds
- * to 6d (gemm_6d.cu, whose simpler helpers these generalise) is one kernel
- * body, dbuf_gemm_body: two shared buffers and the next tile prefetched into
- * registers (the handbook's "two-level prefetch"), lean loads for the tiles
- * that lie inside the matrices, a swizzle against bank conflicts, and a tile
- * shape chosen by measurement (the DBUF_* macros at the end). 6f is the same
- * body with an A loader that gathers from an NHWC image (implicit GEMM), hence
- * the IMPLICIT template flag and implicit_geom.
+ * share, included by both and by the tuning harness
+ * (instructor/tuning/tune_6e.cu). What 6e adds to 6d (gemm_6d.cu, whose simpler
+ * helpers these generalise) is one kernel body, dbuf_gemm_body: two shared
+ * buffers and the next tile prefetched into registers (the handbook's
+ * "two-level prefetch"), lean loads for the tiles that lie inside the
+ * matrices, a swizzle against bank conflicts, and a tile shape chosen by
+ * measurement (the DBUF_* macros at the end). 6f is the same body with an A
+ * loader that gathers from an NHWC image (implicit GEMM), hence the IMPLICIT
+ * template flag and implicit_geom.
  *
  * Every kernel built on it handles any M, N, K >= 1: the edge tiles are loaded
  * with zeros outside the matrices and stored under a guard. Element offsets
@@ -444,7 +445,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     store_c<VEC, BM, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
-/* The shape 6e and 6f use, chosen by measurement (06_im2col_gemm/tune_6e.cu,
+/* The shape 6e and 6f use, chosen by measurement (instructor/tuning/tune_6e.cu,
  * bench/results/logs/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
  * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (159
  * registers, no spills; 12 warps per SM instead of 8). With the lean loads it

@@ -151,8 +151,8 @@ while [ $# -gt 0 ]; do
       tee "$RESULTS/logs/ncu_${problem}_${step}_${kernel//[^A-Za-z0-9_]/_}.txt" || status=1 ;;
   tune)
     say "step 06 tuning harness"
-    if [ ! -x "$bin/06_tune_6e" ]; then # a student tree has no tune_6e.cu
-      echo "no $bin/06_tune_6e: this tree has no 06_im2col_gemm/tune_6e.cu"
+    if [ ! -x "$bin/06_tune_6e" ]; then # a student tree has no instructor/
+      echo "no $bin/06_tune_6e: this tree has no instructor/tuning/tune_6e.cu"
       status=1
     else
       "$bin/06_tune_6e" | tee -a "$RESULTS/logs/06_tune_6e.txt" || status=1
