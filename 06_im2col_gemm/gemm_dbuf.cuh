@@ -205,7 +205,7 @@ __device__ __forceinline__ void load_fragments(float fa[TM], float fb[8],
  * each FMA shares an operand with the one before it - a[i] along a row, b[j]
  * at the turn - and can take it from the operand reuse cache instead of the
  * register file. ptxas keeps this order; at 4096^3 it was 1-2 points of
- * cuBLAS faster than 6d's row-by-row fma_tile (bench/results/logs/06_tune_6e.txt, "ji2"). */
+ * cuBLAS faster than 6d's row-by-row fma_tile (instructor/logs/06_tune_6e.txt, "ji2"). */
 template <int TM>
 __device__ __forceinline__ void fma_tile_snake(float acc[TM][8], const float fa[TM],
                                                const float fb[8])
@@ -446,7 +446,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
 }
 
 /* The shape 6e and 6f use, chosen by measurement (instructor/tuning/tune_6e.cu,
- * bench/results/logs/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
+ * instructor/logs/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
  * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (159
  * registers, no spills; 12 warps per SM instead of 8). With the lean loads it
  * reached 96.5-96.9% of cuBLAS at 4096^3 and 100.4-102.5% on the lab's
