@@ -2,7 +2,8 @@
  * body, batched).
  *
  * The device code 6e (gemm_6e.cu) and 6f (conv_implicit_gemm_6f.cu) share,
- * included by both and by the tuning harness (tune_6e.cu). What 6e adds to
+ * included by both and by the tuning harness
+ * (instructor/tuning/tune_6e.cu). What 6e adds to
  * 6d (gemm_6d.cu, whose simpler helpers these generalise) is one kernel
  * body, dbuf_gemm_body: two shared buffers and the next tile prefetched into
  * registers (the handbook's "two-level prefetch"), lean loads for the tiles
@@ -207,7 +208,7 @@ __device__ __forceinline__ void load_fragments(float fa[TM], float fb[8],
  * each FMA shares an operand with the one before it - a[i] along a row, b[j]
  * at the turn - and can take it from the operand reuse cache instead of the
  * register file. ptxas keeps this order; at 4096^3 it was 1-2 points of
- * cuBLAS faster than 6d's row-by-row fma_tile (bench/results/logs/06_tune_6e.txt, "ji2"). */
+ * cuBLAS faster than 6d's row-by-row fma_tile (instructor/logs/06_tune_6e.txt, "ji2"). */
 template <int TM>
 __device__ __forceinline__ void fma_tile_snake(float acc[TM][8], const float fa[TM],
                                                const float fb[8])
@@ -447,8 +448,8 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
     store_c<VEC, BM, TM>(acc, c, m, n, row0, col0, ty, tx);
 }
 
-/* The shape 6e and 6f use, chosen by measurement (06_im2col_gemm/tune_6e.cu,
- * bench/results/logs/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
+/* The shape 6e and 6f use, chosen by measurement (instructor/tuning/tune_6e.cu,
+ * instructor/logs/06_tune_6e.txt, H100 80GB HBM3): a 64 x 128 block tile of
  * 128 threads (8 x 8 outputs each), BK = 16, three blocks per SM (159
  * registers, no spills; 12 warps per SM instead of 8). With the lean loads it
  * reached 96.5-96.9% of cuBLAS at 4096^3 and 100.4-102.5% on the lab's

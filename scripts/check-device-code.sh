@@ -4,9 +4,9 @@
 # code only and in parallel, and fails on a compile error or on any register
 # spill (ptxas -v: "N bytes spill stores" or loads above 0 for any kernel
 # instance on any architecture). 9.0 is compiled as sm_90a, as CMake builds
-# it. No GPU needed. Left out: tune_*.cu, the
-# tuning harnesses, whose candidate shapes include some that spill (the
-# tuning log records it as the reason they lost).
+# it. No GPU needed. Left out: instructor/tuning/tune_*.cu, the tuning
+# harnesses, whose candidate shapes include some that spill (the tuning log
+# records it as the reason they lost).
 #   scripts/check-device-code.sh                 every .cu, every architecture
 #   scripts/check-device-code.sh 75 90           only these architectures
 set -euo pipefail

@@ -77,7 +77,7 @@ A number in a plain-text log of headed sections (a tuning log) is found by
 its section's heading, optionally a block in it, the line's first word and a
 regular expression whose group is the number:
 
-    <!-- value: bench/results/logs/06_tune_6e.txt heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS" -->96.6<!-- /value -->%
+    <!-- value: instructor/logs/06_tune_6e.txt heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS" -->96.6<!-- /value -->%
 
 The number is written with as many decimals as the text
 between the markers has; --check fails when it differs from the CSV at that

@@ -18,10 +18,9 @@ measured in the same run. The commands:
     scripts/exercises.py make --out DIR [--steps 02-04]
         writes a student tree: every region of the chosen steps' exercises
         replaced by its stub, the others by their solution; the instructor's
-        files left out (exercises/answers/, 06_im2col_gemm/tune_6e.cu,
-        bench/results/logs/); the notes' code excerpts regenerated from the
-        stubbed sources. Fails, naming file and line, if a marker or a line of
-        a solution is left anywhere in the tree.
+        folder instructor/ left out; the notes' code excerpts regenerated from
+        the stubbed sources. Fails, naming file and line, if a marker or a line
+        of a solution is left anywhere in the tree.
     scripts/exercises.py grade [--step NN] [--json FILE] [--no-performance]
         in a student tree (or the solution tree): builds (cmake --preset
         release), runs each exercise's tests and prints a table, exercise,

@@ -11,12 +11,14 @@
 #   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
 #                                        (02 to 08, or all), as CSV files
 #   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
-#   scripts/gpu.sh tune                  step 06's tuning harness (6e/6f tile shapes)
+#   scripts/gpu.sh tune                  step 06's tuning harness (6e/6f tile shapes; the
+#                                        instructor's, instructor/tuning/)
 #
 # Parts can be chained: scripts/gpu.sh build test sanitize. Results (CSV, JSON)
 # go to $RESULTS (default bench/results: the notes' tables are generated from
-# there by scripts/doc_tables.py), profiler and tuning logs to $RESULTS/logs,
-# build and test logs to $LOGS (default build/gpu-logs). Environment:
+# there by scripts/doc_tables.py), profiler logs to $RESULTS/logs, the tuning
+# harness's log to instructor/logs/06_tune_6e.txt, build and test logs to $LOGS
+# (default build/gpu-logs). Environment:
 #   BUILD    build folder (default build/gpu)
 #   ARCHS    CMAKE_CUDA_ARCHITECTURES for the build (default: the GPU found)
 #   CONV_SMEM_LIMIT_KB  run as a GPU with that much shared memory per block
@@ -151,14 +153,14 @@ while [ $# -gt 0 ]; do
       tee "$RESULTS/logs/ncu_${problem}_${step}_${kernel//[^A-Za-z0-9_]/_}.txt" || status=1 ;;
   tune)
     say "step 06 tuning harness"
-    if [ ! -x "$bin/06_tune_6e" ]; then # a student tree has no tune_6e.cu
-      echo "no $bin/06_tune_6e: this tree has no 06_im2col_gemm/tune_6e.cu"
+    if [ ! -x "$bin/06_tune_6e" ]; then # a student tree has no instructor/
+      echo "no $bin/06_tune_6e: this tree has no instructor/tuning/tune_6e.cu"
       status=1
     else
-      "$bin/06_tune_6e" | tee -a "$RESULTS/logs/06_tune_6e.txt" || status=1
+      "$bin/06_tune_6e" | tee -a "$root/instructor/logs/06_tune_6e.txt" || status=1
     fi ;;
   *)
-    sed -n '2,22p' "$0"
+    sed -n '2,24p' "$0"
     exit 2 ;;
   esac
 done

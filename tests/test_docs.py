@@ -208,7 +208,7 @@ def check_tree(root):
                         fail(f"{f}:{i}: '{m.group(0)}' speaks about how the repository was made")
     check = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
                             "--check"] + [os.path.join(root, n) for n in notes if
-                                          n.startswith(("docs/", "exercises/answers/"))
+                                          n.startswith(("docs/", "instructor/answers/"))
                                           or n == "README.md"],
                            capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
@@ -342,7 +342,7 @@ def check_your_turn(root, note, text, step, fail):
 
 
 # One number of the tuning log that note 06 quotes, planted by the self-test.
-TUNE_LOG = os.path.join("bench", "results", "logs", "06_tune_6e.txt")
+TUNE_LOG = os.path.join("instructor", "logs", "06_tune_6e.txt")
 TUNE_SELECTOR = ('heading="tune_6e.cu on 45fe6a2" block="GEMM 4096 4096 4096" '
                  'line=bm64_tm8_bk16_minb3_wr4 find="([0-9.]+)% of cuBLAS"')
 
@@ -461,7 +461,7 @@ def self_test(root):
                    good.replace(f'median_s -->{built}<!--',
                                 f'median_s -->{float(built) + 1:.1f}<!--'), "stale")
         expect("a changed code excerpt", good.replace("return 1;", "return 2;"), "stale")
-        answer = os.path.join(copy, "exercises", "answers", "02.md")
+        answer = os.path.join(copy, "instructor", "answers", "02.md")
         if os.path.exists(answer):  # a student tree has no answers
             with open(answer) as f:
                 said = f.read()

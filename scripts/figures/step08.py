@@ -565,7 +565,7 @@ def caption_08_mma_pipeline(k):
         the products follow one another without a gap. (b) One set, as 8c (whose split
         fragments take the second set's registers), drawn with 8b's stages: each k-step
         loads, then multiplies, and the tensor pipe waits for every k-step's loads.
-        bench/results/logs/08_8b_barrier.txt measures both in 8b.""",
+        instructor/logs/08_8b_barrier.txt measures both in 8b.""",
                      g=g, ks=g["BK"] // g["fk"], ldm=g["tn"] // 2, mmas=g["tm"] * g["tn"],
                      wait=g["stages"] - 2)
 

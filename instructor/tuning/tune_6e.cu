@@ -1,9 +1,11 @@
 /* The tuning harness that chose 6e/6f's tile shape (the DBUF_* macros of
  * gemm_dbuf.cuh): times shapes of the double-buffered kernel body against
  * cuBLAS on the GEMMs of the benchmark (each result checked on sampled
- * entries) and on the lab convolution (6f). Needs a GPU; built with the step
- * as the program 06_tune_6e:
+ * entries) and on the lab convolution (6f). Needs a GPU; built by the
+ * top-level build as the program 06_tune_6e, linking step 06's library, or
+ * from this folder alone:
  *   cmake --build <build> --target 06_tune_6e && <build>/bin/06_tune_6e
+ *   cmake -S instructor/tuning -B build-tune && cmake --build build-tune -j
  *
  * Usage: 06_tune_6e [CONFIG_SUBSTRING [GEMM_SHAPES]]: only the configurations
  * whose name contains the substring; with GEMM_SHAPES, only that many GEMM
