@@ -67,9 +67,11 @@ endfunction()
 #   <name>.cpu                  suites not named gpu_*, in parallel
 #   <name>.gpu                  suites gpu_*, one at a time; skipped without a device
 #                               (only if the source has such a suite)
-#   <name>.sanitize.<tool>      the gpu suites under compute-sanitizer (4 tools),
-#                               except gpu_reference (only if the source has a
-#                               gpu suite besides it): that suite checks NVIDIA's
+#   <name>.sanitize.<tool>.<suite>.<test>
+#                               each test of the gpu suites under compute-sanitizer
+#                               (4 tools), one entry per test so that ctest -j
+#                               spreads the slow ones (racecheck runs some for
+#                               minutes); except gpu_reference: that suite checks NVIDIA's
 #                               cuDNN and cuBLAS, closed code whose algorithm
 #                               search alone takes minutes under the sanitizers
 #                               (seen: 90 s for one small cuDNN plan under
@@ -97,15 +99,28 @@ function(conv_register_tests name source label has_gpu)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu;${label}" TIMEOUT 1800
     SKIP_REGULAR_EXPRESSION "${skip_regex}")
   if(CONV_COMPUTE_SANITIZER AND own_suites)
-    foreach(tool memcheck racecheck initcheck synccheck)
-      add_test(NAME ${name}.sanitize.${tool}
-        COMMAND ${CONV_COMPUTE_SANITIZER} --tool ${tool} --target-processes all
-                --report-api-errors no --error-exitcode 1 $<TARGET_FILE:${name}> --jobs=1 --verbose
-                --filter "gpu_!(reference)/*")
-      set_tests_properties(${name}.sanitize.${tool} PROPERTIES
-        LABELS "sanitize;${label}" TIMEOUT 900
-        ENVIRONMENT "CONV_UNDER_SANITIZER=${tool}"
-        SKIP_REGULAR_EXPRESSION "${skip_regex}")
+    foreach(line IN LISTS own_suites)
+      string(REGEX MATCH "(gpu_[A-Za-z0-9_]+), *([A-Za-z0-9_]+)" pair "${line}")
+      if(NOT pair)
+        message(FATAL_ERROR "${source}: cannot read the suite and test of: ${line}")
+      endif()
+      set(suite "${CMAKE_MATCH_1}")
+      set(test "${CMAKE_MATCH_2}")
+      foreach(tool racecheck memcheck initcheck synccheck)
+        # racecheck is the slowest tool: a higher COST makes ctest -j start it first.
+        set(cost 1)
+        if(tool STREQUAL "racecheck")
+          set(cost 10)
+        endif()
+        add_test(NAME ${name}.sanitize.${tool}.${suite}.${test}
+          COMMAND ${CONV_COMPUTE_SANITIZER} --tool ${tool} --target-processes all
+                  --report-api-errors no --error-exitcode 1 $<TARGET_FILE:${name}> --jobs=1
+                  --verbose --filter "${suite}/${test}")
+        set_tests_properties(${name}.sanitize.${tool}.${suite}.${test} PROPERTIES
+          LABELS "sanitize;${label}" TIMEOUT 900 COST ${cost}
+          ENVIRONMENT "CONV_UNDER_SANITIZER=${tool}"
+          SKIP_REGULAR_EXPRESSION "${skip_regex}")
+      endforeach()
     endforeach()
   endif()
 endfunction()
