@@ -58,6 +58,14 @@ conv_row conv_row_copy(void)
     return r;
 }
 
+int conv_rows_add_cudnn(conv_row *rows, int ref)
+{
+    rows[0] = conv_row_cudnn();
+    rows[0].ref = ref;
+    rows[1] = conv_row_cudnn_graph(CONV_CLASS_FP32);
+    return 2;
+}
+
 int conv_row_is_cudnn(const conv_row *row)
 {
     return row->kind == CONV_ROW_CUDNN || row->kind == CONV_ROW_CUDNN_GRAPH;
