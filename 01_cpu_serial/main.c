@@ -22,10 +22,9 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "1a|1b|all",
-         "which versions to run (1a: serial, 1b: OpenMP; all adds 1c, the 1D convolution, on a "
-         "1D problem; 1a always runs, the reference)",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG("1a|1b|all",
+                          "which versions to run (1a: serial, 1b: OpenMP; all adds 1c, the 1D "
+                          "convolution, on a 1D problem; 1a always runs, the reference)"),
     };
     static const conv_program prog = {
         .cli = {.program = "01_cpu_serial",
@@ -35,7 +34,6 @@ int main(int argc, char **argv)
                 .default_repeat = 3,
                 CONV_FLAGS(flags)},
         .title = "the serial five-loop convolution and its OpenMP version (CPU)",
-        .select_flag = "variant",
         .ref_names = {"serial"},
         .cpu_only = 1,
         .rows = rows,

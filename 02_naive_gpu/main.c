@@ -20,19 +20,16 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     for (int i = 0; i < n; ++i)
         if (opt->number[FLAG_HOST_REPEAT] == 0)
             conv_row_skip(&r[i], "--host-repeat 0");
-    if (n + 1 < max) {
-        r[n] = conv_row_cudnn();
-        r[n++].ref = REF_CUDNN;
-        r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
-    }
+    if (n + 1 < max)
+        n += conv_rows_add_cudnn(r + n, REF_CUDNN);
     return n + conv_naive_rows(p, select, r + n, max - n);
 }
 
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "2a|2b|all",
-         "which kernel(s) to run (2a: grid-stride loop, 2b: 16x16 blocks)", "all", 0, 0},
+        CONV_VARIANT_FLAG("2a|2b|all",
+                          "which kernel(s) to run (2a: grid-stride loop, 2b: 16x16 blocks)"),
         {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
          100},
         CONV_CUDNN_SEARCH_FLAGS,
@@ -45,7 +42,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .renamed = "gridstride=2a|2d=2b"},
         .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "serial", "OpenMP"},
         .bandwidth_column = 1,
         .rows = rows,

@@ -19,6 +19,7 @@
 #include "conv_tiled_1d.h"
 
 #include <limits.h>
+#include <stdio.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
@@ -333,19 +334,35 @@ static unsigned blocks_for(long long width, long long per_block)
     return (unsigned)((width + per_block - 1) / per_block);
 }
 
+/* What every launcher ends with, once the arguments are valid: checks that
+ * `kernel` fits the GPU with this block and shared memory, launches it over
+ * the blocks of `per_block` outputs that cover width, and checks the launch
+ * as CONV_CHECK_LAUNCH does ("<name> launch failed at ..."). */
+static conv_status launch(void (*kernel)(const float *, float *, long long, int), const char *name,
+                          long long per_block, int threads, size_t smem, const float *d_x,
+                          float *d_y, long long width, int mask_width, cudaStream_t stream,
+                          conv_msg *msg)
+{
+    conv_status st = conv_kernel_fits((const void *)kernel, name, threads, smem, msg);
+    if (st != CONV_OK)
+        return st;
+    kernel<<<blocks_for(width, per_block), threads, smem, stream>>>(d_x, d_y, width, mask_width);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess)
+        return CONV_OK;
+    char what[64];
+    snprintf(what, sizeof what, "%s launch", name);
+    return conv_cuda_fail(msg, err, what, __FILE__, __LINE__);
+}
+
 extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long width, int mask_width,
                                     cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = validate(CONV1D_NAIVE, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_naive_kernel, "conv1d_naive_kernel",
-                               CONV1D_THREADS, 0, msg)) != CONV_OK)
-        return st;
-    conv1d_naive_kernel<<<blocks_for(width, CONV1D_THREADS), CONV1D_THREADS, 0, stream>>>(
-        d_x, d_y, width, mask_width);
-    CONV_CHECK_LAUNCH("conv1d_naive_kernel", msg);
-    return CONV_OK;
+    return launch(conv1d_naive_kernel, "conv1d_naive_kernel", CONV1D_THREADS, CONV1D_THREADS, 0,
+                  d_x, d_y, width, mask_width, stream, msg);
 }
 
 extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long width,
@@ -354,13 +371,8 @@ extern "C" conv_status conv1d_naive_x4(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_NAIVE_X4, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel",
-                               CONV1D_THREADS, 0, msg)) != CONV_OK)
-        return st;
-    conv1d_naive_x4_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
-        d_x, d_y, width, mask_width);
-    CONV_CHECK_LAUNCH("conv1d_naive_x4_kernel", msg);
-    return CONV_OK;
+    return launch(conv1d_naive_x4_kernel, "conv1d_naive_x4_kernel", CONV1D_TILE, CONV1D_THREADS, 0,
+                  d_x, d_y, width, mask_width, stream, msg);
 }
 
 extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long width,
@@ -373,13 +385,8 @@ extern "C" conv_status conv1d_tiled_s1(const float *d_x, float *d_y, long long w
      * floats) the kernel must opt in, which conv_kernel_fits does; GPUs allow
      * 64 KiB (Turing) to 227 KiB (Hopper) per block. */
     const size_t smem = (size_t)(CONV1D_TILE + mask_width - 1) * sizeof(float);
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel",
-                               CONV1D_THREADS, smem, msg)) != CONV_OK)
-        return st;
-    conv1d_tiled_s1_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, smem, stream>>>(
-        d_x, d_y, width, mask_width);
-    CONV_CHECK_LAUNCH("conv1d_tiled_s1_kernel", msg);
-    return CONV_OK;
+    return launch(conv1d_tiled_s1_kernel, "conv1d_tiled_s1_kernel", CONV1D_TILE, CONV1D_THREADS,
+                  smem, d_x, d_y, width, mask_width, stream, msg);
 }
 
 extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long width,
@@ -389,14 +396,8 @@ extern "C" conv_status conv1d_tiled_s2(const float *d_x, float *d_y, long long w
     if (st != CONV_OK)
         return st;
     const int threads = CONV1D_S2_TILE + mask_width - 1; /* the input tile */
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel",
-                               threads, (size_t)threads * sizeof(float), msg)) != CONV_OK)
-        return st;
-    conv1d_tiled_s2_kernel<<<blocks_for(width, CONV1D_S2_TILE), threads,
-                             (size_t)threads * sizeof(float), stream>>>(d_x, d_y, width,
-                                                                        mask_width);
-    CONV_CHECK_LAUNCH("conv1d_tiled_s2_kernel", msg);
-    return CONV_OK;
+    return launch(conv1d_tiled_s2_kernel, "conv1d_tiled_s2_kernel", CONV1D_S2_TILE, threads,
+                  (size_t)threads * sizeof(float), d_x, d_y, width, mask_width, stream, msg);
 }
 
 extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long width,
@@ -405,13 +406,8 @@ extern "C" conv_status conv1d_tiled_s3(const float *d_x, float *d_y, long long w
     conv_status st = validate(CONV1D_S3, d_x, d_y, width, mask_width, msg);
     if (st != CONV_OK)
         return st;
-    if ((st = conv_kernel_fits((const void *)conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel",
-                               CONV1D_THREADS, 0, msg)) != CONV_OK)
-        return st;
-    conv1d_tiled_s3_kernel<<<blocks_for(width, CONV1D_TILE), CONV1D_THREADS, 0, stream>>>(
-        d_x, d_y, width, mask_width);
-    CONV_CHECK_LAUNCH("conv1d_tiled_s3_kernel", msg);
-    return CONV_OK;
+    return launch(conv1d_tiled_s3_kernel, "conv1d_tiled_s3_kernel", CONV1D_TILE, CONV1D_THREADS, 0,
+                  d_x, d_y, width, mask_width, stream, msg);
 }
 
 extern "C" conv_status conv1d_tiled(conv1d_strategy s, const float *d_x, float *d_y,

@@ -34,10 +34,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    r[0] = conv_row_cudnn();
+    conv_rows_add_cudnn(r, REF_CUDNN);
     r[0].name = "cuDNN (the same 1D conv)";
-    r[0].ref = REF_CUDNN;
-    r[1] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
     r[1].name = "cuDNN graph (the same 1D conv)";
     r[2] = conv_row_copy();
     r[2].ref = REF_COPY;
@@ -63,10 +61,8 @@ int main(int argc, char **argv)
         {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
         {"mask", CONV_FLAG_INT, "M", "mask width, odd (3d: at most 769)", "7", 1,
          CONV1D_MAX_MASK_WIDTH},
-        {"variant", CONV_FLAG_CHOICE, "3a|3b|3c|3d|3e|all",
-         "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's strategies 1, "
-         "2, 3)",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG("3a|3b|3c|3d|3e|all", "which kernel(s) to run (3a: naive, 3b: naive x4, "
+                                                "3c, 3d, 3e: the lecture's strategies 1, 2, 3)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -81,7 +77,6 @@ int main(int argc, char **argv)
                 .default_warmup = 2,
                 .default_repeat = 20},
         .title = "1D \"same\" convolution, mask in constant memory",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "D2D copy"},
         .bandwidth_column = 1,
         .measure_copy = 1,

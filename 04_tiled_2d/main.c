@@ -22,19 +22,15 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     (void)opt;
     /* of step 02, only its 2D kernel, the reference */
     int kept = conv_rows_keep_ref(r, conv_naive_rows(p, NULL, r, max), "2b", REF_STEP02);
-    r[kept] = conv_row_cudnn();
-    r[kept++].ref = REF_CUDNN;
-    r[kept++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
+    kept += conv_rows_add_cudnn(r + kept, REF_CUDNN);
     return kept + conv_tiled_2d_rows(p, select, r + kept, max - kept);
 }
 
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "4a|4b|4c|4d|all",
-         "4a, 4b, 4c: the lecture's strategies 1, 2, 3 (single channel, C = K = 1); 4d: the "
-         "multi-channel kernel",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG("4a|4b|4c|4d|all", "4a, 4b, 4c: the lecture's strategies 1, 2, 3 (single "
+                                             "channel, C = K = 1); 4d: the multi-channel kernel"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -45,7 +41,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .renamed = "--strategy=--variant|1=4a|2=4b|3=4c|mc=4d"},
         .title = "tiled 2D convolution with halos (strategies 1, 2, 3; multi-channel)",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "step 02"},
         .bandwidth_column = 1,
         .rows = rows,

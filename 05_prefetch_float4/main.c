@@ -20,10 +20,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    int n = 0;
-    r[n] = conv_row_cudnn();
-    r[n++].ref = REF_CUDNN;
-    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
+    int n = conv_rows_add_cudnn(r, REF_CUDNN);
     n += conv_rows_keep_ref(r + n, conv_naive_rows(p, NULL, r + n, max - n), "2a", REF_STEP02);
     n += conv_rows_keep_ref(r + n, conv_tiled_2d_rows(p, "4d", r + n, max - n), "4d", REF_STEP04);
     return n + conv_prefetch_rows(p, select, r + n, max - n);
@@ -50,8 +47,8 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "5a|5b|all",
-         "which step 05 kernels to run (5a: both of its loop orders)", "all", 0, 0},
+        CONV_VARIANT_FLAG("5a|5b|all",
+                          "which step 05 kernels to run (5a: both of its loop orders)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -63,7 +60,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags)},
         .title = "direct convolution with float4 loads, shared tiles, register accumulators and "
                  "prefetching",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "step 02", "step 04"},
         .rows = rows,
         .describe = describe,

@@ -56,6 +56,15 @@ static __device__ __forceinline__ a_row_src a_row_init(int m, int k, const float
     return src;
 }
 
+/* The four floats of a 16-byte load, into four registers. */
+static __device__ __forceinline__ void unpack4(float r[4], float4 v)
+{
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = v.z;
+    r[3] = v.w;
+}
+
 /* Loads this thread's 4 A values, A[row][kidx .. kidx+3], into ra (zeros
  * outside A). */
 template <bool VEC>
@@ -65,10 +74,7 @@ static __device__ __forceinline__ void load_a4(float ra[4], const a_row_src &src
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (src.row_ok && kidx < k) /* K % 4 == 0, so kidx + 3 < K too */
             v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
-        ra[0] = v.x;
-        ra[1] = v.y;
-        ra[2] = v.z;
-        ra[3] = v.w;
+        unpack4(ra, v);
     } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -85,10 +91,7 @@ static __device__ __forceinline__ void load_b4(float rb[4], const float *__restr
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (krow < k && col < n) /* N % 4 == 0, so col + 3 < N too */
             v = *reinterpret_cast<const float4 *>(b + (size_t)krow * n + col);
-        rb[0] = v.x;
-        rb[1] = v.y;
-        rb[2] = v.z;
-        rb[3] = v.w;
+        unpack4(rb, v);
     } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)

@@ -99,6 +99,15 @@ __device__ __forceinline__ float implicit_a_element(const a_source &src, const i
        exercise 06-implicit end */
 }
 
+/* The four floats of a 16-byte load, into four registers. */
+__device__ __forceinline__ void unpack4(float r[4], float4 v)
+{
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = v.z;
+    r[3] = v.w;
+}
+
 /* Loads this thread's 4 A values of the tile starting at k0 into ra.
  * INSIDE (vector paths only): the tile lies wholly inside K, so no k guard and
  * no row guard either (a row past M reads row 0, see a_source_init; its
@@ -150,10 +159,7 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (INSIDE || (src.row_ok && kidx < k)) /* K % 4 == 0, so kidx + 3 < K too */
             v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
-        ra[0] = v.x;
-        ra[1] = v.y;
-        ra[2] = v.z;
-        ra[3] = v.w;
+        unpack4(ra, v);
     } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -171,10 +177,7 @@ __device__ __forceinline__ void load_b_tile(float rb[4], const float *__restrict
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (krow < k && col < n) /* N % 4 == 0, so col + 3 < N too */
             v = *reinterpret_cast<const float4 *>(b + (size_t)krow * n + col);
-        rb[0] = v.x;
-        rb[1] = v.y;
-        rb[2] = v.z;
-        rb[3] = v.w;
+        unpack4(rb, v);
     } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)

@@ -17,10 +17,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    r[0] = conv_row_cudnn();
-    r[0].ref = REF_CUDNN;
-    r[1] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
-    int n = 2 + conv_im2col_gemm_rows(p, select, r + 2, max - 2);
+    int n = conv_rows_add_cudnn(r, REF_CUDNN);
+    n += conv_im2col_gemm_rows(p, select, r + n, max - n);
     conv_rows_mark_ref(r, n, "cublas", REF_CUBLAS); /* im2col + cuBLAS: "vs cuBLAS" */
     return n;
 }
@@ -64,10 +62,9 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "6a|6b|6c|6d|6e|6f|cublas|all",
-         "which versions to run (6a..6e: im2col + that GEMM, 6f: implicit GEMM, NHWC only; "
-         "im2col + cuBLAS always runs: it is the reference)",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG("6a|6b|6c|6d|6e|6f|cublas|all",
+                          "which versions to run (6a..6e: im2col + that GEMM, 6f: implicit GEMM, "
+                          "NHWC only; im2col + cuBLAS always runs: it is the reference)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -78,7 +75,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .renamed = "--gemm=--variant"},
         .title = "convolution as im2col + GEMM (6a..6e, cuBLAS) and implicit GEMM (6f)",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "cuBLAS"},
         .rows = rows,
         .describe = describe,

@@ -19,10 +19,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
                 int max)
 {
     (void)opt;
-    int n = 0;
-    r[n] = conv_row_cudnn();
-    r[n++].ref = REF_CUDNN;
-    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* cuDNN best: the faster of the two */
+    int n = conv_rows_add_cudnn(r, REF_CUDNN);
     /* step 06's best for the layout, as the "vs step 06" column */
     const char *best06 = p->layout == CONV_LAYOUT_NHWC ? "6f" : "6e";
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
@@ -74,9 +71,9 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "7a|7b|7c|all",
-         "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3), 7c: fused F(4x4,3x3))",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG(
+            "7a|7b|7c|all",
+            "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3), 7c: fused F(4x4,3x3))"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -88,7 +85,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .default_problem = "cutlass"},
         .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused and fused",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06"},
         .rows = rows,
         .describe = describe,

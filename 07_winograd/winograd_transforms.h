@@ -80,34 +80,35 @@ WINO_HD void wino_f2_output_1d(const float *m, int ms, float *y, int ys)
 }
 /* excerpt end: f23 1d */
 
+/* The 2D transform of an n_in x n_in tile `in` into the n_out x n_out tile
+ * `out` by the 1D transform f (n_in values to n_out, with strides), e.g.
+ * U = G g G^T: f on every column of in (t = G g, n_out x n_in), then on
+ * every row of t (U = t G^T). */
+#define WINO_2D_FROM_1D(f, in, out, n_in, n_out)                                                   \
+    do {                                                                                           \
+        float t[(n_out) * (n_in)];                                                                 \
+        for (int j = 0; j < (n_in); ++j)                                                           \
+            f((in) + j, (n_in), t + j, (n_in));                                                    \
+        for (int i = 0; i < (n_out); ++i)                                                          \
+            f(t + (n_in)*i, 1, (out) + (n_out)*i, 1);                                              \
+    } while (0)
+
 /* U = G g G^T: g is 3x3, U is 4x4. */
 WINO_HD void wino_f2_filter_2d(const float *g, float *u)
 {
-    float t[4 * 3];
-    for (int j = 0; j < 3; ++j)
-        wino_f2_filter_1d(g + j, 3, t + j, 3); /* columns: t = G g (4x3) */
-    for (int i = 0; i < 4; ++i)
-        wino_f2_filter_1d(t + 3 * i, 1, u + 4 * i, 1); /* rows: U = t G^T */
+    WINO_2D_FROM_1D(wino_f2_filter_1d, g, u, 3, 4);
 }
 
 /* V = B^T d B: d and V are 4x4. */
 WINO_HD void wino_f2_input_2d(const float *d, float *v)
 {
-    float t[4 * 4];
-    for (int j = 0; j < 4; ++j)
-        wino_f2_input_1d(d + j, 4, t + j, 4);
-    for (int i = 0; i < 4; ++i)
-        wino_f2_input_1d(t + 4 * i, 1, v + 4 * i, 1);
+    WINO_2D_FROM_1D(wino_f2_input_1d, d, v, 4, 4);
 }
 
 /* Y = A^T M A: M is 4x4, Y is 2x2. */
 WINO_HD void wino_f2_output_2d(const float *m, float *y)
 {
-    float t[2 * 4];
-    for (int j = 0; j < 4; ++j)
-        wino_f2_output_1d(m + j, 4, t + j, 4);
-    for (int i = 0; i < 2; ++i)
-        wino_f2_output_1d(t + 4 * i, 1, y + 2 * i, 1);
+    WINO_2D_FROM_1D(wino_f2_output_1d, m, y, 4, 2);
 }
 
 /* ---- F(4, 3): alpha = 6 ------------------------------------------------ */
@@ -168,31 +169,19 @@ WINO_HD void wino_f4_output_1d(const float *m, int ms, float *y, int ys)
 /* U = G g G^T: g is 3x3, U is 6x6. */
 WINO_HD void wino_f4_filter_2d(const float *g, float *u)
 {
-    float t[6 * 3];
-    for (int j = 0; j < 3; ++j)
-        wino_f4_filter_1d(g + j, 3, t + j, 3);
-    for (int i = 0; i < 6; ++i)
-        wino_f4_filter_1d(t + 3 * i, 1, u + 6 * i, 1);
+    WINO_2D_FROM_1D(wino_f4_filter_1d, g, u, 3, 6);
 }
 
 /* V = B^T d B: d and V are 6x6. */
 WINO_HD void wino_f4_input_2d(const float *d, float *v)
 {
-    float t[6 * 6];
-    for (int j = 0; j < 6; ++j)
-        wino_f4_input_1d(d + j, 6, t + j, 6);
-    for (int i = 0; i < 6; ++i)
-        wino_f4_input_1d(t + 6 * i, 1, v + 6 * i, 1);
+    WINO_2D_FROM_1D(wino_f4_input_1d, d, v, 6, 6);
 }
 
 /* Y = A^T M A: M is 6x6, Y is 4x4. */
 WINO_HD void wino_f4_output_2d(const float *m, float *y)
 {
-    float t[4 * 6];
-    for (int j = 0; j < 6; ++j)
-        wino_f4_output_1d(m + j, 6, t + j, 6);
-    for (int i = 0; i < 4; ++i)
-        wino_f4_output_1d(t + 6 * i, 1, y + 4 * i, 1);
+    WINO_2D_FROM_1D(wino_f4_output_1d, m, y, 6, 4);
 }
 
 #endif /* WINOGRAD_TRANSFORMS_H */

@@ -40,11 +40,11 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
-        {"variant", CONV_FLAG_CHOICE, "8a|8b|8b-xt|8c|8d|8e|all",
-         "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with a "
-         "cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, 8c: 3xTF32 through mma.sync, "
-         "8d: TF32 through wgmma, 8e: 8d fed by TMA; 8d and 8e Hopper only)",
-         "all", 0, 0},
+        CONV_VARIANT_FLAG(
+            "8a|8b|8b-xt|8c|8d|8e|all",
+            "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through mma.sync with "
+            "a cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, 8c: 3xTF32 through "
+            "mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by TMA; 8d and 8e Hopper only)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
@@ -57,7 +57,6 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .default_problem = "cutlass-nhwc"},
         .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",
-        .select_flag = "variant",
         .ref_names = {"cuDNN", "step 06", "cuDNN TF32"},
         .rows = rows,
         .describe = describe,

@@ -34,11 +34,8 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
             }
         }
     }
-    if ((steps & BENCH_STEP_CUDNN) && n + 1 < max_rows) {
-        rows[n] = conv_row_cudnn();
-        rows[n++].ref = BENCH_REF_CUDNN;
-        rows[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32); /* the graph API, autotuned */
-    }
+    if ((steps & BENCH_STEP_CUDNN) && n + 1 < max_rows)
+        n += conv_rows_add_cudnn(rows + n, BENCH_REF_CUDNN); /* the graph API's autotuned */
     if (steps & BENCH_STEP_02) {
         int first = n;
         n += conv_naive_rows(p, NULL, rows + n, max_rows - n);

@@ -312,7 +312,7 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         if (status >= 0)
             return status;
     }
-    s.select = conv_program_flag(prog, &s.opt, prog->select_flag);
+    s.select = conv_program_flag(prog, &s.opt, "variant"); /* NULL: every row */
     s.o = run_opts(prog, &s.opt);
     int status = check_before_work(&s);
     if (status != 0)

@@ -60,6 +60,15 @@ extern "C" {
             "was left out, to FILE as CSV",                                                        \
             NULL, 0, 0                                                                             \
     }
+
+/* The flag that picks the versions a step's program runs: --variant, one
+ * of `choices` (words separated by '|', "all" among them), "all" by
+ * default. Its value picks the rows by their key. */
+#define CONV_VARIANT_FLAG(choices, help)                                                           \
+    {                                                                                              \
+        "variant", CONV_FLAG_CHOICE, choices, help, "all", 0, 0                                    \
+    }
+
 /* The most problems one run may have (a model's distinct layers included). */
 #define CONV_PROGRAM_MAX_PROBLEMS 48
 
@@ -73,8 +82,6 @@ typedef struct {
 typedef struct {
     conv_cli_spec cli; /* the program's name, summary and own flags */
     const char *title; /* the first line of its output, after its name */
-    /* The program flag whose value picks rows by their key (NULL: none). */
-    const char *select_flag;
     /* The reference columns of the table, in the order of the rows' .ref;
      * the first NULL ends them. */
     const char *ref_names[CONV_MAX_REFS];
@@ -89,7 +96,7 @@ typedef struct {
      * one line in msg. */
     int (*problems)(const conv_cli_options *opt, conv_named_problem *out, int max, conv_msg *msg);
     /* The rows for one problem (references with .ref set). `select` is the
-     * selection flag's value. Returns how many (at most max). */
+     * value of --variant (NULL: none). Returns how many (at most max). */
     int (*rows)(const conv_cli_options *opt, const conv_params *p, const char *select,
                 conv_row *rows, int max);
     /* Optional: prints the problem (instead of the standard lines) and what

@@ -26,36 +26,44 @@ conv_row conv_row_host(const char *name, const char *key, conv_host_conv host)
     return r;
 }
 
+/* A row that is none of our kernels but a library's or a measurement's:
+ * no key, measured by its kind. */
+static conv_row other_row(const char *name, conv_row_kind kind, conv_class cls, void *ctx)
+{
+    conv_row r = conv_row_device(name, NULL, NULL, ctx);
+    r.kind = kind;
+    r.cls = cls;
+    return r;
+}
+
 conv_row conv_row_cudnn(void)
 {
-    conv_row r = conv_row_device("cuDNN", NULL, NULL, NULL);
-    r.kind = CONV_ROW_CUDNN;
-    return r;
+    return other_row("cuDNN", CONV_ROW_CUDNN, CONV_CLASS_FP32, NULL);
 }
 
 conv_row conv_row_cudnn_tf32(void)
 {
     static const conv_cudnn_math tf32 = CONV_CUDNN_TF32;
-    conv_row r = conv_row_device("cuDNN TF32", NULL, NULL, (void *)&tf32);
-    r.kind = CONV_ROW_CUDNN;
-    r.cls = CONV_CLASS_TF32;
-    return r;
+    return other_row("cuDNN TF32", CONV_ROW_CUDNN, CONV_CLASS_TF32, (void *)&tf32);
 }
 
 conv_row conv_row_cudnn_graph(conv_class cls)
 {
-    conv_row r = conv_row_device(cls == CONV_CLASS_TF32 ? "cuDNN graph TF32" : "cuDNN graph", NULL,
-                                 NULL, NULL);
-    r.kind = CONV_ROW_CUDNN_GRAPH;
-    r.cls = cls;
-    return r;
+    return other_row(cls == CONV_CLASS_TF32 ? "cuDNN graph TF32" : "cuDNN graph",
+                     CONV_ROW_CUDNN_GRAPH, cls, NULL);
 }
 
 conv_row conv_row_copy(void)
 {
-    conv_row r = conv_row_device("device-to-device copy", NULL, NULL, NULL);
-    r.kind = CONV_ROW_COPY;
-    return r;
+    return other_row("device-to-device copy", CONV_ROW_COPY, CONV_CLASS_FP32, NULL);
+}
+
+int conv_rows_add_cudnn(conv_row *rows, int ref)
+{
+    rows[0] = conv_row_cudnn();
+    rows[0].ref = ref;
+    rows[1] = conv_row_cudnn_graph(CONV_CLASS_FP32);
+    return 2;
 }
 
 int conv_row_is_cudnn(const conv_row *row)

@@ -57,7 +57,7 @@ typedef struct conv_row conv_row;
 struct conv_row {
     /* ---- set by the step's rows function ---- */
     const char *name; /* as printed, e.g. "naive grid-stride (1D)" */
-    const char *key;  /* the value of the program's selection flag that picks it (NULL: any) */
+    const char *key;  /* the value of the program's --variant that picks it (NULL: any) */
     conv_row_kind kind;
     conv_class cls; /* its precision class (conv_verify.h; zero: FP32) */
     conv_gpu_conv conv;
@@ -98,6 +98,12 @@ conv_row conv_row_cudnn_tf32(void);
  * TF32: "cuDNN graph" and "cuDNN graph TF32", the engine joins the name. */
 conv_row conv_row_cudnn_graph(conv_class cls);
 conv_row conv_row_copy(void);
+
+/* Writes cuDNN's two FP32 rows, the reference most programs compare with:
+ * the legacy API's, as reference column `ref`, then the graph API's best
+ * engine; the column takes the faster of the two ("cuDNN best"). Returns 2
+ * (rows must have room for both). */
+int conv_rows_add_cudnn(conv_row *rows, int ref);
 
 /* 1 for a cuDNN row (the legacy API's or the graph API's, any class). */
 int conv_row_is_cudnn(const conv_row *row);

@@ -90,7 +90,6 @@ static const conv_program cpu_prog = {
             .flags = flags,
             .n_flags = 1},
     .title = "host rows",
-    .select_flag = "variant",
     .ref_names = {"double"},
     .cpu_only = 1,
     .rows = rows,
