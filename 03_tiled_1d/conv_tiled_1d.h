@@ -1,33 +1,23 @@
 /* Step 03: 1D "same" convolution with the mask in constant memory, and the
- * three tiling strategies of ECE408 lecture 8.
+ * three tiling strategies of ECE408 lecture 8 (kernels: conv_tiled_1d.cu).
  *
  *   y[i] = sum_{j < M} x[i - half + j] * mask[j],  half = (M - 1) / 2,
  *   x = 0 outside [0, width)                      (step 01's conv1d_cpu_same)
  *
- * Versions 3a to 3e, the keys of the program's --variant (launchers, each
- * <- its kernel <name>_kernel):
- *   3a conv1d_naive()     every tap read from global memory (through the caches)
- *   3b conv1d_naive_x4()  the same with strategies 1 and 3's thread mapping (4
- *                         outputs per thread): the control experiment
- *   3c conv1d_tiled_s1()  strategy 1: block = output tile; the input tile with
- *                         both halos is loaded into shared memory in several steps
- *   3d conv1d_tiled_s2()  strategy 2: block = input tile; one element per thread,
- *                         loaded in one step; the threads outside the output
- *                         tile idle at compute
- *   3e conv1d_tiled_s3()  strategy 3: block = output tile; only the core is
- *                         loaded; the halos are read from global memory (hits
- *                         in L1/L2)
+ * Versions: 3a, 3b, 3c, 3d, 3e (the program's --variant), by launcher:
+ *   3a conv1d_naive()     every tap read from global memory
+ *   3b conv1d_naive_x4()  3a with 4 outputs per thread: the control experiment
+ *   3c conv1d_tiled_s1()  strategy 1: block = output tile, halos loaded in steps
+ *   3d conv1d_tiled_s2()  strategy 2: block = input tile, one load per thread
+ *   3e conv1d_tiled_s3()  strategy 3: block = output tile, halos from the caches
  *
- * The mask. Before a launch, conv1d_upload_mask() copies it into __constant__
- * memory: 64 KiB, i.e. 16384 floats, on every GPU so far. Mask widths are odd
- * (a centred "same" convolution; even widths are rejected), from 1 to
- * CONV1D_MAX_MASK_WIDTH = 16383, the largest odd width that fits. Strategy 2
- * has a tighter limit: its block holds the whole input tile, at most 1024
- * threads, so M <= CONV1D_S2_MAX_MASK_WIDTH = 769.
+ * Upload the mask first (conv1d_upload_mask()); odd widths up to
+ * CONV1D_MAX_MASK_WIDTH, strategy 2 up to CONV1D_S2_MAX_MASK_WIDTH. Every
+ * launcher validates before any CUDA call and returns a conv_status with one
+ * line naming the parameter.
  *
- * Every launcher validates before any CUDA call (null pointers, width,
- * negative sizes, even or too large masks, a mask that was not uploaded) and
- * returns a conv_status with one line naming the parameter. */
+ * Lesson: docs/03_tiled_1d.md, section "Output tiles and input tiles"; the
+ * limits in "The mask in constant memory". */
 #ifndef CONV_TILED_1D_H
 #define CONV_TILED_1D_H
 

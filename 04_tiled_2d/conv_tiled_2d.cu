@@ -111,28 +111,16 @@ __device__ __forceinline__ void s1_window_step(float (&acc)[ROWS], float (&buf)[
 
 /* ---------------------------------------------------------------------------
  * 4a, strategy 1: the block covers the OUTPUT tile, TILE_W x TILE_H outputs with
- * TILE_W x (TILE_H / ROWS) threads. The input tile is larger than the block,
- * so it is loaded in a loop of block-sized steps (the 2D form of the lecture's
- * "load the halo in a second step").
- * ROWS = 1 is the lecture's kernel: one output per thread, one shared load per
- * multiply-add, so shared memory (32 loads per clock per SM against 128 FMA
- * lanes) caps it at a quarter of the FP32 peak.
- * ROWS > 1 (thread coarsening): a thread computes ROWS outputs of one column.
- * For a fixed mask column s, output row v needs input rows v .. v + R - 1, so
- * the ROWS outputs share a sliding window of ROWS input values held in
- * registers: each step r loads ONE new value from shared memory and does ROWS
- * multiply-adds with one mask value. Loads per multiply-add drop from 1 to
- * (R + ROWS - 1) / (R * ROWS), e.g. 0.19 for R = 13, ROWS = 8. A warp reads
- * 32 consecutive floats of one tile row: no bank conflicts.
- * Measured on an H100 (2000x2000, 13x13; the numbers and their spread are in
- * docs/04_tiled_2d.md): ROWS = 4 and ROWS = 16 are the fast configurations,
- * well ahead of cuDNN; the lecture's ROWS = 1 is several times slower than
- * cuDNN. A window slid by copying registers (win[v] = win[v+1]) in a runtime
- * loop executed about as many instructions but ran several times slower with
- * ROWS = 4, its schedulers mostly idle. The ring of fixed slots
- * (s1_window_step), unrolled by ROWS, lets the compiler issue a chunk's
- * shared loads together ahead of their uses. ROWS = 8 is an unexplained
- * outlier between ROWS = 1 and ROWS = 4: see docs/04_tiled_2d.md. */
+ * TILE_W x (TILE_H / ROWS) threads; the larger input tile is loaded in a loop of
+ * block-sized steps. ROWS = 1 is the lecture's kernel: one shared load per
+ * multiply-add, at most a quarter of the FP32 peak. With ROWS > 1 a thread
+ * computes ROWS outputs of one column from a ring of ROWS registers
+ * (s1_window_step): one shared load per step feeds ROWS multiply-adds.
+ * Measured on an H100 (2000x2000, 13x13): ROWS = 4 and 16 are the fast
+ * configurations, well ahead of cuDNN. Lesson: docs/04_tiled_2d.md, section
+ * "Shared memory bandwidth, and why strategy 1 computes several outputs per
+ * thread"; a window slid by copying registers, and ROWS = 8, in "Going
+ * further (optional)". */
 /* On sm_120 ptxas, left without a blocks-per-SM hint, held the ROWS = 16
  * version to 72 registers and spilled 12 bytes; the hint "1 block" lifts that
  * limit there. Elsewhere the kernel compiles without the hint, as measured. */

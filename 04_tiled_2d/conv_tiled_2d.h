@@ -1,42 +1,23 @@
-/* Step 04: tiled 2D convolution with halos (ECE408 lecture 8, 2D part).
+/* Step 04: tiled 2D convolution with halos (ECE408 lecture 8, 2D part): the
+ * launchers of conv_tiled_2d.cu, each with several tile configurations.
  *
- * Versions: 4a, 4b, 4c, 4d (the keys of the program's --variant; 4a to 4c are
- * the lecture's strategies 1 to 3). Each has several tile configurations.
+ * Versions: 4a, 4b, 4c, 4d (the keys of the program's --variant):
+ *   4a conv2d_tiled_s1  strategy 1: block = output tile, the input tile loaded
+ *                       in steps; ROWS outputs of a column per thread
+ *   4b conv2d_tiled_s2  strategy 2: block = input tile, loaded in one step
+ *   4c conv2d_tiled_s3  strategy 3: only the core in shared memory, the halo
+ *                       read from global memory (through the caches)
+ *   4d conv2d_tiled_mc  any N, C, K: strategy 1 per input channel, each input
+ *                       tile feeding KB output channels
+ * 4a to 4c take one channel (C = K = 1, any N); 4d keeps its weights in
+ * __constant__ memory while they fit. All: NCHW, stride 1, dilation 1, any
+ * padding, filters up to CONV_TILED_MAX_FILTER per side. A launcher validates
+ * first (one line naming the parameter), then copies the weights to constant
+ * memory on `stream`, launches and checks the launch; pointers are device
+ * pointers. They share one constant buffer: never run two of them concurrently.
  *
- * Single channel (C = K = 1, any batch N), the mask in __constant__ memory:
- *   4a (strategy 1) conv2d_tiled_s1   block = output tile; the input tile
- *                                     (output tile + halo) is loaded in
- *                                     several steps; each thread computes ROWS
- *                                     outputs of a column (ROWS = 1 is the
- *                                     lecture's kernel)
- *   4b (strategy 2) conv2d_tiled_s2   block = input tile (TILE + R - 1 threads
- *                                     per side), loaded in one step; threads
- *                                     outside the output tile idle during the
- *                                     compute
- *   4c (strategy 3) conv2d_tiled_s3   block = output tile; only the core of the
- *                                     input tile in shared memory, halo
- *                                     elements read from global memory
- *                                     (through the caches)
- * Multi-channel (any N, C, K):
- *   4d conv2d_tiled_mc                strategy 1 tiling per input channel; one
- *                                     input tile feeds KB output channels;
- *                                     weights in constant memory while
- *                                     K*C*R*S fits in CONV_TILED_CONST_FLOATS,
- *                                     else read from global memory through the
- *                                     read-only cache
- *
- * All of them: layout NCHW, stride 1, dilation 1, any padding pad_h/pad_w
- * (valid, "same", or anything conv_params_validate accepts; an even filter
- * with "same" padding uses the symmetric pad (R-1)/2 of
- * conv_params_set_same_padding). Filters up to CONV_TILED_MAX_FILTER per side
- * (strategy 2: up to 33 - TILE, so that its block has at most 32x32 threads).
- * Every launcher validates everything first and returns an error with one line
- * naming the parameter before any CUDA call; then it copies the weights to
- * constant memory on `stream` (device to device), launches on `stream` and
- * checks the launch. Pointers are device pointers.
- *
- * The constant-memory weights are one buffer shared by all kernels of this
- * step: do not run two of these launchers concurrently on different streams. */
+ * Lesson: docs/04_tiled_2d.md, section "The three strategies"; the limits in
+ * "Limits (each rejected before launch, with one line naming the parameter)". */
 #ifndef CONV_TILED_2D_H
 #define CONV_TILED_2D_H
 

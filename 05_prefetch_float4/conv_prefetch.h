@@ -1,34 +1,23 @@
 /* Step 05: the direct convolution of the blog article (Pegessi's direct 2D
- * convolution, docs/sources.md), made correct for every shape and then tuned.
+ * convolution, docs/sources.md), made correct for every shape, then tuned.
  *
- *   conv2d_prefetch_5a()  the lecture's kernel: 8x4 = one warp per block over
- *                         the output plane, the last block of a row/column
- *                         grown to cover the remainder (up to 15x7 outputs),
- *                         the input tile + halo loaded by the "equal split"
- *                         in float4 pieces, the filter in shared memory,
- *                         accumulators for a chunk of 8 output channels in
- *                         registers (input channel outer, output channels
- *                         inner), the next channel prefetched into registers
- *                         while the current one is computed, two shared
- *                         buffers and one barrier per channel.
- *   conv2d_prefetch_5a_lecture_order()  the same kernel with the article's loop
- *                         order (output channel outer, input channel inner:
- *                         every input tile is loaded K times), to measure it.
- *   conv2d_prefetch_5b()  the tuned kernel: each thread computes OW outputs of
- *                         a row for KC output channels (OW x KC accumulators),
- *                         blocks of up to 256 threads shaped to the output,
- *                         the input row segment and the weights read from
- *                         shared memory as float4, compile-time versions for
- *                         3x3, 5x5, 6x6 and 7x7 filters and a generic path.
+ * Versions: 5a, 5a oc-outer, 5b (launchers):
+ *   conv2d_prefetch_5a()  the article's kernel: one warp per block, edge blocks
+ *                         grown, float4 "equal split" loads, 8 output channels'
+ *                         accumulators in registers, the next channel prefetched
+ *   conv2d_prefetch_5a_lecture_order()  5a oc-outer: the article's loop order
+ *                         (every input tile loaded K times), to measure it
+ *   conv2d_prefetch_5b()  the tuned kernel: OW outputs of a row for KC output
+ *                         channels per thread
  *
- * All: layout NCHW, stride 1, dilation 1, any padding (valid, "same", or
- * anything conv_params_validate accepts), any N, C, K, H, W, filters up to
- * CONV_PREFETCH_MAX_FILTER per side. Pointers are device pointers and only
- * need the alignment of a float: the float4 path is taken where an address is
- * 16-byte aligned and a scalar path elsewhere (so a buffer offset by one float
- * works, only slower). Every launcher validates everything before any CUDA
- * call and returns CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line
- * naming the parameter; then it launches on `stream` and checks the launch. */
+ * All: NCHW, stride 1, dilation 1, any padding, any N, C, K, H, W, filters up
+ * to CONV_PREFETCH_MAX_FILTER per side, device buffers aligned to a float.
+ * Every launcher validates before any CUDA call (CONV_ERR_INVALID or
+ * CONV_ERR_UNSUPPORTED, one line naming the parameter), then launches on
+ * `stream` and checks the launch.
+ *
+ * Lesson: docs/05_prefetch_float4.md, sections "5a: the article's kernel, made
+ * correct" and "5b: more outputs per thread". */
 #ifndef CONV_PREFETCH_H
 #define CONV_PREFETCH_H
 

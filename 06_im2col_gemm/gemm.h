@@ -8,24 +8,14 @@
  *   6e gemm_6e.cu  gemm_6e_dbuf      + double-buffered shared memory and register prefetch
  *                                    (its device code, shared with 6f, in gemm_dbuf.cuh)
  *
- * Each launcher (gemm_6a_naive, ...) validates (gemm_prepare), launches its
- * kernel (gemm_6a_naive_kernel, ...) and checks the launch. 6f, the same body as 6e
- * reading an image, is a convolution: conv2d_implicit_gemm in
- * conv_im2col_gemm.h. cuBLAS SGEMM (plain FP32) is the drop-in reference.
- * gemm.c holds what the launchers share: the variant names, validation and
- * the grid (gemm_prepare), and gemm_sgemm's dispatch.
+ * Each launcher validates all its arguments (gemm_prepare, in gemm.c) before it
+ * touches the device, so a bad argument is one line in msg and nothing runs;
+ * then it launches its kernel (gemm_6a_naive_kernel, ...) and checks the launch.
+ * Any M, N, K >= 1 up to GEMM_MAX_DIM; device pointers d_. 6f, 6e's body reading
+ * an image, is a convolution: conv2d_implicit_gemm in conv_im2col_gemm.h.
+ * cuBLAS SGEMM (plain FP32) is the reference.
  *
- * Every kernel handles any M, N, K >= 1: the edge tiles are loaded with zeros
- * outside the matrices and stored under a guard. Element offsets (row*K + k,
- * row*N + col) are computed in 64 bits, so A may hold more than 2^31 floats;
- * row and column numbers themselves are ints (M, N, K <= GEMM_MAX_DIM).
- *
- * The grid is one-dimensional: block b computes tile (b / tiles_n, b % tiles_n),
- * so M is not limited by gridDim.y (65535) and consecutive blocks share a row
- * of A tiles (good for L2 when N is small, as in convolution).
- *
- * Every launcher validates all its arguments before it touches the device, so
- * a bad argument is one line in msg and nothing runs. Device pointers d_. */
+ * Lesson: docs/06_im2col_gemm.md, section "The GEMM progression". */
 #ifndef GEMM_H
 #define GEMM_H
 

@@ -2,26 +2,21 @@
  * body, batched).
  *
  * The device code 6e (gemm_6e.cu) and 6f (conv_implicit_gemm_6f.cu) share,
- * included by both and by the tuning harness
- * (instructor/tuning/tune_6e.cu). What 6e adds to
- * 6d (gemm_6d.cu, whose simpler helpers these generalise) is one kernel
- * body, dbuf_gemm_body: two shared buffers and the next tile prefetched into
- * registers (the handbook's "two-level prefetch"), lean loads for the tiles
- * that lie inside the matrices, a swizzle against bank conflicts, and a tile
- * shape chosen by measurement (the DBUF_* macros at the end). 6f is the same
- * body with an A loader that gathers from an NHWC image (implicit GEMM),
- * hence the IMPLICIT template flag and implicit_geom.
+ * included by both and by the tuning harness (instructor/tuning/tune_6e.cu):
+ * one kernel body, dbuf_gemm_body, that adds to 6d (gemm_6d.cu, whose simpler
+ * helpers these generalise) two shared buffers with the next tile prefetched
+ * into registers, lean loads for the tiles inside the matrices, a swizzle
+ * against bank conflicts and a tile shape chosen by measurement (the DBUF_*
+ * macros at the end). 6f is the same body with an A loader that gathers from
+ * an NHWC image (implicit GEMM): the IMPLICIT template flag and implicit_geom.
  *
- * Every kernel built on it handles any M, N, K >= 1: the edge tiles are loaded
- * with zeros outside the matrices and stored under a guard. Element offsets
- * (row*K + k, row*N + col) are 64-bit; row and column numbers are ints
- * (M, N, K <= GEMM_MAX_DIM).
+ * Any M, N, K >= 1: edge tiles loaded as zeros, stored under a guard; 64-bit
+ * element offsets, int rows and columns (M, N, K <= GEMM_MAX_DIM). A thread
+ * owns TM rows in float4 groups GS = BM / (TM / 4) apart and 8 columns in two
+ * float4 groups 64 apart: 4x4 sub-tiles read as float4 without bank conflicts.
  *
- * Thread tile: a block is a 16 x BM/TM grid of threads; thread (ty, tx) owns
- * TM rows in float4 groups GS = BM / (TM / 4) apart (32 for the 64-row tile
- * of 8 rows per thread) and 8 columns in two float4 groups 64 apart: 4x4
- * sub-tiles whose fragments are float4 shared loads, conflict-free across the
- * warp (gemm_6d.cu draws the 128-row case). */
+ * Lesson: docs/06_im2col_gemm.md, sections "6e: double buffering and register
+ * prefetch" and "6f: implicit GEMM - convolution without the column buffer". */
 #ifndef GEMM_DBUF_CUH
 #define GEMM_DBUF_CUH
 
@@ -291,50 +286,19 @@ __device__ __forceinline__ void dbuf_store_tile(float (*as)[BM + DBUF_APAD], flo
 }
 
 /* ---------------------------------------------------------------------------
- * 6e (and 6f): the two-level prefetch.
- *   global -> registers: tile t+1 is loaded into ra/rb at the top of step t and
- *     only stored to shared memory after step t's arithmetic, so the global
- *     latency hides behind the FMAs of a whole tile;
- *   shared -> registers: the fragments for k step kk+1 are read while kk's 64
- *     FMAs run (ptxas does this for the fully unrolled kk loop);
- *   two shared buffers: tile t+1 goes into the buffer step t does not read,
- *     so one barrier per tile suffices (6d needs two).
- * The barrier argument: buffer X is written in step t only after every thread
- * passed step t-1's barrier, and every read of X in step t-1 came before it.
- *
- * Lean loads: per tile a warp issues 1024 FMAs; everything else is overhead.
- * With every load guarded, the loop held about 145 instructions besides the
- * FMAs and the 64 fragment reads, most of them the guards (a 64-bit address,
- * a predicate and a zero fill for every float4). But only the last tile in K
- * and the last block column can reach outside the matrices: rows past M read
- * row 0 instead (their products land in rows store_c skips). So tiles that
- * lie inside K, in blocks whose 128 columns lie inside N, are loaded with no
- * guard: A from its clamped row pointers, B through one pointer stepped by BK
- * rows with its LB loads at immediate offsets. They run in a loop of their
- * own with no branch in its body (about 50 instructions besides the FMAs and
- * the fragment reads); the other tiles in a second, guarded loop.
- * At 4096^3 that cut executed instructions from 2.59 G to 2.40 G (cuBLAS's
- * kernel: 2.43 G) and took 6e from 89% to 96-97% of cuBLAS. (The same lean
- * loads behind a branch inside one loop were slower than the guarded code:
- * ptxas then issued each tile's first fragment reads just before their FMAs.)
- *
- * Compile-time shape: BM (block tile rows), TM (rows per thread; the block is
- * a 16 x BM/TM grid of threads, 8 columns each), BK (the K depth of a tile)
- * and WR, how many rows of the thread grid one warp spans (WR = 2: a warp is
- * 2x16 threads, as in 6d; WR = 4: 4x8 threads, whose A and B fragment reads
- * are one shared-memory wavefront each instead of one and two).
- *
- * A's loader: BK / 4 neighbouring lanes load one row's BK floats (whole
- * 32-byte sectors in one instruction). Their transposed stores as[k][row]
- * land k * (BM + 4) words apart, i.e. 4k banks: with BK = 16 the groups
- * k = 0..3 and 8..11 (and 4..7, 12..15) would share banks, a 2-way conflict
- * on every store (16.8 million extra wavefronts at 4096^3 by ncu). So row r
- * of k row k is stored in column r ^ (k & 8) (the swizzle): for k >= 8 the
- * 8-row groups trade places, and the warp's 32 stores hit 32 banks. The
- * fragment reads undo it with the same XOR; it keeps 4-row groups whole and
- * aligned, so they stay float4 reads. (Loading 16 rows x 2 groups per
- * instruction also avoids the conflict, but split each row's 64 bytes over
- * two loads and made the kernel 38% slower.) */
+ * 6e (and 6f): the two-level prefetch. Tile t+1 is loaded from global memory
+ * into registers (ra/rb) at the top of step t and stored into the other shared
+ * buffer after step t's FMAs; the fully unrolled kk loop lets ptxas read step
+ * kk+1's fragments while kk's FMAs run. One barrier per tile.
+ * Lean loads: the tiles inside K, in blocks inside N, load without guards in a
+ * first loop with no branch in its body; a second, guarded loop takes the rest.
+ * On an H100 at 4096^3 that took 6e from 89% to 96-97% of cuBLAS.
+ * Shape: BM (block tile rows), TM (rows per thread; the block is a 16 x BM/TM
+ * grid of threads, 8 columns each), BK (the K depth of a tile) and WR (rows of
+ * the thread grid one warp spans). A's transposed stores go to column
+ * r ^ (k & 8), a swizzle against 2-way bank conflicts.
+ * Lesson: docs/06_im2col_gemm.md, section "6e: double buffering and register
+ * prefetch"; the tuning in "Going further (optional): how 6e was tuned". */
 template <int BM, int TM, int WR, int BK, bool VEC, bool IMPLICIT>
 __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float *__restrict__ a,
                                                const float *__restrict__ b, float *__restrict__ c,

@@ -1,6 +1,6 @@
-/* Step 07 on the GPU, the non-fused Winograd convolution: four launches,
- * each one stage of the algorithm, with the transformed tensors in global
- * memory between them (winograd.cu):
+/* Step 07 on the GPU. Versions: 7a (F(2x2, 3x3)) and 7b (F(4x4, 3x3)): the
+ * non-fused convolution, conv2d_winograd(), four launches with the transformed
+ * tensors in global memory between them (winograd.cu):
  *
  *   1. filter transform  U[e][k][c] = (G g_kc G^T)[e]           K*C threads
  *   2. input transform   V[e][c][t] = (B^T d_ct B)[e]           C*T threads
@@ -8,21 +8,16 @@
  *                                                               step 06's 6e kernel
  *   4. output transform  y tile (k, t) = A^T M[.][k][t] A       K*T threads
  *
- * (the NCHW layouts; in NHWC, so that neighbouring threads touch neighbouring
- * channels, U[e] is C x K, V[e] is T x C and the GEMM is M[e] = V[e] U[e],
- * T x K: winograd.cu)
- *
- * e runs over the alpha x alpha positions of a tile (16 for F(2x2, 3x3), 36
- * for F(4x4, 3x3)), t over the T = N * ceil(P/m) * ceil(Q/m) output tiles of
- * the batch (n-major, then tile row, then tile column), d_ct is input tile t
- * of channel c (alpha x alpha, zeros outside the image). The multiplications
- * of the convolution are all in stage 3: alpha^2 * K * C * T of them against
- * 9 * K * C * N * P * Q for the direct method, 2.25 times fewer for F(2x2)
- * and 4 times fewer for F(4x4) (on whole tiles).
+ * (NCHW layouts; NHWC stores U, V and M transposed), e running over the
+ * alpha x alpha positions of a tile, t over the output tiles of the batch.
+ * 7c, conv2d_winograd_fused(): F(4x4, 3x3) in one fused kernel after the
+ * filter transform (winograd_fused_7c.cu).
  *
  * Both layouts, any N, C, K, H, W and padding; 3x3 filters, stride 1 and
  * dilation 1 only (wino_supports). Every launcher validates all its
- * arguments before it touches the device. Device pointers d_. */
+ * arguments before it touches the device. Device pointers d_.
+ *
+ * Lesson: docs/07_winograd.md, section "The non-fused pipeline on the GPU (7a, 7b)". */
 #ifndef WINOGRAD_H
 #define WINOGRAD_H
 

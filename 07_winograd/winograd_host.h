@@ -1,28 +1,16 @@
 /* Step 07 on the host: which problems Winograd F(m x m, 3 x 3) takes, the
  * whole convolution computed tile by tile in float (the arithmetic the
- * kernels do, in one fixed order), and the error bound its tests use.
- *
- * The error bound. Winograd is not the direct sum: every output is a sum of
- * transformed products, and the transforms' constants scale the rounding
- * errors. Following each quantity through the four stages (filter transform,
- * input transform, products summed over the C channels, output transform),
- * each a short sum or product computed in float, a first-order componentwise
- * bound is
+ * kernels do, in one fixed order), and the error bound its tests use, at
+ * every output of a tile:
  *
  *     |y - y_exact| <= gamma_n * ( |A^T| [ sum_c (|G| |g_kc| |G^T|) .* (|B^T| |d_c| |B|) ] |A| )
  *
- * at every output of a tile, with |M| the matrix of absolute values and
- * n the number of roundings on the longest path: 2 * 4 in the filter
- * transform (two stages of three terms, each multiplied by a constant that
- * float may round, 1/6 for one), 2 * alpha in the input transform and again in
- * the output transform (two stages of at most alpha terms), 1 for the product
- * and C for the sum over channels: n = 4 * alpha + C + 9. The bracket is the
- * direct convolution's sum |x * w| with the transforms' absolute values
- * folded in; for F(2, 3), whose constants are at most 1, it stays within a
- * small factor of it; for F(4, 3) the 4s, 5s and 8s make it much larger, and
- * that is the accuracy a larger tile costs (measured in the tests).
- * Higham, "Accuracy and Stability of Numerical Algorithms", ch. 3, gives the
- * rules; Barabasz et al. (2020) analyse Winograd's error the same way. */
+ * with |M| the matrix of absolute values and n = 4 * alpha + C + 9 the
+ * roundings on the longest path through the four stages. For F(2, 3) the
+ * bracket stays within a small factor of the direct sum |x * w|; the 4s, 5s
+ * and 8s of F(4, 3) make it much larger: the accuracy a larger tile costs.
+ *
+ * Lesson: docs/07_winograd.md, section "Accuracy: Winograd's own error bound". */
 #ifndef WINOGRAD_HOST_H
 #define WINOGRAD_HOST_H
 

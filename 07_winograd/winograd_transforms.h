@@ -1,31 +1,22 @@
 /* Step 07: the Winograd transforms of F(2x2, 3x3) and F(4x4, 3x3), written
- * once for the host and the device.
- *
- * Winograd's minimal filtering F(m, r) computes m outputs of a correlation
- * with an r-tap filter from alpha = m + r - 1 inputs with alpha multiplications
- * instead of m * r (Lavin and Gray, "Fast Algorithms for Convolutional Neural
- * Networks", 2016):
+ * once for the host and the device (Lavin and Gray, 2016):
  *
  *     y = A^T [ (G g) .* (B^T d) ]                    (1D)
- *     Y = A^T [ (G g G^T) .* (B^T d B) ] A            (2D: rows, then columns)
+ *     Y = A^T [ (G g G^T) .* (B^T d B) ] A            (2D: columns, then rows)
  *
  * with y[i] = sum_j d[i + j] * g[j], the correlation every step computes.
  * G (alpha x r) transforms the filter, B^T (alpha x alpha) the input tile,
- * A^T (m x alpha) brings the alpha products back to m outputs. The matrices
- * come from polynomial interpolation: the filter and the input are the
- * coefficients of two polynomials, their product is evaluated at alpha points
- * (one multiplication per point) and interpolated back. F(2, 3) uses the
- * points 0, 1, -1 and infinity, so every constant is 0, +-1 or 1/2. F(4, 3)
- * needs two more points; 2 and -2 (with 1/2 and -1/2 these are the choices of
- * Lavin and Gray, kept small so that the constants stay near 1) bring the
- * constants 4, 5, 8 into B^T and A^T and 1/4, 1/6, 1/12, 1/24 into G. Larger
- * constants amplify the rounding errors: F(4, 3) is less accurate than
- * F(2, 3), which the error bound of winograd_host.h makes exact.
+ * A^T (m x alpha) brings the alpha products back to m outputs. F(2, 3) uses
+ * the points 0, 1, -1 and infinity (constants 0, +-1, 1/2); F(4, 3) adds 2
+ * and -2 (4, 5, 8 in B^T and A^T; 1/4, 1/6, 1/12, 1/24 in G).
  *
  * Each function below is one matrix product written out, the form a kernel
  * wants (no loops over zeros, the constants folded). The 2D forms apply the
  * 1D transform to every column, then to every row of the result. Tiles are
- * row-major: d[i * alpha + j] is row i, column j. */
+ * row-major: d[i * alpha + j] is row i, column j.
+ *
+ * Lesson: docs/07_winograd.md, sections "Where the matrices come from" and
+ * "From 1D to 2D, and F(4x4, 3x3)". */
 #ifndef WINOGRAD_TRANSFORMS_H
 #define WINOGRAD_TRANSFORMS_H
 

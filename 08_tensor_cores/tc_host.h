@@ -1,42 +1,19 @@
 /* Step 08 on the host: TF32 as the tensor cores see it, the problems the
- * step's kernels take, and the error bound of each variant.
- *
- * TF32 keeps float's 8 exponent bits and 10 of its 23 mantissa bits. 8a to
- * 8c round each input to TF32 to nearest (cvt.rna.tf32.f32, which
- * wmma::__float_to_tf32 uses; 8b and 8c on sm_90 use cvt.rn, ties to even,
- * one instruction there), so each input carries a relative error of at most
- * u_t = 2^-11. 8d rounds the weights the same way, but the tensor cores read
- * its activations from shared memory as stored and ignore their low 13 bits:
- * x is truncated, a relative error below 2 u_t (and so in 8e, and in 8b's
- * row "x truncated", which hands x to mma.sync unconverted to show what the
- * rounding costs). The tensor core multiplies
- * the TF32 inputs exactly (two 11-bit significands fit in float's 24) and
- * adds the products in float. Its additions are not IEEE round-to-nearest
- * on every GPU, so the bound allows them twice float's unit roundoff:
- * gamma'_n = n*2u / (1 - n*2u), u = 2^-24. Per output, with S = sum |x * w|
- * over its n = C*R*S products (Higham, ch. 3):
+ * step's kernels take, and the error bound of each variant, per output, with
+ * S = sum |x * w| over its n = C*R*S products (Higham, ch. 3):
  *
  *   TF32 (8a, 8b):  |y - y_exact| <= [ (1 + u_t)^2 - 1 + gamma'_n (1 + u_t)^2 ] S
- *
  *   8d, 8e, 8b-xt:  |y - y_exact| <= [ (1 + 2u_t)(1 + u_t) - 1
  *                                      + gamma'_n (1 + 2u_t)(1 + u_t) ] S
+ *   3xTF32 (8c):    |y - y_exact| <= [ 3.01 u_t^2 + gamma'_{3n} (1 + u_t)^2 (1 + 2 u_t) ] S
  *
- *   3xTF32 (8c):  each input split as x = big + small + e, big = tf32(x),
- *                 small = tf32(x - big) (x - big is exact in float), so
- *                 |small| <= u_t (1 + u_t) |x| and |e| <= u_t |small|; the
- *                 product x*w ~ big*big + big*small + small*big drops
- *                 small*small and the e terms, in all at most 3.01 u_t^2 |x w|,
- *                 and the sum has 3n terms:
- *                 |y - y_exact| <= [ 3.01 u_t^2 + gamma'_{3n} (1 + u_t)^2 (1 + 2 u_t) ] S
- *                 (8c adds each k-step's three products in the tensor core,
- *                 then the step's sum to the output's in float, rounded to
- *                 nearest: fewer truncating additions than the bound allows.)
+ * u_t = 2^-11 bounds an input rounded to TF32 (one truncated, as x in 8d, 8e
+ * and 8b-xt, stays below 2 u_t); u = 2^-24; gamma'_n = n*2u / (1 - n*2u), since
+ * the tensor cores' additions need not round to nearest. Each bound is written
+ * as a factor of the dot product's gamma_n S (conv_verify.h), the form the
+ * harness uses (tc_bound_factor()).
  *
- * TF32's term (about 2^-10 S) does not shrink with n: a sum of three
- * products already carries it. 3xTF32's (about 2^-20 S) is below float's
- * accumulation error for n above about 16, which is why it is "FP32
- * accuracy on tensor cores". Each is written as a factor of the dot
- * product's bound gamma_n S (conv_verify.h), the form the harness uses. */
+ * Lesson: docs/08_tensor_cores.md, section "Accuracy: three bounds". */
 #ifndef TC_HOST_H
 #define TC_HOST_H
 

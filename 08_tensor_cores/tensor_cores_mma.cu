@@ -4,67 +4,20 @@
  * driven by the PTX instruction mma.sync.m16n8k8 (TF32) instead of WMMA, and
  * its tiles brought into shared memory by a cp.async pipeline
  * (tensor_cores.h). 8c, 3xTF32, is the same kernel with PREC = TC_3XTF32;
- * 8b-xt, with TC_TF32_XTRUNC, uses x as ldmatrix hands it over, unconverted
- * (truncated by the tensor cores, as 8d and 8e do): the price of rounding.
+ * 8b-xt, with TC_TF32_XTRUNC, hands x to mma.sync unconverted (truncated by
+ * the tensor cores, as in 8d and 8e): the price of rounding.
  *
- * Why leave WMMA: its fragments' element-to-thread mapping is opaque, so 8a
- * must stage everything through shared memory in WMMA's layout. mma.sync
- * documents the mapping (PTX ISA, "Matrix fragments for mma.m16n8k8"): with
- * lane = 4 g + t (g = lane / 4, t = lane % 4), for its 16 x 8 operand a, its
- * 8 x 8 operand b and its 16 x 8 result c = a b,
- *   a: a0 = a[g][t], a1 = a[g+8][t], a2 = a[g][t+4], a3 = a[g+8][t+4]
- *   b: b0 = b[t][g], b1 = b[t+4][g]
- *   c: c0 = c[g][2t], c1 = c[g][2t+1], c2 = c[g+8][2t], c3 = c[g+8][2t+1]
- * so each thread loads exactly its elements from shared memory and stores
- * its results straight to global memory. The registers of an operand must
- * be consecutive (b0 and b1 a pair, a0 to a3 a quadruple), so which matrix
- * plays a and which b is chosen by how they load: 8b computes the
- * transposed product y^T = w^T x^T, a tile of 16 output channels by 8
- * pixels at a time. b0 and b1 of x^T are x[g][t] and x[g][t+4], pixel g's
- * j = t and t + 4: two of the four registers one ldmatrix hands over, in
- * order (ldmatrix_x()). For w^T to load the same way, its rows (output
- * channels) must hold consecutive j: the filter as KRSC, w[k][r][s][c],
- * where the repository's filters are RSCK (w[r][s][c][k], B[j][k] of the
- * GEMM). So the launcher first writes the filter as KRSC into the caller's
- * workspace (tc_filter_kernel, a transpose through shared memory), rounded
- * to TF32 there for 8b, once per call instead of once per use in every
- * block; then one ldmatrix hands over a0..a3 of a tile of 16 channels
- * (ldmatrix_w()). Each 16 rows of a stage hold the channels of their tile
- * in the order 0, 2, .., 14, 1, 3, .., 15, so that rows g and g + 8 of the
- * tile are channels 2 g and 2 g + 1, and a thread's results for them are
- * neighbours in y. Stages keep unpadded rows of x and w alike, their
- * 16-byte chunks XORed with bits of the row (stage_col()), so that every
- * ldmatrix hits each bank once.
+ * mma.sync documents which lane holds which element, so each thread loads its
+ * own fragments from shared memory (ldmatrix) and stores its results straight
+ * to y. 8b computes y^T = w^T x^T; the launcher first writes the filter as
+ * KRSC into the caller's workspace (tc_filter_kernel, rounded to TF32 for 8b).
+ * A block computes 128 x 128 outputs: 8b with 4 warps of 64 x 64 and stages
+ * of 32 along j, 8c with 8 warps of 64 x 32 and stages of 16; three stages
+ * (two where a block may not have that much shared memory), their rows
+ * unpadded and swizzled (stage_col()).
  *
- * A block computes TC8B_BM x TC8B_BN = 128 x 128 outputs (pixels x output
- * channels). In 8b, 4 warps (2 along m, 2 along n) own 64 x 64 each: 8 x 4
- * tiles of 8 pixels x 16 channels, 128 accumulators per thread, 32 mma.sync
- * per warp and k-step of 8, two blocks per SM. 8c needs registers for its
- * split operands as well, so its warps own 64 x 32 (8 warps, 2 x 4; 64
- * accumulators; 16 x 3 mma.sync per warp and k-step), one block per SM. 8b
- * keeps two sets of fragment registers: while one k-step's products run, the
- * next k-step's fragments load into the other set; 8c's split fragments take
- * the registers of a second set, so it loads and multiplies in turn. The
- * copies run STAGES - 1 steps ahead: while the tensor cores work on one stage
- * of BK along j (32 in 8b, 16 in 8c), cp.async fills the next ones
- * (zero-filled past the edges). They move chunks of 4 consecutive j of a
- * row of A (a pixel) or of B (a channel), neighbouring threads taking
- * neighbouring chunks, so that a warp's copies cover whole 32-byte sectors of global
- * memory; where C and K are multiples of 4 (VEC) a chunk is one 16-byte copy,
- * else four of 4 bytes. 8b keeps three stages of 32 KB (96 KB), 8c three of
- * 16 KB (48 KB), each block beside them a 2 KB table of its A rows (tc_row);
- * where a block may not have that much (or the device's SMs
- * hold more blocks so), the same kernel runs with two stages: plain double
- * buffering, the copy of one step under the math of the previous one. A
- * step's barrier comes once its last k-step's fragments are in registers,
- * before that k-step's products: the stage is then free for its refill, and
- * the tensor cores have those products to work on meanwhile. The loop over
- * the steps is unrolled by STAGES, so that each step's stages are known at
- * compile time and every shared-memory address is a register plus a
- * constant; each thread's copies share one filter tap, followed with
- * additions (tc_tap), and read their rows' decoding from a table in shared
- * memory (tc_row), written once: in registers it would take the registers
- * of 8b's second fragment set. */
+ * Lesson: docs/08_tensor_cores.md, sections "8b: mma.sync and a cp.async
+ * pipeline" and "8c: 3xTF32, float's accuracy from TF32 products". */
 #include "tensor_cores.h"
 
 #include <limits.h>

@@ -2,44 +2,19 @@
  * Accelerator (TMA; PTX ISA, "cp.async.bulk.tensor") and its warps split
  * into a producer and consumers (tensor_cores.h).
  *
- * A TMA copy is one instruction, issued by one thread, that moves a whole
- * box of a tensor into shared memory: the hardware computes the addresses,
- * writes zeros for what lies outside the tensor, applies the 128-byte
- * swizzle that wgmma reads, and counts the bytes it wrote on an mbarrier in
- * shared memory. The box is described once, on the host, by a "tensor map"
- * (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled) that the kernel takes as
- * a __grid_constant__ parameter. In im2col mode the box is the implicit
- * GEMM's A tile itself: 256 consecutive output pixels (across rows and
- * images), each with 32 channels of one filter tap; the tap is an offset
- * (s * dil_w, r * dil_h) added to every pixel's window corner, and the
- * padding and stride are part of the map.
+ * One thread issues a TMA copy of a whole box, described once on the host by
+ * a tensor map (for x in im2col mode: 256 output pixels x 32 channels of one
+ * filter tap). Warpgroup 2 is the producer, whose first thread issues every
+ * copy; warpgroups 0 and 1, the consumers, issue the wgmmas. Two mbarriers per
+ * buffer ("full", "empty") hand the stages over, with no __syncthreads() in
+ * the main loop; setmaxnreg gives the consumers the producer's registers.
+ * The blocks are persistent (one per SM, each taking every gridDim.x-th tile),
+ * and the consumers store float4s after a transpose across lanes (shfl.xor).
  *
- * So one thread can feed the block, and the block splits into roles:
- * warpgroup 2 is the producer, whose first thread issues every copy as soon
- * as a buffer is free; warpgroups 0 and 1 are the consumers, which wait for a
- * stage, issue its wgmmas and release the stage their previous wgmmas have
- * finished with. Two mbarriers per buffer carry the hand-over: "full" (the
- * producer's arrival and the TMA's bytes) and "empty" (one arrival per
- * consumer warp). The main loop has no __syncthreads() and the consumers
- * issue no copy. setmaxnreg moves registers from the producer (40 a
- * thread) to the consumers (232), who hold 128 accumulators each.
+ * The tile, the products and the error bound are 8d's. A problem no tensor map
+ * describes (tc_tma_fits()) runs 8d instead, so conv2d_tc_tma() takes any shape.
  *
- * The blocks are persistent: the launcher starts as many as the GPU holds at
- * once (one per SM), and each takes every gridDim.x-th tile, its ring of
- * stages running on from one tile into the next. So while the consumers
- * store a tile's outputs, the producer is already copying the next tile's
- * first stages, and a block starts once, not once per tile. The consumers
- * store float4s: the four lanes that share a pixel pair swap values first
- * (shfl.xor).
- *
- * The tile is 8d's: 128 output channels x 256 pixels, D[k][m] = W[k][j] A^T[j][m],
- * the weights from registers (rounded with cvt.rn), the activations from
- * shared memory (truncated by the tensor cores): 8d's bound. A stage is one
- * filter tap and 32 channels, so the k-loop runs over R * S * ceil(C / 32)
- * stages, the channels past C reading as zeros. A tensor map needs 16-byte
- * aligned rows (C and K multiples of 4) and padding, filter extents and
- * strides in the ranges it can hold (tc_tma_fits()); for any other problem
- * conv2d_tc_tma() runs 8d. */
+ * Lesson: docs/08_tensor_cores.md, section "8e: TMA copies and warps in roles". */
 #include "tensor_cores.h"
 
 #include <cuda.h>

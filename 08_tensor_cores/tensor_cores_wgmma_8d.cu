@@ -1,41 +1,22 @@
 /* Step 08, 8d: the implicit GEMM on Hopper's warpgroup tensor-core
  * instruction, wgmma.mma_async (PTX ISA, "Asynchronous Warpgroup Level Matrix
- * Multiply-Accumulate"), in TF32 (tensor_cores.h).
+ * Multiply-Accumulate"), in TF32 (tensor_cores.h). It exists only in code
+ * compiled for sm_90a, and runs only on compute capability 9.0.
  *
- * mma.sync (8b) is one warp's synchronous 16 x 8 x 8 product with every
- * operand in registers. wgmma is a warpgroup's (4 warps, 128 threads)
- * asynchronous 64 x N x 8 product, N up to 256, that reads its B operand
- * straight from shared memory through a 64-bit "matrix descriptor": no
- * fragment loads for B at all, and the instruction returns at once, so the
- * warps prepare the next stage while the tensor cores work. It exists only
- * in code compiled for sm_90a, and runs only on compute capability 9.0.
- *
- * For TF32, an operand read from shared memory must be K-major (its
- * reduction index contiguous). In the GEMM view y[m][k] = sum_j A[m][j] w[j][k]
- * (tc_geom.cuh) the activations A are: j runs along channels, contiguous in
- * NHWC. The weights w[j][k] are not (k is contiguous). So 8d computes the
- * transposed tile, output channels by pixels,
+ * A warpgroup (4 warps) issues an asynchronous 64 x N x 8 product that reads
+ * its second operand from shared memory through a matrix descriptor. For TF32
+ * that operand must be K-major, so 8d computes the transposed tile,
  *
  *     D[k][m] = sum_j W[k][j] A^T[j][m]        (D = the block's tile of y, transposed)
  *
- * with wgmma's A operand = the weights, 64 x 8 per instruction, from
- * registers (loaded from shared memory with plain loads and rounded to
- * nearest, laid out as mma.m16n8k8's A fragment, one 16-row slice per warp),
- * and wgmma's B operand = the activations, from shared memory. The tensor
- * cores read those as stored: the low 13 bits of each float are ignored, so
- * x is truncated to TF32, not rounded (tc_host.h gives the bound).
+ * the weights from registers (rounded to nearest), the activations from
+ * shared memory (truncated by the tensor cores: tc_host.h gives the bound).
+ * A block: 128 output channels x 256 pixels, 2 warpgroups of 64 channels,
+ * 128 accumulators per thread; four stages of 32 j (201 KB of shared memory),
+ * the activation rows stored with the 128-byte swizzle wgmma expects.
  *
- * A block: 128 output channels x 256 pixels, 8 warps = 2 warpgroups, each
- * 64 channels x 256 pixels = 128 accumulators per thread. A stage holds 32
- * j: for each of the 256 pixels one row of 32 floats = 128 bytes of
- * activations, and a 32 x 128 weight tile. Four stages (201 KB of shared
- * memory) are in flight; every thread issues cp.async copies and wgmmas.
- *
- * The activation rows are stored with the 128-byte swizzle wgmma expects:
- * 16-byte chunk c of pixel row r lands in chunk slot c ^ (r % 8) of its row,
- * so that the tensor cores' reads of 8 rows x 16 bytes hit 32 different
- * banks. The descriptor says so (swizzle mode), and says where the next
- * group of 8 rows starts (1024 bytes on). */
+ * Lesson: docs/08_tensor_cores.md, section "8d: wgmma, a warpgroup's product
+ * from shared memory". */
 #include "tensor_cores.h"
 
 #include <stdint.h>

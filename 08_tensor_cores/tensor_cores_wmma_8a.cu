@@ -9,18 +9,14 @@
  *   A[m][j] = x[n][p*sh - ph + r*dh][q*sw - pw + s*dw][c]   (0 outside the image),
  *   B[j][k] = w[r][s][c][k] = w[j*K + k],   C[m][k] = y[m*K + k].
  *
- * A block computes TC_BM x TC_BN = 64 x 64 outputs with 4 warps, each warp a
- * 32 x 32 quarter: 2 x 2 accumulator fragments of 16 x 16. Per step of
- * TC_BK = 16 along j, the block gathers its A tile (64 x 16) and B tile
- * (16 x 64) into shared memory (zeros past the edges), then each warp loads
- * 16 x 8 and 8 x 16 fragments and issues mma_sync (m16n16k8, TF32 inputs,
- * float accumulators) twice. A fragment is a warp's share of a matrix tile:
- * each thread holds a few of its elements, in an order the hardware chooses;
- * load_matrix_sync, mma_sync and store_matrix_sync move them together.
+ * A block computes TC_BM x TC_BN = 64 x 64 outputs with 4 warps of 2 x 2
+ * accumulator fragments (16 x 16); per step of TC_BK = 16 along j it gathers
+ * its A and B tiles into shared memory, then each warp issues mma_sync
+ * (m16n16k8, TF32 inputs, float accumulators). TF32 tensor cores exist from
+ * compute capability 8.0: the kernel body is compiled for __CUDA_ARCH__ >= 800
+ * only, and the launcher refuses a GPU or a build that has none.
  *
- * TF32 tensor cores exist from compute capability 8.0: the kernel body is
- * compiled for __CUDA_ARCH__ >= 800 only, and the launcher refuses, before
- * any launch, a GPU or a build that has none. */
+ * Lesson: docs/08_tensor_cores.md, section "8a: the implicit GEMM on tensor cores". */
 #include "tensor_cores.h"
 
 #include <stdint.h>
