@@ -56,7 +56,7 @@ Test(cpu_serial, sums_over_channels_and_keeps_batches_apart)
     expect_serial(conv_shape(2, 2, 1, 1, 2, 1, 1, 0, 1, 1), x, w, want);
 }
 
-/* The shape table of the foundation issue: 1x1 images, primes, filters from 1x1
+/* The usual shape table: 1x1 images, primes, filters from 1x1
  * to the whole image, even and odd, padding/stride/dilation, batch > 1. */
 static const conv_params *shape_table(size_t *count)
 {

@@ -1,0 +1,219 @@
+/* Step 10: dgrad and wgrad on the CPU, each sum in double.
+ *
+ * Both are the forward convolution's sum read another way. The forward pass
+ * pairs input (ih, iw) with output (oh, ow) through the filter tap (r, s):
+ *     ih = oh*stride_h - pad_h + r*dil_h,   iw = ow*stride_w - pad_w + s*dil_w.
+ * dgrad walks that relation from the input side (for each input element, the
+ * taps and outputs that read it), wgrad from the filter side (for each tap,
+ * the pairs of input and output it joined). The layout only changes the
+ * offsets (conv_input_offset and its siblings, conv_params.h). */
+#include "conv_backward_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The output row oh that reads input row ih through filter row r, or -1 when
+ * none does (the stride skips it, or it falls outside [0, P)). */
+/* excerpt: output_of */
+static int output_of(int in, int tap, int pad, int stride, int dil, int out_size)
+{
+    long long num = (long long)in + pad - (long long)tap * dil;
+    if (num < 0 || num % stride != 0)
+        return -1;
+    long long out = num / stride;
+    return out < out_size ? (int)out : -1;
+}
+/* excerpt end: output_of */
+
+void conv_backward_data_double(const conv_params *p, const float *dy, const float *w, double *dx,
+                               double *abs_sum)
+{
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    for (int n = 0; n < p->n; ++n)
+        for (int c = 0; c < p->c; ++c)
+            for (int ih = 0; ih < p->h; ++ih)
+                for (int iw = 0; iw < p->w; ++iw) {
+                    double sum = 0.0, mag = 0.0;
+                    /* excerpt: dgrad gather */
+                    for (int r = 0; r < p->r; ++r) {
+                        int oh = output_of(ih, r, p->pad_h, p->stride_h, p->dil_h, P);
+                        if (oh < 0)
+                            continue;
+                        for (int s = 0; s < p->s; ++s) {
+                            int ow = output_of(iw, s, p->pad_w, p->stride_w, p->dil_w, Q);
+                            if (ow < 0)
+                                continue;
+                            for (int k = 0; k < p->k; ++k) {
+                                double t = (double)dy[conv_output_offset(p, n, k, oh, ow)] *
+                                           w[conv_filter_offset(p, k, c, r, s)];
+                                sum += t;
+                                mag += fabs(t);
+                            }
+                        }
+                    }
+                    /* excerpt end: dgrad gather */
+                    size_t at = conv_input_offset(p, n, c, ih, iw);
+                    if (dx)
+                        dx[at] = sum;
+                    if (abs_sum)
+                        abs_sum[at] = mag;
+                }
+}
+
+void conv_backward_filter_double(const conv_params *p, const float *x, const float *dy, double *dw,
+                                 double *abs_sum)
+{
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    for (int k = 0; k < p->k; ++k)
+        for (int c = 0; c < p->c; ++c)
+            for (int r = 0; r < p->r; ++r)
+                for (int s = 0; s < p->s; ++s) {
+                    double sum = 0.0, mag = 0.0;
+                    /* excerpt: wgrad sum */
+                    for (int n = 0; n < p->n; ++n)
+                        for (int oh = 0; oh < P; ++oh) {
+                            long long ih = (long long)oh * p->stride_h - p->pad_h +
+                                           (long long)r * p->dil_h;
+                            if (ih < 0 || ih >= p->h)
+                                continue;
+                            for (int ow = 0; ow < Q; ++ow) {
+                                long long iw = (long long)ow * p->stride_w - p->pad_w +
+                                               (long long)s * p->dil_w;
+                                if (iw < 0 || iw >= p->w)
+                                    continue;
+                                double t = (double)x[conv_input_offset(p, n, c, (int)ih, (int)iw)] *
+                                           dy[conv_output_offset(p, n, k, oh, ow)];
+                                sum += t;
+                                mag += fabs(t);
+                            }
+                        }
+                    /* excerpt end: wgrad sum */
+                    size_t at = conv_filter_offset(p, k, c, r, s);
+                    if (dw)
+                        dw[at] = sum;
+                    if (abs_sum)
+                        abs_sum[at] = mag;
+                }
+}
+
+static conv_status check_args(const conv_params *p, const float *a, const char *a_name,
+                              const float *b, const char *b_name, const float *out,
+                              const char *out_name, conv_msg *msg)
+{
+    conv_status st = conv_params_validate(p, msg);
+    if (st != CONV_OK)
+        return st;
+    return conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
+}
+
+/* Rounds count doubles to floats, or says the buffer could not be had. */
+static conv_status round_into(const double *d, size_t count, float *out, conv_msg *msg)
+{
+    if (d == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "could not allocate %zu doubles for the sums", count);
+    for (size_t i = 0; i < count; ++i)
+        out[i] = (float)d[i];
+    return CONV_OK;
+}
+
+conv_status conv2d_backward_data_cpu(const conv_params *p, const float *h_dy, const float *h_w,
+                                     float *h_dx, conv_msg *msg)
+{
+    conv_status st = check_args(p, h_dy, "dy", h_w, "filter", h_dx, "dx", msg);
+    if (st != CONV_OK)
+        return st;
+    size_t count = conv_input_elems(p);
+    double *dx = malloc(count * sizeof *dx);
+    if (dx)
+        conv_backward_data_double(p, h_dy, h_w, dx, NULL);
+    st = round_into(dx, count, h_dx, msg);
+    free(dx);
+    return st;
+}
+
+conv_status conv2d_backward_filter_cpu(const conv_params *p, const float *h_x, const float *h_dy,
+                                       float *h_dw, conv_msg *msg)
+{
+    conv_status st = check_args(p, h_x, "input", h_dy, "dy", h_dw, "dw", msg);
+    if (st != CONV_OK)
+        return st;
+    size_t count = conv_filter_elems(p);
+    double *dw = malloc(count * sizeof *dw);
+    if (dw)
+        conv_backward_filter_double(p, h_x, h_dy, dw, NULL);
+    st = round_into(dw, count, h_dw, msg);
+    free(dw);
+    return st;
+}
+
+/* The most filter rows (or columns) that meet one input row: a stride lets
+ * only every stride-th tap land on an output. */
+static int most_taps(int in_size, int taps, int pad, int stride, int dil, int out_size)
+{
+    int most = 0;
+    for (int in = 0; in < in_size; ++in) {
+        int count = 0;
+        for (int t = 0; t < taps; ++t)
+            count += output_of(in, t, pad, stride, dil, out_size) >= 0;
+        if (count > most)
+            most = count;
+    }
+    return most;
+}
+
+size_t conv_backward_data_depth(const conv_params *p)
+{
+    size_t rows = (size_t)most_taps(p->h, p->r, p->pad_h, p->stride_h, p->dil_h, conv_out_h(p));
+    size_t cols = (size_t)most_taps(p->w, p->s, p->pad_w, p->stride_w, p->dil_w, conv_out_w(p));
+    return (size_t)p->k * rows * cols;
+}
+
+size_t conv_backward_filter_depth(const conv_params *p)
+{
+    return (size_t)p->n * conv_out_h(p) * conv_out_w(p);
+}
+
+/* got against want within each element's tolerance; no coordinates (the
+ * report's output coordinates name y's elements, not x's or w's). */
+static conv_verify_report compare(const float *got, const double *want, const double *mag,
+                                  size_t count, size_t depth, conv_verify_opts opts)
+{
+    conv_verify_report rep = conv_report_init();
+    int exact = opts.mode == CONV_VERIFY_EXACT;
+    for (size_t i = 0; i < count; ++i)
+        conv_report_add(&rep, i, got[i], want[i], opts.bound_factor * conv_gamma(depth) * mag[i],
+                        exact);
+    conv_report_finish(&rep);
+    return rep;
+}
+
+conv_verify_report conv_backward_data_verify(const conv_params *p, const float *dy, const float *w,
+                                             const float *got, conv_verify_opts opts)
+{
+    size_t count = conv_input_elems(p);
+    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
+    conv_verify_report rep = conv_report_init();
+    if (want && mag) {
+        conv_backward_data_double(p, dy, w, want, mag);
+        rep = compare(got, want, mag, count, conv_backward_data_depth(p), opts);
+    }
+    free(want);
+    free(mag);
+    return rep;
+}
+
+conv_verify_report conv_backward_filter_verify(const conv_params *p, const float *x,
+                                               const float *dy, const float *got,
+                                               conv_verify_opts opts)
+{
+    size_t count = conv_filter_elems(p);
+    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
+    conv_verify_report rep = conv_report_init();
+    if (want && mag) {
+        conv_backward_filter_double(p, x, dy, want, mag);
+        rep = compare(got, want, mag, count, conv_backward_filter_depth(p), opts);
+    }
+    free(want);
+    free(mag);
+    return rep;
+}

@@ -1,0 +1,158 @@
+"""Step 10's figures: the backward pass (docs/10_backward.md).
+
+    10_dgrad_gather     one row of a strided convolution read forwards (each
+                        output's taps) and backwards (the taps that reach
+                        each input)
+    10_three_gemms      the forward pass, dgrad and wgrad of one problem as
+                        three matrix products, and where each one's long
+                        dimension lies
+"""
+from .draw import COLORS, arrow, box, canvas, new_figure, out_size
+from .manifest import figure, paragraph
+
+# The row the first figure draws: small enough to show every cell, with a
+# stride that skips taps.
+ROW_H, ROW_R, ROW_PAD, ROW_STRIDE = 9, 3, 1, 2
+TAP_COLORS = ["#6a51a3", "#e6550d", "#636363"]  # one per filter tap r
+
+
+def taps_of(ih, H=ROW_H, R=ROW_R, pad=ROW_PAD, stride=ROW_STRIDE):
+    """[(r, oh)]: the filter taps that carry input ih to an output (output_of()
+    of 10_backward/conv_backward_cpu.c)."""
+    P = out_size(H, R, pad, stride)
+    found = []
+    for r in range(R):
+        num = ih + pad - r
+        if num >= 0 and num % stride == 0 and num // stride < P:
+            found.append((r, num // stride))
+    return found
+
+
+def caption_10_dgrad_gather(k):
+    P = out_size(ROW_H, ROW_R, ROW_PAD, ROW_STRIDE)
+    counts = [len(taps_of(i)) for i in range(ROW_H)]
+    return paragraph("""
+        One row of a convolution with H = {H}, a filter of R = {R} taps, padding {pad} and
+        stride {stride}, so P = (H + 2*pad - R) / stride + 1 = {P} outputs. Top: the forward
+        pass, output oh reads the inputs oh*stride - pad + r for r = 0..{R1}, each tap in its
+        colour (cells in the padding are read as zeros). Bottom: dgrad walks the same lines
+        from the input side: input ih receives dy[oh] * w[r] for every tap r with
+        (ih + pad - r) divisible by the stride and the quotient oh in [0, P). With stride
+        {stride} the inputs receive {counts} taps in turn: a stride leaves taps that reach no
+        output, and dgrad must skip them, not multiply them by zero.""",
+                     H=ROW_H, R=ROW_R, pad=ROW_PAD, stride=ROW_STRIDE, P=P, R1=ROW_R - 1,
+                     counts=", ".join(str(c) for c in counts))
+
+
+@figure("10_dgrad_gather", note="10_backward.md", section="dgrad: the forward sum read from the input",
+        uses=[], caption=caption_10_dgrad_gather)
+def fig_10_dgrad_gather(k):
+    """A strided row read forwards (outputs gather taps) and backwards (inputs gather taps)."""
+    H, R, pad, stride = ROW_H, ROW_R, ROW_PAD, ROW_STRIDE
+    P = out_size(H, R, pad, stride)
+    fig = new_figure(10, 5.4, f"Step 10: one row, H = {H}, R = {R}, padding {pad}, stride "
+                     f"{stride}: forwards and backwards")
+    ax = canvas(fig, (0.02, 0.02, 0.96, 0.86), (-4.5, H + 6), (-0.5, 15.5))
+    cell = 1.0
+    x_in = lambda i: (i + pad) * cell  # noqa: E731  input i, padding on the left at 0
+    x_out = lambda o: x_in(o * stride - pad) + (R - 1) / 2.0  # noqa: E731  above its window
+
+    def input_row(y, label, padded=True):
+        for i in range(-pad if padded else 0, H + pad if padded else H):
+            inside = 0 <= i < H
+            box(ax, x_in(i), y, cell, cell, COLORS["input"] if inside else "white",
+                hatch=None if inside else "///", text=str(i) if inside else "0", fs=7)
+        ax.text(-0.6, y + 0.5, label, ha="right", va="center", fontsize=8)
+
+    def output_row(y, label, name):
+        for o in range(P):
+            box(ax, x_out(o), y, cell, cell, COLORS["output"], text=f"{o}", fs=7)
+        ax.text(-0.6, y + 0.5, label, ha="right", va="center", fontsize=8)
+        ax.text(x_out(P - 1) + 1.6, y + 0.5, name, ha="left", va="center", fontsize=8)
+
+    # top: the forward pass, every output's taps
+    output_row(0.5, "output oh", "y = conv(x, w)")
+    input_row(4.0, "input ih")
+    for o in range(P):
+        for r in range(R):
+            i = o * stride - pad + r
+            arrow(ax, (x_in(i) + 0.5, 4.0), (x_out(o) + 0.5, 1.5), color=TAP_COLORS[r],
+                  lw=1.3, style="-", z=4)
+    ax.text(x_in(H + pad) + 0.2, 3.0, "forward: output oh\nreads inputs\noh*stride - pad + r",
+            ha="left", va="center", fontsize=7.5)
+    # bottom: dgrad, every input's taps
+    output_row(9.0, "dy[oh]", "dy, the gradient of y")
+    input_row(13.0, "dx[ih]", padded=False)
+    for i in range(H):
+        for r, o in taps_of(i):
+            arrow(ax, (x_out(o) + 0.5, 10.0), (x_in(i) + 0.5, 13.0), color=TAP_COLORS[r],
+                  lw=1.3, z=4, ms=7)
+        ax.text(x_in(i) + 0.5, 14.6, f"{len(taps_of(i))}", ha="center", va="center", fontsize=7.5,
+                color=COLORS["highlight"])
+    ax.text(-0.6, 14.6, "taps", ha="right", va="center", fontsize=8, color=COLORS["highlight"])
+    ax.text(x_in(H + pad) + 0.2, 11.5, "dgrad: input ih\nreceives dy[oh] * w[r]\nwhere "
+            "ih + pad - r\n= oh * stride", ha="left", va="center", fontsize=7.5)
+    for r in range(R):
+        box(ax, -4.3 + 1.3 * r, 6.6, 1.0, 1.0, TAP_COLORS[r], text=f"r={r}", fs=6.5, tc="white")
+    ax.text(-4.3, 6.3, "filter taps", ha="left", va="bottom", fontsize=7.5)
+    return fig
+
+
+def gemm_dims(pr):
+    """(name, M, N, K, what M, N and K count) of the forward pass, dgrad and
+    wgrad of problem pr as matrix products (stride 1)."""
+    P = out_size(pr["h"], pr["r"], pr["pad_h"])
+    Q = out_size(pr["w"], pr["s"], pr["pad_w"])
+    npq, crs, krs = pr["n"] * P * Q, pr["c"] * pr["r"] * pr["s"], pr["k"] * pr["r"] * pr["s"]
+    return [("forward: y = conv(x, w)", npq, pr["k"], crs, "N*P*Q", "K", "C*R*S"),
+            ("dgrad: dx from dy and w", pr["n"] * pr["h"] * pr["w"], pr["c"], krs,
+             "N*H*W", "C", "K*R*S"),
+            ("wgrad: dw from x and dy", pr["k"], crs, npq, "K", "C*R*S", "N*P*Q")]
+
+
+def caption_10_three_gemms(k):
+    pr = k["problem hpc101-nhwc"]
+    (f, M0, N0, K0, *_), (d, M1, N1, K1, *_), (w, M2, N2, K2, *_) = gemm_dims(pr)
+    return paragraph("""
+        The three passes of one layer as matrix products C (M x N) = A (M x K) times B (K x N),
+        on the HPC101 lab's problem in NHWC (N = {n}, H = W = {h}, C = K = {c}, 3 x 3, same
+        padding). Forward: M = N*P*Q = {M0:,} rows, N = K = {N0}, depth C*R*S = {K0:,}.
+        dgrad: M = N*H*W = {M1:,}, N = C = {N1}, depth K*R*S = {K1:,}: the forward product's
+        shape, with the filter's K and C exchanged. wgrad: M = K = {M2}, N = C*R*S = {N2:,},
+        depth N*P*Q = {K2:,}: a small result at the end of a very long sum, which is where
+        its bound and its parallelism (split-K) come from. Each side is drawn on a logarithmic
+        scale.""", n=pr["n"], h=pr["h"], c=pr["c"], M0=M0, N0=N0, K0=K0, M1=M1, N1=N1, K1=K1,
+                     M2=M2, N2=N2, K2=K2)
+
+
+@figure("10_three_gemms", note="10_backward.md", section="wgrad: a long sum over the batch and the image",
+        uses=["problem hpc101-nhwc"], caption=caption_10_three_gemms)
+def fig_10_three_gemms(k):
+    """The forward pass, dgrad and wgrad of one problem as three matrix products."""
+    import math
+    pr = k["problem hpc101-nhwc"]
+    side = lambda v: 1.0 + 1.5 * math.log10(v)  # noqa: E731
+    passes = gemm_dims(pr)
+    y_c = 2.0 + max(side(K) for _, _, _, K, *_ in passes) + 0.8  # the top of every C
+    bottom = y_c + max(side(M) for _, M, *_ in passes) + 4.5
+    fig = new_figure(11, 0.2 + 0.19 * bottom, "Step 10: one layer's three passes as matrix "
+                     "products (HPC101 lab problem, NHWC; sides on a log scale)")
+    ax = canvas(fig, (0.01, 0.02, 0.98, 0.86), (0, 66), (-0.5, bottom))
+    x0 = 1.0
+    for name, M, N, K, m_name, n_name, k_name in passes:
+        h_m, w_n, w_k = side(M), side(N), side(K)
+        ax.text(x0, 0.3, name, ha="left", va="center", fontsize=9, weight="bold")
+        box(ax, x0, y_c, w_k, h_m, COLORS["input"])  # A: M x K, left of C
+        ax.text(x0 + w_k / 2, y_c + h_m / 2, f"A\n{m_name}\nx {k_name}", ha="center",
+                va="center", fontsize=7.5)
+        bx = x0 + w_k + 1.2
+        box(ax, bx, y_c - w_k - 0.4, w_n, w_k, COLORS["weight"])  # B: K x N, above C
+        ax.text(bx + w_n / 2, y_c - w_k / 2 - 0.4, f"B\n{k_name}\nx {n_name}",
+                ha="center", va="center", fontsize=7)
+        box(ax, bx, y_c, w_n, h_m, COLORS["output"])  # C: M x N
+        ax.text(bx + w_n / 2, y_c + h_m / 2, f"C\n{m_name}\nx {n_name}", ha="center",
+                va="center", fontsize=7)
+        ax.text(x0, y_c + h_m + 0.8, f"M = {M:,}\nN = {N:,}\nK = {K:,}", ha="left",
+                va="top", fontsize=7.5)
+        x0 = bx + w_n + 4.0
+    return fig
