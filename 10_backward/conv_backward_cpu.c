@@ -72,8 +72,8 @@ void conv_backward_filter_double(const conv_params *p, const float *x, const flo
                     /* excerpt: wgrad sum */
                     for (int n = 0; n < p->n; ++n)
                         for (int oh = 0; oh < P; ++oh) {
-                            long long ih = (long long)oh * p->stride_h - p->pad_h +
-                                           (long long)r * p->dil_h;
+                            long long ih =
+                                (long long)oh * p->stride_h - p->pad_h + (long long)r * p->dil_h;
                             if (ih < 0 || ih >= p->h)
                                 continue;
                             for (int ow = 0; ow < Q; ++ow) {
@@ -110,7 +110,8 @@ static conv_status check_args(const conv_params *p, const float *a, const char *
 static conv_status round_into(const double *d, size_t count, float *out, conv_msg *msg)
 {
     if (d == NULL)
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "could not allocate %zu doubles for the sums", count);
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "could not allocate %zu doubles for the sums",
+                         count);
     for (size_t i = 0; i < count; ++i)
         out[i] = (float)d[i];
     return CONV_OK;

@@ -147,12 +147,14 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
         for (int c = 0; c < a.c; ++c)
             for (int h = 0; h < a.h; ++h)
                 for (int w = 0; w < a.w; ++w)
-                    tb.x[conv_input_offset(&b, n, c, h, w)] = ta.x[conv_input_offset(&a, n, c, h, w)];
+                    tb.x[conv_input_offset(&b, n, c, h, w)] =
+                        ta.x[conv_input_offset(&a, n, c, h, w)];
     for (int k = 0; k < a.k; ++k)
         for (int c = 0; c < a.c; ++c)
             for (int r = 0; r < a.r; ++r)
                 for (int s = 0; s < a.s; ++s)
-                    tb.w[conv_filter_offset(&b, k, c, r, s)] = ta.w[conv_filter_offset(&a, k, c, r, s)];
+                    tb.w[conv_filter_offset(&b, k, c, r, s)] =
+                        ta.w[conv_filter_offset(&a, k, c, r, s)];
     for (int n = 0; n < a.n; ++n)
         for (int k = 0; k < a.k; ++k)
             for (int oh = 0; oh < conv_out_h(&a); ++oh)
@@ -169,15 +171,15 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
             for (int h = 0; h < a.h; ++h)
                 for (int w = 0; w < a.w; ++w)
                     cr_assert_eq(tb.dx[conv_input_offset(&b, n, c, h, w)],
-                                 ta.dx[conv_input_offset(&a, n, c, h, w)], "dx[%d][%d][%d][%d]",
-                                 n, c, h, w);
+                                 ta.dx[conv_input_offset(&a, n, c, h, w)], "dx[%d][%d][%d][%d]", n,
+                                 c, h, w);
     for (int k = 0; k < a.k; ++k)
         for (int c = 0; c < a.c; ++c)
             for (int r = 0; r < a.r; ++r)
                 for (int s = 0; s < a.s; ++s)
                     cr_assert_eq(tb.dw[conv_filter_offset(&b, k, c, r, s)],
-                                 ta.dw[conv_filter_offset(&a, k, c, r, s)], "dw[%d][%d][%d][%d]",
-                                 k, c, r, s);
+                                 ta.dw[conv_filter_offset(&a, k, c, r, s)], "dw[%d][%d][%d][%d]", k,
+                                 c, r, s);
     free_tensors(&ta);
     free_tensors(&tb);
 }
@@ -196,7 +198,8 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
         conv_msg msg = {{0}};
         CONV_ASSERT_OK(conv2d_backward_data_cpu(&p, t.dy, t.w, t.dx, &msg), msg);
         CONV_ASSERT_OK(conv2d_backward_filter_cpu(&p, t.x, t.dy, t.dw, &msg), msg);
-        conv_verify_report rep = conv_backward_data_verify(&p, t.dy, t.w, t.dx, conv_verify_bound(1.0));
+        conv_verify_report rep =
+            conv_backward_data_verify(&p, t.dy, t.w, t.dx, conv_verify_bound(1.0));
         CONV_ASSERT_REPORT(rep, "dgrad", &p);
         rep = conv_backward_filter_verify(&p, t.x, t.dy, t.dw, conv_verify_bound(1.0));
         CONV_ASSERT_REPORT(rep, "wgrad", &p);
