@@ -25,6 +25,15 @@ static int output_of(int in, int tap, int pad, int stride, int dil, int out_size
 }
 /* excerpt end: output_of */
 
+/* One element's sum and sum |term| into the arrays asked for (either may be NULL). */
+static void store(double *sums, double *abs_sums, size_t at, double sum, double mag)
+{
+    if (sums)
+        sums[at] = sum;
+    if (abs_sums)
+        abs_sums[at] = mag;
+}
+
 void conv_backward_data_double(const conv_params *p, const float *dy, const float *w, double *dx,
                                double *abs_sum)
 {
@@ -52,11 +61,7 @@ void conv_backward_data_double(const conv_params *p, const float *dy, const floa
                         }
                     }
                     /* excerpt end: dgrad gather */
-                    size_t at = conv_input_offset(p, n, c, ih, iw);
-                    if (dx)
-                        dx[at] = sum;
-                    if (abs_sum)
-                        abs_sum[at] = mag;
+                    store(dx, abs_sum, conv_input_offset(p, n, c, ih, iw), sum, mag);
                 }
 }
 
@@ -88,11 +93,7 @@ void conv_backward_filter_double(const conv_params *p, const float *x, const flo
                             }
                         }
                     /* excerpt end: wgrad sum */
-                    size_t at = conv_filter_offset(p, k, c, r, s);
-                    if (dw)
-                        dw[at] = sum;
-                    if (abs_sum)
-                        abs_sum[at] = mag;
+                    store(dw, abs_sum, conv_filter_offset(p, k, c, r, s), sum, mag);
                 }
 }
 
@@ -106,14 +107,22 @@ static conv_status check_args(const conv_params *p, const float *a, const char *
     return conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
 }
 
-/* Rounds count doubles to floats, or says the buffer could not be had. */
-static conv_status round_into(const double *d, size_t count, float *out, conv_msg *msg)
+/* The double sums of one gradient: (p, a, b, sum, abs_sum), as the two above. */
+typedef void (*gradient_sums)(const conv_params *p, const float *a, const float *b, double *sum,
+                              double *abs_sum);
+
+/* count sums in double, rounded once into out. */
+static conv_status rounded(const conv_params *p, gradient_sums sums, const float *a, const float *b,
+                           float *out, size_t count, conv_msg *msg)
 {
+    double *d = malloc(count * sizeof *d);
     if (d == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "could not allocate %zu doubles for the sums",
                          count);
+    sums(p, a, b, d, NULL);
     for (size_t i = 0; i < count; ++i)
         out[i] = (float)d[i];
+    free(d);
     return CONV_OK;
 }
 
@@ -123,13 +132,7 @@ conv_status conv2d_backward_data_cpu(const conv_params *p, const float *h_dy, co
     conv_status st = check_args(p, h_dy, "dy", h_w, "filter", h_dx, "dx", msg);
     if (st != CONV_OK)
         return st;
-    size_t count = conv_input_elems(p);
-    double *dx = malloc(count * sizeof *dx);
-    if (dx)
-        conv_backward_data_double(p, h_dy, h_w, dx, NULL);
-    st = round_into(dx, count, h_dx, msg);
-    free(dx);
-    return st;
+    return rounded(p, conv_backward_data_double, h_dy, h_w, h_dx, conv_input_elems(p), msg);
 }
 
 conv_status conv2d_backward_filter_cpu(const conv_params *p, const float *h_x, const float *h_dy,
@@ -138,13 +141,7 @@ conv_status conv2d_backward_filter_cpu(const conv_params *p, const float *h_x, c
     conv_status st = check_args(p, h_x, "input", h_dy, "dy", h_dw, "dw", msg);
     if (st != CONV_OK)
         return st;
-    size_t count = conv_filter_elems(p);
-    double *dw = malloc(count * sizeof *dw);
-    if (dw)
-        conv_backward_filter_double(p, h_x, h_dy, dw, NULL);
-    st = round_into(dw, count, h_dw, msg);
-    free(dw);
-    return st;
+    return rounded(p, conv_backward_filter_double, h_x, h_dy, h_dw, conv_filter_elems(p), msg);
 }
 
 /* The most filter rows (or columns) that meet one input row: a stride lets
@@ -174,47 +171,39 @@ size_t conv_backward_filter_depth(const conv_params *p)
     return (size_t)p->n * conv_out_h(p) * conv_out_w(p);
 }
 
-/* got against want within each element's tolerance; no coordinates (the
- * report's output coordinates name y's elements, not x's or w's). */
-static conv_verify_report compare(const float *got, const double *want, const double *mag,
-                                  size_t count, size_t depth, conv_verify_opts opts)
+/* got against the double sums, within each element's tolerance; no
+ * coordinates (the report's output coordinates name y's elements, not x's
+ * or w's). */
+static conv_verify_report verify(const conv_params *p, gradient_sums sums, const float *a,
+                                 const float *b, const float *got, size_t count, size_t depth,
+                                 conv_verify_opts opts)
 {
+    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
     conv_verify_report rep = conv_report_init();
-    int exact = opts.mode == CONV_VERIFY_EXACT;
-    for (size_t i = 0; i < count; ++i)
-        conv_report_add(&rep, i, got[i], want[i], opts.bound_factor * conv_gamma(depth) * mag[i],
-                        exact);
-    conv_report_finish(&rep);
+    if (want && mag) {
+        sums(p, a, b, want, mag);
+        int exact = opts.mode == CONV_VERIFY_EXACT;
+        for (size_t i = 0; i < count; ++i)
+            conv_report_add(&rep, i, got[i], want[i],
+                            opts.bound_factor * conv_gamma(depth) * mag[i], exact);
+    }
+    conv_report_finish(&rep); /* no element checked: not passed */
+    free(want);
+    free(mag);
     return rep;
 }
 
 conv_verify_report conv_backward_data_verify(const conv_params *p, const float *dy, const float *w,
                                              const float *got, conv_verify_opts opts)
 {
-    size_t count = conv_input_elems(p);
-    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
-    conv_verify_report rep = conv_report_init();
-    if (want && mag) {
-        conv_backward_data_double(p, dy, w, want, mag);
-        rep = compare(got, want, mag, count, conv_backward_data_depth(p), opts);
-    }
-    free(want);
-    free(mag);
-    return rep;
+    return verify(p, conv_backward_data_double, dy, w, got, conv_input_elems(p),
+                  conv_backward_data_depth(p), opts);
 }
 
 conv_verify_report conv_backward_filter_verify(const conv_params *p, const float *x,
                                                const float *dy, const float *got,
                                                conv_verify_opts opts)
 {
-    size_t count = conv_filter_elems(p);
-    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
-    conv_verify_report rep = conv_report_init();
-    if (want && mag) {
-        conv_backward_filter_double(p, x, dy, want, mag);
-        rep = compare(got, want, mag, count, conv_backward_filter_depth(p), opts);
-    }
-    free(want);
-    free(mag);
-    return rep;
+    return verify(p, conv_backward_filter_double, x, dy, got, conv_filter_elems(p),
+                  conv_backward_filter_depth(p), opts);
 }

@@ -36,6 +36,25 @@ static void free_tensors(tensors *t)
     free(t->x), free(t->w), free(t->y), free(t->dy), free(t->dx), free(t->dw);
 }
 
+/* x, w and dy of p filled from the seed (small integers in [-3, 3], or
+ * uniform floats in [-1, 1]), then dx and dw by this step's references. */
+static tensors gradients_of(const conv_params *p, uint64_t seed, int small_int)
+{
+    tensors t = alloc_tensors(p);
+    float *in[3] = {t.x, t.w, t.dy};
+    size_t count[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
+    for (int i = 0; i < 3; ++i) {
+        if (small_int)
+            conv_fill_small_int(in[i], count[i], seed + i, -3, 3);
+        else
+            conv_fill_uniform(in[i], count[i], seed + i, -1.0f, 1.0f);
+    }
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv2d_backward_data_cpu(p, t.dy, t.w, t.dx, &msg), msg);
+    CONV_ASSERT_OK(conv2d_backward_filter_cpu(p, t.x, t.dy, t.dw, &msg), msg);
+    return t;
+}
+
 static double dot(const float *a, const float *b, size_t n)
 {
     double s = 0.0;
@@ -65,14 +84,9 @@ Test(cpu_backward, the_adjoint_identity_holds_exactly_on_small_integers)
         for (size_t i = 0; i < count; ++i) {
             conv_params p = table[i];
             p.layout = (conv_layout)layout;
-            tensors t = alloc_tensors(&p);
-            conv_fill_small_int(t.x, conv_input_elems(&p), 10 * i + 1, -3, 3);
-            conv_fill_small_int(t.w, conv_filter_elems(&p), 10 * i + 2, -3, 3);
-            conv_fill_small_int(t.dy, conv_output_elems(&p), 10 * i + 3, -3, 3);
+            tensors t = gradients_of(&p, 10 * i + 1, 1);
             conv_msg msg = {{0}};
             CONV_ASSERT_OK(conv2d_cpu_serial(&p, t.x, t.w, t.y, &msg), msg);
-            CONV_ASSERT_OK(conv2d_backward_data_cpu(&p, t.dy, t.w, t.dx, &msg), msg);
-            CONV_ASSERT_OK(conv2d_backward_filter_cpu(&p, t.x, t.dy, t.dw, &msg), msg);
             double forward = dot(t.y, t.dy, conv_output_elems(&p));
             double data = dot(t.x, t.dx, conv_input_elems(&p));
             double filter = dot(t.w, t.dw, conv_filter_elems(&p));
@@ -106,13 +120,7 @@ Test(cpu_backward, every_element_is_the_derivative_of_the_loss)
             conv_params p = table[i];
             p.layout = (conv_layout)layout;
             size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
-            tensors t = alloc_tensors(&p);
-            conv_fill_small_int(t.x, nx, 7 * i + 1, -3, 3);
-            conv_fill_small_int(t.w, nw, 7 * i + 2, -3, 3);
-            conv_fill_small_int(t.dy, conv_output_elems(&p), 7 * i + 3, -3, 3);
-            conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv2d_backward_data_cpu(&p, t.dy, t.w, t.dx, &msg), msg);
-            CONV_ASSERT_OK(conv2d_backward_filter_cpu(&p, t.x, t.dy, t.dw, &msg), msg);
+            tensors t = gradients_of(&p, 7 * i + 1, 1);
             float *e = calloc(nx > nw ? nx : nw, sizeof(float));
             cr_assert(e != NULL);
             for (size_t j = 0; j < nx; ++j) { /* the loss is linear in x: its slope along e_j */
@@ -134,6 +142,43 @@ Test(cpu_backward, every_element_is_the_derivative_of_the_loss)
         }
 }
 
+/* Which tensor an element offset belongs to: the input, the filter or the output. */
+typedef enum { INPUT, FILTER, OUTPUT } tensor_kind;
+
+/* The offset of element (a, b, c, d) of a tensor of p: (n, c, h, w) of the
+ * input, (k, c, r, s) of the filter, (n, k, oh, ow) of the output. */
+static size_t offset_of(const conv_params *p, tensor_kind t, int a, int b, int c, int d)
+{
+    if (t == INPUT)
+        return conv_input_offset(p, a, b, c, d);
+    if (t == FILTER)
+        return conv_filter_offset(p, a, b, c, d);
+    return conv_output_offset(p, a, b, c, d);
+}
+
+/* Every element of a tensor of shape p (in p's layout) against, or copied
+ * to, the same element of the tensor of shape q (in q's layout). */
+static void each_element(const conv_params *p, const conv_params *q, tensor_kind t,
+                         const float *from, float *to, int compare)
+{
+    int dims[3][4] = {{p->n, p->c, p->h, p->w},
+                      {p->k, p->c, p->r, p->s},
+                      {p->n, p->k, conv_out_h(p), conv_out_w(p)}};
+    const int *e = dims[t];
+    for (int a = 0; a < e[0]; ++a)
+        for (int b = 0; b < e[1]; ++b)
+            for (int c = 0; c < e[2]; ++c)
+                for (int d = 0; d < e[3]; ++d) {
+                    float v = from[offset_of(p, t, a, b, c, d)];
+                    float *w = &to[offset_of(q, t, a, b, c, d)];
+                    if (!compare)
+                        *w = v;
+                    else
+                        cr_assert_eq(*w, v, "%s[%d][%d][%d][%d]: %g in NHWC, %g in NCHW",
+                                     t == INPUT ? "dx" : "dw", a, b, c, d, *w, v);
+                }
+}
+
 Test(cpu_backward, the_layouts_hold_the_same_gradients)
 {
     conv_params a = conv_shape(2, 3, 11, 13, 4, 3, 5, 2, 2, 1), b = a;
@@ -142,44 +187,16 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
     conv_fill_uniform(ta.x, conv_input_elems(&a), 5, -1.0f, 1.0f);
     conv_fill_uniform(ta.w, conv_filter_elems(&a), 6, -1.0f, 1.0f);
     conv_fill_uniform(ta.dy, conv_output_elems(&a), 7, -1.0f, 1.0f);
-    /* the same tensors, element by element, in the other layout */
-    for (int n = 0; n < a.n; ++n)
-        for (int c = 0; c < a.c; ++c)
-            for (int h = 0; h < a.h; ++h)
-                for (int w = 0; w < a.w; ++w)
-                    tb.x[conv_input_offset(&b, n, c, h, w)] =
-                        ta.x[conv_input_offset(&a, n, c, h, w)];
-    for (int k = 0; k < a.k; ++k)
-        for (int c = 0; c < a.c; ++c)
-            for (int r = 0; r < a.r; ++r)
-                for (int s = 0; s < a.s; ++s)
-                    tb.w[conv_filter_offset(&b, k, c, r, s)] =
-                        ta.w[conv_filter_offset(&a, k, c, r, s)];
-    for (int n = 0; n < a.n; ++n)
-        for (int k = 0; k < a.k; ++k)
-            for (int oh = 0; oh < conv_out_h(&a); ++oh)
-                for (int ow = 0; ow < conv_out_w(&a); ++ow)
-                    tb.dy[conv_output_offset(&b, n, k, oh, ow)] =
-                        ta.dy[conv_output_offset(&a, n, k, oh, ow)];
+    each_element(&a, &b, INPUT, ta.x, tb.x, 0); /* the same tensors in the other layout */
+    each_element(&a, &b, FILTER, ta.w, tb.w, 0);
+    each_element(&a, &b, OUTPUT, ta.dy, tb.dy, 0);
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv2d_backward_data_cpu(&a, ta.dy, ta.w, ta.dx, &msg), msg);
     CONV_ASSERT_OK(conv2d_backward_data_cpu(&b, tb.dy, tb.w, tb.dx, &msg), msg);
     CONV_ASSERT_OK(conv2d_backward_filter_cpu(&a, ta.x, ta.dy, ta.dw, &msg), msg);
     CONV_ASSERT_OK(conv2d_backward_filter_cpu(&b, tb.x, tb.dy, tb.dw, &msg), msg);
-    for (int n = 0; n < a.n; ++n)
-        for (int c = 0; c < a.c; ++c)
-            for (int h = 0; h < a.h; ++h)
-                for (int w = 0; w < a.w; ++w)
-                    cr_assert_eq(tb.dx[conv_input_offset(&b, n, c, h, w)],
-                                 ta.dx[conv_input_offset(&a, n, c, h, w)], "dx[%d][%d][%d][%d]", n,
-                                 c, h, w);
-    for (int k = 0; k < a.k; ++k)
-        for (int c = 0; c < a.c; ++c)
-            for (int r = 0; r < a.r; ++r)
-                for (int s = 0; s < a.s; ++s)
-                    cr_assert_eq(tb.dw[conv_filter_offset(&b, k, c, r, s)],
-                                 ta.dw[conv_filter_offset(&a, k, c, r, s)], "dw[%d][%d][%d][%d]", k,
-                                 c, r, s);
+    each_element(&a, &b, INPUT, ta.dx, tb.dx, 1);
+    each_element(&a, &b, FILTER, ta.dw, tb.dw, 1);
     free_tensors(&ta);
     free_tensors(&tb);
 }
@@ -190,14 +207,8 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
     size_t count = shape_table(table);
     for (size_t i = 0; i < count; ++i) {
         conv_params p = table[i];
-        tensors t = alloc_tensors(&p);
+        tensors t = gradients_of(&p, 3 * i + 1, 0);
         size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
-        conv_fill_uniform(t.x, nx, 3 * i + 1, -1.0f, 1.0f);
-        conv_fill_uniform(t.w, nw, 3 * i + 2, -1.0f, 1.0f);
-        conv_fill_uniform(t.dy, conv_output_elems(&p), 3 * i + 3, -1.0f, 1.0f);
-        conv_msg msg = {{0}};
-        CONV_ASSERT_OK(conv2d_backward_data_cpu(&p, t.dy, t.w, t.dx, &msg), msg);
-        CONV_ASSERT_OK(conv2d_backward_filter_cpu(&p, t.x, t.dy, t.dw, &msg), msg);
         conv_verify_report rep =
             conv_backward_data_verify(&p, t.dy, t.w, t.dx, conv_verify_bound(1.0));
         CONV_ASSERT_REPORT(rep, "dgrad", &p);
