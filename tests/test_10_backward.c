@@ -7,12 +7,19 @@
  *   - column by column on small shapes: dx[i] is <conv(e_i, w), dy> for the
  *     input e_i that is 1 at i and 0 elsewhere, dw[j] is <conv(x, e_j), dy>:
  *     each element alone, not only a sum;
- *   - the float results within their bound, and a planted error outside it. */
+ *   - the float results within their bound, and a planted error outside it.
+ * Then the GPU versions against these references (suites gpu_backward_*):
+ * exact on small integers, within the bound on floats, with outputs poisoned
+ * with NaN, a canary after each, and grids too small for one thread per
+ * element; and bad input refused before any CUDA call. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_backward.h"
 #include "conv_backward_cpu.h"
+#include "conv_cuda.h"
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 
@@ -266,4 +273,120 @@ Test(cpu_backward, bad_input_is_refused_with_one_line_before_any_work)
     bad.r = 5; /* a filter larger than the padded image: no output */
     cr_assert_eq(conv2d_backward_filter_cpu(&bad, buf, buf, buf, &msg), CONV_ERR_INVALID);
     cr_assert(strchr(msg.text, '\n') == NULL, "more than one line: %s", msg.text);
+}
+
+/* ---- the GPU versions ---- */
+
+typedef enum { DGRAD, WGRAD } pass;
+
+/* One run of a GPU pass on t's inputs into a NaN-poisoned device buffer with
+ * a canary after it; returns the result in `got` (host). */
+static void run_gpu(const conv_params *p, pass which, const tensors *t, int max_blocks, float *got)
+{
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    size_t count = which == DGRAD ? nx : nw;
+    float *d_a = conv_test_device_copy(which == DGRAD ? t->dy : t->x, which == DGRAD ? ny : nx,
+                                       which == DGRAD ? "dy" : "x");
+    float *d_b = conv_test_device_copy(which == DGRAD ? t->w : t->dy, which == DGRAD ? nw : ny,
+                                       which == DGRAD ? "w" : "dy");
+    float *d_out = conv_test_device_output(count, which == DGRAD ? "dx" : "dw");
+    conv_msg msg = {{0}};
+    conv_status st = which == DGRAD
+                         ? conv2d_backward_data_naive(p, d_a, d_b, d_out, max_blocks, 0, &msg)
+                         : conv2d_backward_filter_naive(p, d_a, d_b, d_out, max_blocks, 0, &msg);
+    CONV_ASSERT_OK(st, msg);
+    CONV_ASSERT_OK(conv_device_download(got, d_out, count, &msg), msg);
+    conv_test_assert_canary(d_out, count, "%s on %s", which == DGRAD ? "dgrad" : "wgrad",
+                            conv_shape_name(p));
+    conv_device_free(d_a);
+    conv_device_free(d_b);
+    conv_device_free(d_out);
+}
+
+/* Every shape of the table in both layouts, with grids of one thread per
+ * element and of 1 and 3 blocks (every thread then loops over many). */
+static void check_gpu_pass(pass which)
+{
+    conv_params table[CONV_USUAL_SHAPES + N_STRIDED];
+    size_t count = shape_table(table);
+    const int grids[3] = {0, 1, 3};
+    for (int layout = 0; layout < 2; ++layout)
+        for (size_t i = 0; i < count; ++i) {
+            conv_params p = table[i];
+            p.layout = (conv_layout)layout;
+            const char *what = which == DGRAD ? "dgrad" : "wgrad";
+            size_t n_out = which == DGRAD ? conv_input_elems(&p) : conv_filter_elems(&p);
+            float *got = malloc(n_out * sizeof *got);
+            cr_assert(got != NULL);
+            tensors t = gradients_of(&p, 11 * i + 1, 1); /* small integers: exact */
+            const float *want = which == DGRAD ? t.dx : t.dw;
+            for (int g = 0; g < 3; ++g) {
+                run_gpu(&p, which, &t, grids[g], got);
+                for (size_t e = 0; e < n_out; ++e)
+                    cr_assert_eq(got[e], want[e], "%s on %s, grid cap %d: [%zu] = %g, want %g",
+                                 what, conv_shape_name(&p), grids[g], e, got[e], want[e]);
+            }
+            free_tensors(&t);
+            t = gradients_of(&p, 11 * i + 5, 0); /* floats: within the bound */
+            run_gpu(&p, which, &t, 0, got);
+            conv_verify_report rep =
+                which == DGRAD
+                    ? conv_backward_data_verify(&p, t.dy, t.w, got, conv_verify_bound(1.0))
+                    : conv_backward_filter_verify(&p, t.x, t.dy, got, conv_verify_bound(1.0));
+            CONV_ASSERT_REPORT(rep, what, &p);
+            free_tensors(&t);
+            free(got);
+        }
+}
+
+Test(gpu_backward_data_naive, matches_the_reference_on_every_shape_and_grid)
+{
+    CONV_TEST_REQUIRE_GPU();
+    check_gpu_pass(DGRAD);
+}
+
+Test(gpu_backward_filter_naive, matches_the_reference_on_every_shape_and_grid)
+{
+    CONV_TEST_REQUIRE_GPU();
+    check_gpu_pass(WGRAD);
+}
+
+Test(gpu_backward_data_naive, a_refused_call_writes_nothing)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
+    float *d_dx = conv_test_device_output(conv_input_elems(&p), "dx");
+    float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
+    conv_msg msg = {{0}};
+    conv_params bad = p;
+    bad.dil_w = 0;
+    cr_assert_eq(conv2d_backward_data_naive(&bad, d_dy, d_dy, d_dx, 0, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "--dil-w");
+    conv_test_assert_untouched(d_dx, conv_input_elems(&p));
+    conv_device_free(d_dx);
+    conv_device_free(d_dy);
+}
+
+/* Fake device pointers: validation fails before anything is dereferenced. */
+static float fake[1];
+
+Test(backward_naive_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
+{
+    conv_params p = conv_shape(1, 1, 4, 4, 1, 3, 3, 0, 1, 1);
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_backward_data_naive(&p, NULL, fake, fake, 0, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
+    cr_assert_eq(conv2d_backward_filter_naive(&p, fake, fake, NULL, 0, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_dw");
+    conv_params bad = p;
+    bad.k = 0;
+    cr_assert_eq(conv2d_backward_filter_naive(&bad, fake, fake, fake, 0, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "--k");
+    bad = p;
+    bad.pad_h = INT_MAX / 2; /* window coordinates past 2^31; a stride keeps the output small */
+    bad.stride_h = 1 << 20;
+    cr_assert_eq(conv2d_backward_data_naive(&bad, fake, fake, fake, 0, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "2^31");
 }
