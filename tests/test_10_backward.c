@@ -41,18 +41,18 @@ static void free_tensors(tensors *t)
     free(t->x), free(t->w), free(t->dy), free(t->dx), free(t->dw);
 }
 
-/* x, w and dy of p filled from the seed (small integers in [-3, 3], or
+/* x, w and dy of p filled pseudo-randomly from stream `first` on (small integers in [-3, 3], or
  * uniform floats in [-1, 1]), then dx and dw by this step's references. */
-static tensors gradients_of(const conv_params *p, uint64_t seed, int small_int)
+static tensors gradients_of(const conv_params *p, uint64_t first, int small_int)
 {
     tensors t = alloc_tensors(p);
     float *in[3] = {t.x, t.w, t.dy};
     size_t count[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
     for (int i = 0; i < 3; ++i) {
         if (small_int)
-            conv_fill_small_int(in[i], count[i], seed + i, -3, 3);
+            conv_fill_small_int(in[i], count[i], first + i, -3, 3);
         else
-            conv_fill_uniform(in[i], count[i], seed + i, -1.0f, 1.0f);
+            conv_fill_uniform(in[i], count[i], first + i, -1.0f, 1.0f);
     }
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv2d_backward_data_cpu(p, t.dy, t.w, t.dx, &msg), msg);
