@@ -259,3 +259,9 @@ void conv_output_coords(const conv_params *p, size_t offset, int *n, int *k, int
         *n = (int)(offset / K);
     }
 }
+
+const char *conv_pass_name(conv_pass pass)
+{
+    static const char *const names[CONV_PASS_COUNT] = {"forward", "dgrad", "wgrad"};
+    return pass >= 0 && pass < CONV_PASS_COUNT ? names[pass] : "?";
+}

@@ -25,6 +25,17 @@ extern "C" {
 
 typedef enum { CONV_LAYOUT_NCHW = 0, CONV_LAYOUT_NHWC = 1 } conv_layout;
 
+/* Which of a convolution layer's three computations a problem asks for; the
+ * tensors are the same three (x, w, y), one of them written:
+ *   FORWARD  y  = conv(x, w)
+ *   DGRAD    dx = the gradient of the input, from dy (y's shape) and w
+ *   WGRAD    dw = the gradient of the filter, from x and dy
+ * All three take 2*N*K*P*Q*C*R*S floating-point operations (step 10). */
+typedef enum { CONV_PASS_FORWARD = 0, CONV_PASS_DGRAD, CONV_PASS_WGRAD, CONV_PASS_COUNT } conv_pass;
+
+/* "forward", "dgrad", "wgrad" ("?" for anything else). */
+const char *conv_pass_name(conv_pass pass);
+
 typedef struct {
     int n, c, h, w; /* batch, input channels, image height and width */
     int k;          /* output channels (number of filters) */

@@ -1,0 +1,184 @@
+/* The backward pass's double references (docs/10_backward.md): dgrad and
+ * wgrad, each sum in double with sum |term| beside it, and the checks of a
+ * float result against them.
+ *
+ * Both are the forward convolution's sum read another way. The forward pass
+ * pairs input (ih, iw) with output (oh, ow) through the filter tap (r, s):
+ *     ih = oh*stride_h - pad_h + r*dil_h,   iw = ow*stride_w - pad_w + s*dil_w.
+ * dgrad walks that relation from the input side (for each input element, the
+ * taps and outputs that read it), wgrad from the filter side (for each tap,
+ * the pairs of input and output it joined). The layout only changes the
+ * offsets (conv_input_offset and its siblings, conv_params.h). */
+#include "conv_verify_backward.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The output row oh that reads input row ih through filter row r, or -1 when
+ * none does (the stride skips it, or it falls outside [0, P)). */
+/* excerpt: output_of */
+static int output_of(int in, int tap, int pad, int stride, int dil, int out_size)
+{
+    long long num = (long long)in + pad - (long long)tap * dil;
+    if (num < 0 || num % stride != 0)
+        return -1;
+    long long out = num / stride;
+    return out < out_size ? (int)out : -1;
+}
+/* excerpt end: output_of */
+
+/* One element's sum and sum |term| into the arrays asked for (either may be NULL). */
+static void store(double *sums, double *abs_sums, size_t at, double sum, double mag)
+{
+    if (sums)
+        sums[at] = sum;
+    if (abs_sums)
+        abs_sums[at] = mag;
+}
+
+void conv_backward_data_point(const conv_params *p, const float *dy, const float *w, int n, int c,
+                              int ih, int iw, double *value, double *abs_sum)
+{
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    double sum = 0.0, mag = 0.0;
+    /* excerpt: dgrad gather */
+    for (int r = 0; r < p->r; ++r) {
+        int oh = output_of(ih, r, p->pad_h, p->stride_h, p->dil_h, P);
+        if (oh < 0)
+            continue;
+        for (int s = 0; s < p->s; ++s) {
+            int ow = output_of(iw, s, p->pad_w, p->stride_w, p->dil_w, Q);
+            if (ow < 0)
+                continue;
+            for (int k = 0; k < p->k; ++k) {
+                double t = (double)dy[conv_output_offset(p, n, k, oh, ow)] *
+                           w[conv_filter_offset(p, k, c, r, s)];
+                sum += t;
+                mag += fabs(t);
+            }
+        }
+    }
+    /* excerpt end: dgrad gather */
+    *value = sum;
+    *abs_sum = mag;
+}
+
+void conv_backward_data_double(const conv_params *p, const float *dy, const float *w, double *dx,
+                               double *abs_sum)
+{
+    for (int n = 0; n < p->n; ++n)
+        for (int c = 0; c < p->c; ++c)
+            for (int ih = 0; ih < p->h; ++ih)
+                for (int iw = 0; iw < p->w; ++iw) {
+                    double sum, mag;
+                    conv_backward_data_point(p, dy, w, n, c, ih, iw, &sum, &mag);
+                    store(dx, abs_sum, conv_input_offset(p, n, c, ih, iw), sum, mag);
+                }
+}
+
+void conv_backward_filter_point(const conv_params *p, const float *x, const float *dy, int k, int c,
+                                int r, int s, double *value, double *abs_sum)
+{
+    const int P = conv_out_h(p), Q = conv_out_w(p);
+    double sum = 0.0, mag = 0.0;
+    /* excerpt: wgrad sum */
+    for (int n = 0; n < p->n; ++n)
+        for (int oh = 0; oh < P; ++oh) {
+            long long ih = (long long)oh * p->stride_h - p->pad_h + (long long)r * p->dil_h;
+            if (ih < 0 || ih >= p->h)
+                continue;
+            for (int ow = 0; ow < Q; ++ow) {
+                long long iw = (long long)ow * p->stride_w - p->pad_w + (long long)s * p->dil_w;
+                if (iw < 0 || iw >= p->w)
+                    continue;
+                double t = (double)x[conv_input_offset(p, n, c, (int)ih, (int)iw)] *
+                           dy[conv_output_offset(p, n, k, oh, ow)];
+                sum += t;
+                mag += fabs(t);
+            }
+        }
+    /* excerpt end: wgrad sum */
+    *value = sum;
+    *abs_sum = mag;
+}
+
+void conv_backward_filter_double(const conv_params *p, const float *x, const float *dy, double *dw,
+                                 double *abs_sum)
+{
+    for (int k = 0; k < p->k; ++k)
+        for (int c = 0; c < p->c; ++c)
+            for (int r = 0; r < p->r; ++r)
+                for (int s = 0; s < p->s; ++s) {
+                    double sum, mag;
+                    conv_backward_filter_point(p, x, dy, k, c, r, s, &sum, &mag);
+                    store(dw, abs_sum, conv_filter_offset(p, k, c, r, s), sum, mag);
+                }
+}
+
+/* The double sums of one gradient: (p, a, b, sum, abs_sum), as the two above. */
+typedef void (*gradient_sums)(const conv_params *p, const float *a, const float *b, double *sum,
+                              double *abs_sum);
+
+/* The most filter rows (or columns) that meet one input row: a stride lets
+ * only every stride-th tap land on an output. */
+static int most_taps(int in_size, int taps, int pad, int stride, int dil, int out_size)
+{
+    int most = 0;
+    for (int in = 0; in < in_size; ++in) {
+        int count = 0;
+        for (int t = 0; t < taps; ++t)
+            count += output_of(in, t, pad, stride, dil, out_size) >= 0;
+        if (count > most)
+            most = count;
+    }
+    return most;
+}
+
+size_t conv_backward_data_depth(const conv_params *p)
+{
+    size_t rows = (size_t)most_taps(p->h, p->r, p->pad_h, p->stride_h, p->dil_h, conv_out_h(p));
+    size_t cols = (size_t)most_taps(p->w, p->s, p->pad_w, p->stride_w, p->dil_w, conv_out_w(p));
+    return (size_t)p->k * rows * cols;
+}
+
+size_t conv_backward_filter_depth(const conv_params *p)
+{
+    return (size_t)p->n * conv_out_h(p) * conv_out_w(p);
+}
+
+/* got against the double sums, within each element's tolerance; no
+ * coordinates (the report's output coordinates name y's elements, not x's
+ * or w's). */
+static conv_verify_report verify(const conv_params *p, gradient_sums sums, const float *a,
+                                 const float *b, const float *got, size_t count, size_t depth,
+                                 conv_verify_opts opts)
+{
+    double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
+    conv_verify_report rep = conv_report_init();
+    if (want && mag) {
+        sums(p, a, b, want, mag);
+        int exact = opts.mode == CONV_VERIFY_EXACT;
+        for (size_t i = 0; i < count; ++i)
+            conv_report_add(&rep, i, got[i], want[i],
+                            opts.bound_factor * conv_gamma(depth) * mag[i], exact);
+    }
+    conv_report_finish(&rep); /* no element checked: not passed */
+    free(want);
+    free(mag);
+    return rep;
+}
+
+conv_verify_report conv_backward_data_verify(const conv_params *p, const float *dy, const float *w,
+                                             const float *got, conv_verify_opts opts)
+{
+    return verify(p, conv_backward_data_double, dy, w, got, conv_input_elems(p),
+                  conv_backward_data_depth(p), opts);
+}
+
+conv_verify_report conv_backward_filter_verify(const conv_params *p, const float *x,
+                                               const float *dy, const float *got,
+                                               conv_verify_opts opts)
+{
+    return verify(p, conv_backward_filter_double, x, dy, got, conv_filter_elems(p),
+                  conv_backward_filter_depth(p), opts);
+}
