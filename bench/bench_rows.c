@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "backward_rows.h"
 #include "bench_steps.h"
 #include "conv_cpu.h"
 #include "cpu_rows.h"
@@ -16,8 +17,28 @@
 /* Storage for the reasons of the CPU rows skipped by their estimate. */
 static char estimates[4][64];
 
+/* A backward pass: cuDNN's (FP32 and TF32, both APIs) and step 10's rows,
+ * its naive version as the "naive GPU" column. */
+static int backward_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_rows)
+{
+    int n = 0;
+    if ((steps & BENCH_STEP_CUDNN) && max_rows >= 4) {
+        n += conv_rows_add_cudnn(rows, BENCH_REF_CUDNN);
+        rows[n++] = conv_row_cudnn_tf32();
+        rows[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
+    }
+    if (steps & BENCH_STEP_10) {
+        int first = n;
+        n += conv_backward_rows(p, NULL, rows + n, max_rows - n);
+        conv_rows_mark_ref(rows + first, n - first, "10a", BENCH_REF_NAIVE);
+    }
+    return n;
+}
+
 int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_rows)
 {
+    if (p->pass != CONV_PASS_FORWARD)
+        return backward_rows(p, steps, rows, max_rows);
     int n = 0;
     if (steps & BENCH_STEP_01) {
         int first = n;

@@ -43,8 +43,8 @@ enum { FLAG_STEPS, FLAG_MODEL, FLAG_LIST, FLAG_CPU_ROWS, FLAG_BUDGET, FLAG_WORKS
  * headings of their tables and the summary filled as they end. */
 static conv_model_layer layers[CONV_PROGRAM_MAX_PROBLEMS];
 static char abouts[CONV_PROGRAM_MAX_PROBLEMS][96];
-static char model_run[128]; /* "resnet50, n=32, nchw" */
-static bench_summary summary;
+static char model_run[128];                    /* "resnet50, n=32, nchw" */
+static bench_summary summary[CONV_PASS_COUNT]; /* a model run's, per pass */
 
 /* The first problem flag a model run cannot take (all but --n and --layout). */
 static const char *fixed_by_model(const conv_cli_options *opt, int *batch)
@@ -160,6 +160,8 @@ static int list(const conv_cli_options *opt, const conv_named_problem *pr, const
     printf("name,count,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,dil_h,dil_w,layout\n");
     for (int i = 0; i < n; ++i) {
         const conv_params *p = &pr[i].params;
+        if (p->pass != pr[0].params.pass)
+            continue; /* each shape once, whatever the passes (--pass) */
         printf("%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s\n", pr[i].name, counts[i], p->n,
                p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, p->stride_h, p->stride_w,
                p->dil_h, p->dil_w, p->layout == CONV_LAYOUT_NHWC ? "nhwc" : "nchw");
@@ -174,20 +176,25 @@ static int list(const conv_cli_options *opt, const conv_named_problem *pr, const
 static void layer_done(const conv_named_problem *np, int count, const conv_row *r, int n_rows)
 {
     if (model_run[0] != '\0')
-        bench_summary_add(&summary, np->name, count, r, n_rows);
+        bench_summary_add(&summary[np->params.pass], np->name, count, r, n_rows);
 }
 
 static void print_summary(FILE *out)
 {
-    if (summary.n_layers > 0)
-        bench_summary_print(&summary, model_run, out);
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
+        char run[160];
+        snprintf(run, sizeof run, "%s%s%s", model_run, pass != CONV_PASS_FORWARD ? ", " : "",
+                 pass != CONV_PASS_FORWARD ? conv_pass_name((conv_pass)pass) : "");
+        if (summary[pass].n_layers > 0)
+            bench_summary_print(&summary[pass], run, out);
+    }
 }
 
 int main(int argc, char **argv)
 {
     static conv_flag flags[] = {
         {"steps", CONV_FLAG_TEXT, "LIST",
-         "rows to run: comma-separated 01,02,03,04,05,06,07,08,cudnn, or all", "all", 0, 0},
+         "rows to run: comma-separated 01,02,03,04,05,06,07,08,10,cudnn, or all", "all", 0, 0},
         {"model", CONV_FLAG_CHOICE, NULL /* the catalogue's names, below */,
          "every distinct convolution of a whole network, then a summary weighed by their counts "
          "(--n: the batch, default 32; --layout applies)",
@@ -199,6 +206,7 @@ int main(int argc, char **argv)
         {"cpu-rows", CONV_FLAG_SWITCH, NULL,
          "with --model: run step 01's CPU rows too (left out: minutes per layer)", NULL, 0, 0},
         CONV_CUDNN_SEARCH_FLAGS,
+        CONV_PASS_FLAG("forward|dgrad|wgrad|all", "forward"),
     };
     flags[FLAG_MODEL].metavar = conv_model_names();
     static const conv_program prog = {

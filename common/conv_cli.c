@@ -115,7 +115,7 @@ int conv_cli_selects(const char *value, const char *word)
 }
 
 /* 1 when `text` is one of the '|'-separated words of `choices`. */
-static int is_choice(const char *choices, const char *text)
+int conv_cli_is_choice(const char *choices, const char *text)
 {
     size_t len = strlen(text);
     for (const char *at = choices; *at != '\0';) {
@@ -366,11 +366,11 @@ static conv_status apply_program(conv_cli_options *o, const conv_flag *f, int i,
         conv_status st = conv_cli_parse_ll(f->name, arg, f->lo, f->hi, &o->number[i], msg);
         if (st != CONV_OK)
             return st;
-    } else if (f->kind == CONV_FLAG_CHOICE && !is_choice(f->metavar, arg) &&
+    } else if (f->kind == CONV_FLAG_CHOICE && !conv_cli_is_choice(f->metavar, arg) &&
                renamed_to(renamed, arg, strlen(arg), now, sizeof now) != NULL) {
         return conv_fail(msg, CONV_ERR_INVALID, "--%s %s is now --%s %s (see --help)", f->name, arg,
                          f->name, now);
-    } else if (f->kind == CONV_FLAG_CHOICE && !is_choice(f->metavar, arg)) {
+    } else if (f->kind == CONV_FLAG_CHOICE && !conv_cli_is_choice(f->metavar, arg)) {
         char expected[160];
         snprintf(expected, sizeof expected, "%s", f->metavar);
         for (char *c = expected; *c; ++c)
@@ -430,7 +430,7 @@ static int shape_fixed(const conv_cli_spec *spec, const conv_cli_options *opt)
 {
     for (int i = 0; i < spec->n_flags; ++i)
         if (opt->given[i] && spec->shape_fixed_by != NULL &&
-            is_choice(spec->shape_fixed_by, spec->flags[i].name))
+            conv_cli_is_choice(spec->shape_fixed_by, spec->flags[i].name))
             return 1;
     return 0;
 }
@@ -445,9 +445,9 @@ static const char *flag_name(const conv_cli_spec *spec, int id)
 static void note_shape_flag(const conv_cli_spec *spec, conv_cli_options *opt, int id)
 {
     const char *name = flag_name(spec, id);
-    int shape = id >= OPT_PROGRAM
-                    ? spec->own_shape_flags != NULL && is_choice(spec->own_shape_flags, name)
-                    : id < FIRST_RUN_FLAG && id != OPT_PROBLEM && id != OPT_LAYOUT;
+    int shape = id >= OPT_PROGRAM ? spec->own_shape_flags != NULL &&
+                                        conv_cli_is_choice(spec->own_shape_flags, name)
+                                  : id < FIRST_RUN_FLAG && id != OPT_PROBLEM && id != OPT_LAYOUT;
     if (!shape)
         return;
     if (opt->shape_flag == NULL)

@@ -136,6 +136,9 @@ conv_status conv_cli_parse_ll(const char *flag, const char *text, long long lo, 
  * is not "all"): how a program asks "was this variant selected?". */
 int conv_cli_selects(const char *value, const char *word);
 
+/* 1 when `text` is one of the '|'-separated words of `choices`. */
+int conv_cli_is_choice(const char *choices, const char *text);
+
 /* Prints the standard problem lines: the parameters, the FLOPs and bytes. */
 void conv_cli_print_problem(FILE *out, const conv_params *p);
 

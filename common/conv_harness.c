@@ -7,6 +7,30 @@
 #include "conv_cuda.h"
 #include "conv_cudnn.h"
 #include "conv_tensor.h"
+#include "conv_verify_backward.h"
+
+/* The tensor p->pass writes: y (forward), x (dgrad) or w (wgrad); the
+ * other two are its inputs, dy in y's place for the backward passes. */
+static size_t out_elems(const conv_params *p)
+{
+    return p->pass == CONV_PASS_DGRAD   ? conv_input_elems(p)
+           : p->pass == CONV_PASS_WGRAD ? conv_filter_elems(p)
+                                        : conv_output_elems(p);
+}
+
+float *conv_gpu_problem_out_host(const conv_gpu_problem *pb)
+{
+    return pb->p.pass == CONV_PASS_DGRAD   ? pb->h_x
+           : pb->p.pass == CONV_PASS_WGRAD ? pb->h_w
+                                           : pb->h_y;
+}
+
+float *conv_gpu_problem_out_device(const conv_gpu_problem *pb)
+{
+    return pb->p.pass == CONV_PASS_DGRAD   ? pb->d_x
+           : pb->p.pass == CONV_PASS_WGRAD ? pb->d_w
+                                           : pb->d_y;
+}
 
 conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params *p, uint64_t seed,
                                          conv_msg *msg)
@@ -18,13 +42,14 @@ conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params
     pb->p = *p;
     pb->seed = seed;
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    size_t nout = out_elems(p);
     pb->full_verify = conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS;
     pb->h_x = conv_host_alloc(nx);
     pb->h_w = conv_host_alloc(nw);
     pb->h_y = conv_host_alloc(ny);
     if (pb->full_verify) {
-        pb->ref = malloc(ny * sizeof *pb->ref);
-        pb->ref_abs = malloc(ny * sizeof *pb->ref_abs);
+        pb->ref = malloc(nout * sizeof *pb->ref);
+        pb->ref_abs = malloc(nout * sizeof *pb->ref_abs);
     }
     if (pb->h_x == NULL || pb->h_w == NULL || pb->h_y == NULL ||
         (pb->full_verify && (pb->ref == NULL || pb->ref_abs == NULL))) {
@@ -32,10 +57,16 @@ conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the %.1f MB problem",
                          4.0 * ((double)nx + nw + ny) / 1e6);
     }
-    conv_fill_uniform(pb->h_x, nx, seed, -1.0f, 1.0f);
-    conv_fill_uniform(pb->h_w, nw, seed + 1, -1.0f, 1.0f);
+    /* the pass's two inputs from the random stream (x, w, dy: streams seed,
+     * seed + 1, seed + 2); its output is written by every row */
+    if (p->pass != CONV_PASS_DGRAD)
+        conv_fill_uniform(pb->h_x, nx, seed, -1.0f, 1.0f);
+    if (p->pass != CONV_PASS_WGRAD)
+        conv_fill_uniform(pb->h_w, nw, seed + 1, -1.0f, 1.0f);
+    if (p->pass != CONV_PASS_FORWARD)
+        conv_fill_uniform(pb->h_y, ny, seed + 2, -1.0f, 1.0f);
     if (pb->full_verify)
-        conv_reference_double(p, pb->h_x, pb->h_w, pb->ref, pb->ref_abs);
+        conv_pass_reference_double(p, pb->h_x, pb->h_w, pb->h_y, pb->ref, pb->ref_abs);
     return CONV_OK;
 }
 
@@ -51,11 +82,16 @@ conv_status conv_gpu_problem_create(conv_gpu_problem *pb, const conv_params *p, 
     if (st != CONV_OK)
         return st;
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    const conv_pass pass = p->pass;
     if ((st = conv_device_alloc(&pb->d_x, nx, "input x", msg)) != CONV_OK ||
         (st = conv_device_alloc(&pb->d_w, nw, "filter w", msg)) != CONV_OK ||
         (st = conv_device_alloc(&pb->d_y, ny, "output y", msg)) != CONV_OK ||
-        (st = conv_device_upload(pb->d_x, pb->h_x, nx, msg)) != CONV_OK ||
-        (st = conv_device_upload(pb->d_w, pb->h_w, nw, msg)) != CONV_OK) {
+        (pass != CONV_PASS_DGRAD &&
+         (st = conv_device_upload(pb->d_x, pb->h_x, nx, msg)) != CONV_OK) ||
+        (pass != CONV_PASS_WGRAD &&
+         (st = conv_device_upload(pb->d_w, pb->h_w, nw, msg)) != CONV_OK) ||
+        (pass != CONV_PASS_FORWARD &&
+         (st = conv_device_upload(pb->d_y, pb->h_y, ny, msg)) != CONV_OK)) {
         conv_gpu_problem_destroy(pb);
         return st;
     }
@@ -83,14 +119,16 @@ void conv_gpu_problem_destroy(conv_gpu_problem *pb)
     memset(pb, 0, sizeof *pb);
 }
 
-/* Verifies h_y (already downloaded or written by a host version) and the
- * canary count, filling res->report, res->passed and res->verdict. */
+/* Verifies the pass's output on the host (already downloaded or written by a
+ * host version) and the canary count, filling res->report, res->passed and
+ * res->verdict. */
 static void judge_with(conv_gpu_problem *pb, conv_gpu_result *res, conv_verify_opts opts)
 {
+    const float *got = conv_gpu_problem_out_host(pb);
     res->report = pb->full_verify
-                      ? conv_verify_precomputed(&pb->p, pb->h_y, pb->ref, pb->ref_abs, opts)
-                      : conv_verify_sampled(&pb->p, pb->h_x, pb->h_w, pb->h_y, CONV_VERIFY_SAMPLES,
-                                            pb->seed, opts);
+                      ? conv_pass_verify_precomputed(&pb->p, got, pb->ref, pb->ref_abs, opts)
+                      : conv_pass_verify_sampled(&pb->p, pb->h_x, pb->h_w, pb->h_y, got,
+                                                 CONV_VERIFY_SAMPLES, pb->seed, opts);
     conv_report_describe(&res->report, res->verdict, sizeof res->verdict);
     res->passed = res->report.passed && res->canary_bad == 0;
     if (res->canary_bad != 0)
@@ -108,6 +146,7 @@ static void judge(conv_gpu_problem *pb, conv_gpu_result *res, double bound_facto
 typedef struct {
     conv_gpu_problem *pb;
     conv_gpu_conv conv;
+    conv_gpu_grad grad;
     void *ctx;
 } device_run;
 
@@ -115,6 +154,8 @@ static conv_status run_device(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
     device_run *run = ctx;
     conv_gpu_problem *pb = run->pb;
+    if (run->grad != NULL)
+        return run->grad(run->ctx, &pb->p, pb->d_x, pb->d_w, pb->d_y, stream, msg);
     return run->conv(run->ctx, &pb->p, pb->d_x, pb->d_w, pb->d_y, stream, msg);
 }
 
@@ -122,20 +163,23 @@ static conv_status run_device(void *ctx, cudaStream_t stream, conv_msg *msg)
  * downloaded to pb->h_y and its canary checked: what every measurement
  * verifies before it times. */
 static conv_status run_once_checked(conv_gpu_problem *pb, conv_gpu_work work, void *ctx,
-                                    conv_gpu_result *res, conv_msg *msg)
+                                    conv_gpu_work finish, conv_gpu_result *res, conv_msg *msg)
 {
-    size_t ny = conv_output_elems(&pb->p);
-    conv_status st = conv_device_canary_reset(pb->d_y, ny, msg);
+    size_t nout = out_elems(&pb->p);
+    float *d_out = conv_gpu_problem_out_device(pb);
+    conv_status st = conv_device_canary_reset(d_out, nout, msg);
     if (st == CONV_OK)
-        st = conv_device_poison(pb->d_y, ny, msg);
+        st = conv_device_poison(d_out, nout, msg);
     if (st == CONV_OK)
         st = work(ctx, pb->stream, msg);
+    if (st == CONV_OK && finish != NULL) /* e.g. cuDNN's KRSC dw back to RSCK, untimed */
+        st = finish(ctx, pb->stream, msg);
     if (st != CONV_OK)
         return st;
     CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
-    if ((st = conv_device_download(pb->h_y, pb->d_y, ny, msg)) != CONV_OK)
+    if ((st = conv_device_download(conv_gpu_problem_out_host(pb), d_out, nout, msg)) != CONV_OK)
         return st;
-    return conv_device_canary_check(pb->d_y, ny, &res->canary_bad, msg);
+    return conv_device_canary_check(d_out, nout, &res->canary_bad, msg);
 }
 
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
@@ -145,8 +189,28 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
     memset(res, 0, sizeof *res);
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    device_run run = {pb, conv, ctx};
-    conv_status st = run_once_checked(pb, run_device, &run, res, msg);
+    if (pb->p.pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a forward version does not compute %s",
+                         conv_pass_name(pb->p.pass));
+    device_run run = {pb, conv, NULL, ctx};
+    conv_status st = run_once_checked(pb, run_device, &run, NULL, res, msg);
+    if (st != CONV_OK)
+        return st;
+    judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
+    return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
+}
+
+conv_status conv_gpu_problem_measure_grad(conv_gpu_problem *pb, conv_gpu_grad grad, void *ctx,
+                                          const conv_verify_opts *within, int warmup, int repeat,
+                                          conv_gpu_result *res, conv_msg *msg)
+{
+    memset(res, 0, sizeof *res);
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    if (pb->p.pass == CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a backward version does not compute forward");
+    device_run run = {pb, NULL, grad, ctx};
+    conv_status st = run_once_checked(pb, run_device, &run, NULL, res, msg);
     if (st != CONV_OK)
         return st;
     judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
@@ -176,13 +240,16 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
         algo[0] = '\0';
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    if (pb->p.pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "cuDNN's %s is not measured yet",
+                         conv_pass_name(pb->p.pass));
     conv_cudnn_plan *plan = NULL;
     conv_status st = conv_cudnn_plan_create_math(&plan, &pb->p, math, msg);
     if (st != CONV_OK)
         return st;
-    device_run run = {pb, NULL, plan};
+    device_run run = {pb, NULL, NULL, plan};
     if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK &&
-        (st = run_once_checked(pb, run_cudnn, &run, res, msg)) == CONV_OK) {
+        (st = run_once_checked(pb, run_cudnn, &run, NULL, res, msg)) == CONV_OK) {
         double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
         if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
             factor *= conv_tf32_bound_factor((size_t)pb->p.c * pb->p.r * pb->p.s);
@@ -211,13 +278,16 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
         engine[0] = '\0';
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    if (pb->p.pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "cuDNN's %s is not measured yet",
+                         conv_pass_name(pb->p.pass));
     conv_cudnn_graph_plan *plan = NULL;
     conv_status st = conv_cudnn_graph_plan_create(&plan, &pb->p, cls, o, pb->d_x, pb->d_w, pb->d_y,
                                                   pb->stream, msg);
     if (st != CONV_OK)
         return st;
-    device_run run = {pb, NULL, plan};
-    if ((st = run_once_checked(pb, run_cudnn_graph, &run, res, msg)) == CONV_OK) {
+    device_run run = {pb, NULL, NULL, plan};
+    if ((st = run_once_checked(pb, run_cudnn_graph, &run, NULL, res, msg)) == CONV_OK) {
         judge(pb, res, conv_cudnn_graph_bound_factor(plan, &pb->p));
         st = conv_time_gpu(run_cudnn_graph, &run, pb->stream, warmup, repeat, &res->timing, msg);
     }
@@ -251,6 +321,9 @@ conv_status conv_gpu_problem_measure_host(conv_gpu_problem *pb, conv_host_conv c
                                           int repeat, conv_gpu_result *res, conv_msg *msg)
 {
     memset(res, 0, sizeof *res);
+    if (pb->p.pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a forward version does not compute %s",
+                         conv_pass_name(pb->p.pass));
     size_t ny = conv_output_elems(&pb->p);
     host_run run = {pb, conv};
     /* excerpt: poison, run, check the canary */
@@ -273,7 +346,7 @@ void conv_problem_memory(const conv_params *p, size_t *host_bytes, size_t *devic
         (double)conv_input_elems(p) + (double)conv_filter_elems(p) + (double)conv_output_elems(p);
     double host = 4.0 * floats;
     if (conv_flops(p) <= CONV_FULL_VERIFY_MAX_FLOPS)
-        host += 2.0 * 8.0 * (double)conv_output_elems(p);
+        host += 2.0 * 8.0 * (double)out_elems(p);
     *host_bytes = host >= 1.8e19 ? SIZE_MAX : (size_t)host;
     *device_bytes = 4.0 * floats >= 1.8e19 ? SIZE_MAX : (size_t)(4.0 * floats);
 }

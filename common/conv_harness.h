@@ -38,6 +38,12 @@ typedef conv_status (*conv_gpu_conv)(void *ctx, const conv_params *p, const floa
                                      const float *d_w, float *d_y, cudaStream_t stream,
                                      conv_msg *msg);
 
+/* A backward pass on the device (step 10): reads the two tensors p->pass
+ * takes and writes the third (dgrad: dx into d_x from dy in d_y and d_w;
+ * wgrad: dw into d_w from d_x and dy in d_y); the same rules as above. */
+typedef conv_status (*conv_gpu_grad)(void *ctx, const conv_params *p, float *d_x, float *d_w,
+                                     float *d_y, cudaStream_t stream, conv_msg *msg);
+
 /* A 2D convolution on the host (step 01's signature). */
 typedef conv_status (*conv_host_conv)(const conv_params *p, const float *h_x, const float *h_w,
                                       float *h_y, conv_msg *msg);
@@ -47,14 +53,18 @@ typedef conv_status (*conv_host_conv)(const conv_params *p, const float *h_x, co
 #define CONV_FULL_VERIFY_MAX_FLOPS 2e10
 #define CONV_VERIFY_SAMPLES        4096
 
+/* A problem of any pass (p.pass): its two inputs come from the random stream
+ * (uniform in [-1, 1)), its output is what the rows write and the harness
+ * verifies: y for the forward pass, x (as dx) for dgrad, w (as dw) for wgrad;
+ * dy lives in y's buffers. */
 typedef struct {
     conv_params p;
     uint64_t seed;
-    float *h_x, *h_w, *h_y; /* host input and filter (seeded uniform in [-1, 1)), output */
+    float *h_x, *h_w, *h_y; /* host input, filter and output (or dx, dw, dy) */
     float *d_x, *d_w, *d_y; /* device copies, each followed by a canary */
     cudaStream_t stream;
     int full_verify; /* 1: every output is checked; 0: CONV_VERIFY_SAMPLES of them */
-    double *ref;     /* double reference of every output (full_verify only) */
+    double *ref;     /* double reference of every element of the pass's output (full_verify only) */
     double *ref_abs; /* and its sum |x*w|, for the tolerance */
 } conv_gpu_problem;
 
@@ -79,6 +89,10 @@ conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params
                                          conv_msg *msg);
 void conv_gpu_problem_destroy(conv_gpu_problem *pb);
 
+/* The host and device buffers of the tensor the problem's pass writes. */
+float *conv_gpu_problem_out_host(const conv_gpu_problem *pb);
+float *conv_gpu_problem_out_device(const conv_gpu_problem *pb);
+
 /* Measures one device convolution on the problem (see the top of this file).
  * Returns an error only when something failed to run; a wrong result is
  * CONV_OK with res->passed == 0 and the reason in res->verdict. A result that
@@ -89,6 +103,13 @@ void conv_gpu_problem_destroy(conv_gpu_problem *pb);
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
                                      const conv_verify_opts *within, int warmup, int repeat,
                                      conv_gpu_result *res, conv_msg *msg);
+
+/* The same for a backward pass (conv_gpu_grad); the bound's depth is the
+ * pass's (conv_verify_backward.h). A forward problem's rows use the call
+ * above, a backward one's this: each refuses the other's problems. */
+conv_status conv_gpu_problem_measure_grad(conv_gpu_problem *pb, conv_gpu_grad grad, void *ctx,
+                                          const conv_verify_opts *within, int warmup, int repeat,
+                                          conv_gpu_result *res, conv_msg *msg);
 
 /* The same for cuDNN (FP32, CUDNN_FMA_MATH, its fastest algorithm; plan
  * creation and the algorithm search are outside the timed region). The

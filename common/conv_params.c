@@ -141,6 +141,8 @@ conv_status conv_params_validate(const conv_params *p, conv_msg *msg)
                          "invalid horizontal padding (--pad-w): must be >= 0, got %d", p->pad_w);
     if (p->layout != CONV_LAYOUT_NCHW && p->layout != CONV_LAYOUT_NHWC)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid layout (--layout): %d", (int)p->layout);
+    if (p->pass < 0 || p->pass >= CONV_PASS_COUNT)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pass (--pass): %d", (int)p->pass);
 
     conv_status st = check_axis("height", p->h, p->r, p->pad_h, p->stride_h, p->dil_h, msg);
     if (st == CONV_OK)
@@ -211,11 +213,13 @@ int conv1d_is_1d_problem(const conv_params *p)
 
 void conv_params_describe(const conv_params *p, char *buf, size_t len)
 {
-    snprintf(buf, len,
-             "N=%d C=%d H=%d W=%d K=%d R=%d S=%d pad=%dx%d stride=%dx%d dil=%dx%d %s -> P=%d Q=%d",
-             p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, p->stride_h, p->stride_w,
-             p->dil_h, p->dil_w, p->layout == CONV_LAYOUT_NHWC ? "NHWC" : "NCHW", conv_out_h(p),
-             conv_out_w(p));
+    snprintf(
+        buf, len,
+        "N=%d C=%d H=%d W=%d K=%d R=%d S=%d pad=%dx%d stride=%dx%d dil=%dx%d %s -> P=%d Q=%d%s%s",
+        p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, p->stride_h, p->stride_w,
+        p->dil_h, p->dil_w, p->layout == CONV_LAYOUT_NHWC ? "NHWC" : "NCHW", conv_out_h(p),
+        conv_out_w(p), p->pass != CONV_PASS_FORWARD ? ", " : "",
+        p->pass != CONV_PASS_FORWARD ? conv_pass_name(p->pass) : "");
 }
 
 size_t conv_input_offset(const conv_params *p, int n, int c, int h, int w)

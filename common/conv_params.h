@@ -44,6 +44,7 @@ typedef struct {
     int stride_h, stride_w;
     int dil_h, dil_w;
     conv_layout layout;
+    conv_pass pass; /* the computation asked for (zero: the forward pass) */
 } conv_params;
 
 /* The lecture's problem (the direct-convolution article's): N=1, C=6,
@@ -75,7 +76,7 @@ double conv_min_bytes(const conv_params *p);
 /* Checks every parameter and every derived size. Returns CONV_OK, or
  * CONV_ERR_INVALID with one line naming the parameter (non-positive sizes,
  * negative padding, empty output, a filter larger than the padded image,
- * size_t overflow of any tensor or of the im2col buffer). */
+ * size_t overflow of any tensor or of the im2col buffer, an unknown pass). */
 conv_status conv_params_validate(const conv_params *p, conv_msg *msg);
 
 /* The 1D "same" convolution of steps 01 and 03: width >= 1 and an odd mask
@@ -90,7 +91,8 @@ conv_params conv1d_as_conv_params(long long width, int mask_width);
 int conv1d_is_1d_problem(const conv_params *p);
 
 /* Writes a one-line description, e.g. "N=1 C=6 H=768 W=512 K=6 R=6 S=6 pad=0x0
- * stride=1x1 dil=1x1 NCHW -> P=763 Q=507". */
+ * stride=1x1 dil=1x1 NCHW -> P=763 Q=507" (", dgrad" or ", wgrad" after it
+ * for a backward pass). */
 void conv_params_describe(const conv_params *p, char *buf, size_t len);
 
 /* Linear offsets of one element, in the layout p->layout selects. */

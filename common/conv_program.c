@@ -199,8 +199,11 @@ static int run_problem(run_state *s, const conv_named_problem *np)
 {
     const conv_params *p = &np->params;
     int multi = s->n_problems > 1 || np->name[0] != '\0';
-    if (multi)
-        printf("\n== %s: %s\n", np->name, np->about);
+    if (multi) { /* "== hpc101: ...", "== hpc101 dgrad: ..." */
+        int backward = p->pass != CONV_PASS_FORWARD;
+        printf("\n== %s%s%s: %s\n", np->name, backward && np->name[0] ? " " : "",
+               backward ? conv_pass_name(p->pass) : "", np->about);
+    }
     if (s->prog->describe != NULL)
         s->prog->describe(stdout, &s->opt, p);
     else
@@ -263,6 +266,43 @@ static void count_problems(run_state *s)
     s->model = s->prog->model != NULL ? s->prog->model(&s->opt, s->counts, s->n_problems) : NULL;
 }
 
+/* With a --pass flag: each problem once per pass the flag picks (its
+ * counts with it). Returns 0, or -1 with one line in msg. */
+static int expand_passes(run_state *s, conv_msg *msg)
+{
+    const conv_program *prog = s->prog;
+    const char *pick = conv_program_flag(prog, &s->opt, "pass");
+    if (pick == NULL)
+        return 0;
+    const char *choices = "";
+    for (int i = 0; i < prog->cli.n_flags; ++i)
+        if (strcmp(prog->cli.flags[i].name, "pass") == 0)
+            choices = prog->cli.flags[i].metavar;
+    conv_pass passes[CONV_PASS_COUNT];
+    int n_passes = 0;
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
+        const char *name = conv_pass_name((conv_pass)pass);
+        if (conv_cli_is_choice(choices, name) && conv_cli_selects(pick, name))
+            passes[n_passes++] = (conv_pass)pass;
+    }
+    if (s->n_problems * n_passes > CONV_PROGRAM_MAX_PROBLEMS) {
+        conv_fail(msg, CONV_ERR_INVALID,
+                  "--pass %s: %d problems in %d passes are more than the %d a run may have", pick,
+                  s->n_problems, n_passes, CONV_PROGRAM_MAX_PROBLEMS);
+        return -1;
+    }
+    for (int i = s->n_problems - 1; i >= 0; --i) /* from the last: in place */
+        for (int j = n_passes - 1; j >= 0; --j) {
+            s->problems[i * n_passes + j] = s->problems[i];
+            s->problems[i * n_passes + j].params.pass = passes[j];
+            s->counts[i * n_passes + j] = s->counts[i];
+        }
+    s->n_problems *= n_passes;
+    for (int i = 0; i < s->n_problems; ++i)
+        s->report.pass_column |= s->problems[i].params.pass != CONV_PASS_FORWARD;
+    return 0;
+}
+
 static void print_model(const run_state *s)
 {
     int all = 0;
@@ -307,6 +347,10 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
         return 2;
     }
     count_problems(&s);
+    if (expand_passes(&s, &msg) != 0) {
+        fprintf(stderr, "%s: %s\n", name, msg.text);
+        return 2;
+    }
     if (prog->before_run != NULL) {
         int status = prog->before_run(&s.opt, s.problems, s.counts, s.n_problems);
         if (status >= 0)

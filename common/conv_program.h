@@ -69,8 +69,21 @@ extern "C" {
         "variant", CONV_FLAG_CHOICE, choices, help, "all", 0, 0                                    \
     }
 
-/* The most problems one run may have (a model's distinct layers included). */
-#define CONV_PROGRAM_MAX_PROBLEMS 48
+/* The flag that picks the passes a program runs (conv_params.h): --pass, one
+ * of `choices` ("forward|dgrad|wgrad|all", or fewer), `def` by default. Each
+ * problem of the run is then run once per pass it picks ("all": each of the
+ * others, in their order), and the files get a column pass. */
+#define CONV_PASS_FLAG(choices, def)                                                               \
+    {                                                                                              \
+        "pass", CONV_FLAG_CHOICE, choices,                                                         \
+            "which computation: forward (the convolution), dgrad (the gradient of its input), "    \
+            "wgrad (of its filter), or all that are offered",                                      \
+            def, 0, 0                                                                              \
+    }
+
+/* The most problems one run may have (a model's distinct layers, each in
+ * every pass, included). */
+#define CONV_PROGRAM_MAX_PROBLEMS 144
 
 /* A problem with a name (the catalogue's, conv_problems.h, or a model's layers). */
 typedef struct {

@@ -108,9 +108,9 @@ void conv_report_begin(conv_report *r, const conv_device_info *info, double d2d_
             fprintf(r->csv, "# model: %s\n", r->model);
         if (d2d_gbps > 0.0)
             fprintf(r->csv, "# d2d_gbps: %.1f\n", d2d_gbps);
-        fprintf(r->csv, "%s%sversion,class,median_ms,min_ms,max_ms,gflops,pct_peak%s",
+        fprintf(r->csv, "%s%s%sversion,class,median_ms,min_ms,max_ms,gflops,pct_peak%s",
                 r->problem_column ? "problem," : "", r->model != NULL ? "count," : "",
-                r->bandwidth_column ? ",gbps" : "");
+                r->pass_column ? "pass," : "", r->bandwidth_column ? ",gbps" : "");
         for (int i = 0; i < r->n_refs; ++i) {
             char key[64];
             conv_report_ref_key(r->ref_names[i], key, sizeof key);
@@ -233,14 +233,16 @@ static void print_row(const conv_report *r, FILE *out, const conv_row *row, cons
     fprintf(out, "  %s\n", n->verdict);
 }
 
-static void csv_row(const conv_report *r, const char *name, int count, const conv_row *row,
-                    const row_numbers *n)
+static void csv_row(const conv_report *r, const char *name, int count, const conv_params *p,
+                    const conv_row *row, const row_numbers *n)
 {
     FILE *f = r->csv;
     if (r->problem_column)
         fprintf(f, "\"%s\",", name);
     if (r->model != NULL)
         fprintf(f, "%d,", count);
+    if (r->pass_column)
+        fprintf(f, "%s,", conv_pass_name(p->pass));
     fprintf(f, "\"%s\",%s,", label_of(row), conv_class_name(row->cls));
     if (n->ms > 0.0) {
         fprintf(f, "%.6f,%.6f,%.6f,%.3f,", n->ms, n->min_ms, n->max_ms, n->gflops);
@@ -280,6 +282,8 @@ static void json_problem(conv_report *r, const char *name, int count, const conv
     json_string(f, name);
     if (r->model != NULL)
         fprintf(f, ", \"count\": %d", count);
+    if (r->pass_column)
+        fprintf(f, ", \"pass\": \"%s\"", conv_pass_name(p->pass));
     fprintf(f, ", \"shape\": ");
     json_string(f, desc);
     fprintf(f, ", \"gflop\": %.6g, \"min_bytes\": %.6g,\n     \"rows\": [", conv_flops(p) / 1e9,
@@ -367,7 +371,7 @@ void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, c
     for (int i = 0; i < n_rows; ++i) {
         print_row(r, out, &rows[i], &nums[i]);
         if (r->csv != NULL)
-            csv_row(r, name, count, &rows[i], &nums[i]);
+            csv_row(r, name, count, p, &rows[i], &nums[i]);
     }
     print_best(r, out, rows, n_rows);
     if (r->csv != NULL)

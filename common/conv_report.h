@@ -45,6 +45,8 @@ typedef struct {
     const char *ref_names[CONV_MAX_REFS]; /* e.g. "cuDNN", "serial", "step 02" */
     int bandwidth_column;                 /* a GB/s column (the problem's minimum bytes) */
     int problem_column;                   /* the CSV starts with the problem's name */
+    int pass_column; /* a column pass (forward, dgrad, wgrad) after problem and count,
+                        and "pass" in each JSON problem: a run with a backward pass */
     /* A model run, whose problems are a model's layers: "resnet50, n=32, nhwc",
      * written as a "# model: ..." line of the CSV and as "model" in the JSON.
      * The CSV then has a column count after problem, the JSON a "count" per

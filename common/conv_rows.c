@@ -26,6 +26,15 @@ conv_row conv_row_host(const char *name, const char *key, conv_host_conv host)
     return r;
 }
 
+conv_row conv_row_grad(const char *name, const char *key, conv_pass pass, conv_gpu_grad grad,
+                       void *ctx)
+{
+    conv_row r = conv_row_device(name, key, NULL, ctx);
+    r.pass = pass;
+    r.grad = grad;
+    return r;
+}
+
 /* A row that is none of our kernels but a library's or a measurement's:
  * no key, measured by its kind. */
 static conv_row other_row(const char *name, conv_row_kind kind, conv_class cls, void *ctx)
@@ -140,6 +149,12 @@ int conv_rows_check(conv_row *rows, int n_rows, const conv_params *p, char *firs
         conv_row *row = &rows[i];
         snprintf(row->label, sizeof row->label, "%s", row->name);
         conv_msg msg = {{0}};
+        int ours = row->kind == CONV_ROW_DEVICE || row->kind == CONV_ROW_HOST;
+        if (row->state == CONV_ROW_PENDING && ours && row->pass != p->pass) {
+            snprintf(msg.text, sizeof msg.text, "computes the %s pass, not %s",
+                     conv_pass_name(row->pass), conv_pass_name(p->pass));
+            conv_row_skip(row, msg.text);
+        }
         if (row->state == CONV_ROW_PENDING && row->check != NULL &&
             row->check(row->ctx, p, &msg) != CONV_OK)
             conv_row_skip(row, msg.text);
@@ -215,7 +230,10 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
             conv_verify_opts within = conv_verify_bound(1.0);
             if (row->tolerance != NULL)
                 st = row->tolerance(row->ctx, pb, &within, &msg);
-            if (st == CONV_OK)
+            if (st == CONV_OK && row->grad != NULL)
+                st = conv_gpu_problem_measure_grad(pb, row->grad, row->ctx, &within, o->warmup,
+                                                   o->repeat, &row->res, &msg);
+            else if (st == CONV_OK)
                 st = conv_gpu_problem_measure(pb, row->conv, row->ctx, &within, o->warmup,
                                               o->repeat, &row->res, &msg);
             break;

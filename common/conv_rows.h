@@ -62,6 +62,8 @@ struct conv_row {
     conv_class cls; /* its precision class (conv_verify.h; zero: FP32) */
     conv_gpu_conv conv;
     conv_host_conv host;
+    conv_pass pass;     /* what a device or host row computes (zero: the forward pass) */
+    conv_gpu_grad grad; /* a backward row's function (pass DGRAD or WGRAD), instead of conv */
     void *ctx;
     /* Does the row support p? No CUDA call. NULL: every valid problem. */
     conv_status (*check)(void *ctx, const conv_params *p, conv_msg *msg);
@@ -90,6 +92,9 @@ struct conv_row {
 /* A row with every field zero but these (ref -1). */
 conv_row conv_row_device(const char *name, const char *key, conv_gpu_conv conv, void *ctx);
 conv_row conv_row_host(const char *name, const char *key, conv_host_conv host);
+/* A device row of a backward pass (step 10). */
+conv_row conv_row_grad(const char *name, const char *key, conv_pass pass, conv_gpu_grad grad,
+                       void *ctx);
 conv_row conv_row_cudnn(void);
 /* cuDNN with TF32 tensor cores allowed: a labelled extra row ("cuDNN TF32"),
  * skipped with the reason where cuDNN has no tensor-core algorithm. */
@@ -127,9 +132,9 @@ int conv_rows_keep_ref(conv_row *rows, int n_rows, const char *key, int ref);
  * many. select NULL keeps every row. */
 int conv_rows_select(conv_row *rows, int n_rows, const char *select);
 
-/* Runs every row's check on p: rows that do not support it become
- * CONV_ROW_SKIPPED with the reason. Returns how many rows that are neither
- * references nor cuDNN's can still run, and the reason of the first that cannot in
+/* Runs every row's check on p: rows that do not support it (a row of another
+ * pass than p->pass among them) become CONV_ROW_SKIPPED with the reason. Returns how many rows that
+ * are neither references nor cuDNN's can still run, and the reason of the first that cannot in
  * first_why (may be NULL). No CUDA call. */
 int conv_rows_check(conv_row *rows, int n_rows, const conv_params *p, char *first_why,
                     size_t why_len);

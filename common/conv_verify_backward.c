@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "conv_tensor.h"
+
 /* The output row oh that reads input row ih through filter row r, or -1 when
  * none does (the stride skips it, or it falls outside [0, P)). */
 /* excerpt: output_of */
@@ -181,4 +183,95 @@ conv_verify_report conv_backward_filter_verify(const conv_params *p, const float
 {
     return verify(p, conv_backward_filter_double, x, dy, got, conv_filter_elems(p),
                   conv_backward_filter_depth(p), opts);
+}
+
+size_t conv_pass_depth(const conv_params *p)
+{
+    if (p->pass == CONV_PASS_DGRAD)
+        return conv_backward_data_depth(p);
+    if (p->pass == CONV_PASS_WGRAD)
+        return conv_backward_filter_depth(p);
+    return (size_t)p->c * p->r * p->s;
+}
+
+void conv_pass_reference_double(const conv_params *p, const float *x, const float *w,
+                                const float *dy, double *ref, double *abs_sum)
+{
+    if (p->pass == CONV_PASS_DGRAD)
+        conv_backward_data_double(p, dy, w, ref, abs_sum);
+    else if (p->pass == CONV_PASS_WGRAD)
+        conv_backward_filter_double(p, x, dy, ref, abs_sum);
+    else
+        conv_reference_double(p, x, w, ref, abs_sum);
+}
+
+conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const float *got,
+                                                const double *ref, const double *ref_abs,
+                                                conv_verify_opts opts)
+{
+    if (p->pass == CONV_PASS_FORWARD)
+        return conv_verify_precomputed(p, got, ref, ref_abs, opts);
+    size_t count = p->pass == CONV_PASS_DGRAD ? conv_input_elems(p) : conv_filter_elems(p);
+    double gamma = conv_gamma(conv_pass_depth(p));
+    int exact = opts.mode == CONV_VERIFY_EXACT;
+    conv_verify_report rep = conv_report_init();
+    for (size_t i = 0; i < count; ++i)
+        conv_report_add(&rep, i, got[i], ref[i], opts.bound_factor * gamma * ref_abs[i], exact);
+    conv_report_finish(&rep);
+    return rep;
+}
+
+/* The indices (a, b, c, d) of the element at offset `at` of a tensor whose
+ * offset function is `offset`: its strides are the offsets of unit indices
+ * (the function is linear), sorted from the largest. */
+static void coords_of(size_t (*offset)(const conv_params *, int, int, int, int),
+                      const conv_params *p, const int dims[4], size_t at, int idx[4])
+{
+    size_t st[4] = {offset(p, 1, 0, 0, 0), offset(p, 0, 1, 0, 0), offset(p, 0, 0, 1, 0),
+                    offset(p, 0, 0, 0, 1)};
+    int order[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 4; ++i) /* slowest index first */
+        for (int j = i + 1; j < 4; ++j)
+            if (st[order[j]] > st[order[i]] ||
+                (st[order[j]] == st[order[i]] && dims[order[j]] > dims[order[i]])) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    for (int i = 3; i >= 0; --i) {
+        idx[order[i]] = (int)(at % (size_t)dims[order[i]]);
+        at /= (size_t)dims[order[i]];
+    }
+}
+
+conv_verify_report conv_pass_verify_sampled(const conv_params *p, const float *x, const float *w,
+                                            const float *dy, const float *got, size_t samples,
+                                            uint64_t seed, conv_verify_opts opts)
+{
+    if (p->pass == CONV_PASS_FORWARD)
+        return conv_verify_sampled(p, x, w, got, samples, seed, opts);
+    int dgrad = p->pass == CONV_PASS_DGRAD;
+    size_t total = dgrad ? conv_input_elems(p) : conv_filter_elems(p);
+    double gamma = conv_gamma(conv_pass_depth(p));
+    conv_verify_report rep = conv_report_init();
+    if (samples > total)
+        samples = total;
+    for (size_t i = 0; i < samples; ++i) {
+        size_t at = i == 0 ? 0 : i == 1 ? total - 1 : (size_t)(conv_rng_hash(seed, i) % total);
+        int idx[4];
+        double want, mag;
+        if (dgrad) {
+            const int dims[4] = {p->n, p->c, p->h, p->w};
+            coords_of(conv_input_offset, p, dims, at, idx);
+            conv_backward_data_point(p, dy, w, idx[0], idx[1], idx[2], idx[3], &want, &mag);
+        } else {
+            const int dims[4] = {p->k, p->c, p->r, p->s};
+            coords_of(conv_filter_offset, p, dims, at, idx);
+            conv_backward_filter_point(p, x, dy, idx[0], idx[1], idx[2], idx[3], &want, &mag);
+        }
+        conv_report_add(&rep, at, got[at], want, opts.bound_factor * gamma * mag,
+                        opts.mode == CONV_VERIFY_EXACT);
+    }
+    conv_report_finish(&rep);
+    return rep;
 }

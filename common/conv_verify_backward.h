@@ -13,6 +13,7 @@
 #define CONV_VERIFY_BACKWARD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "conv_params.h"
 #include "conv_verify.h"
@@ -49,6 +50,28 @@ conv_verify_report conv_backward_data_verify(const conv_params *p, const float *
 conv_verify_report conv_backward_filter_verify(const conv_params *p, const float *x,
                                                const float *dy, const float *got,
                                                conv_verify_opts opts);
+
+/* ---- any pass, as the harness checks a row: p->pass names the output ---- */
+
+/* The depth n of the bound of p->pass's sums: C*R*S for the forward pass,
+ * conv_backward_data_depth or conv_backward_filter_depth for the others. */
+size_t conv_pass_depth(const conv_params *p);
+/* The double reference of every element of p->pass's output (y, dx or dw)
+ * from the two tensors it reads, x, w and dy (y's shape): either result
+ * array may be NULL. */
+void conv_pass_reference_double(const conv_params *p, const float *x, const float *w,
+                                const float *dy, double *ref, double *abs_sum);
+/* A float output against that reference computed beforehand (forward:
+ * conv_verify_precomputed, with opts' pointwise tolerance if it has one). */
+conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const float *got,
+                                                const double *ref, const double *ref_abs,
+                                                conv_verify_opts opts);
+/* A sample of `samples` elements chosen by the random stream (the first and
+ * the last among them), each computed in double (forward:
+ * conv_verify_sampled). */
+conv_verify_report conv_pass_verify_sampled(const conv_params *p, const float *x, const float *w,
+                                            const float *dy, const float *got, size_t samples,
+                                            uint64_t seed, conv_verify_opts opts);
 
 #ifdef __cplusplus
 }

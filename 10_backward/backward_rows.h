@@ -1,0 +1,21 @@
+/* Step 10's rows (common/conv_rows.h): its versions of dgrad and wgrad as the
+ * step's program, conv_bench and the tests run them. */
+#ifndef BACKWARD_ROWS_H
+#define BACKWARD_ROWS_H
+
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The rows of p->pass (none for the forward pass): "10a dgrad naive" or
+ * "10a wgrad naive" (key "10a"), and the later versions, each keyed by its
+ * letter. select is unused; returns how many rows were written. */
+int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BACKWARD_ROWS_H */

@@ -1,0 +1,44 @@
+/* 10_backward: the gradients of a convolution layer, dgrad (of the input)
+ * and wgrad (of the filter), picked by --pass, in step 10's versions picked
+ * by --variant, on one problem (default: the lecture's; or a shape given by
+ * flags, or --problem NAME|all), beside cuDNN's backward pass (its legacy and
+ * graph APIs, FP32 and TF32) in the same run. The program body, the common
+ * flags and the exit status are those of every program
+ * (common/conv_program.h). */
+#include "backward_rows.h"
+#include "conv_program.h"
+
+enum { REF_CUDNN };
+
+static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
+                int max)
+{
+    (void)opt;
+    int n = 0;
+    if (max >= 4) {
+        n += conv_rows_add_cudnn(r, REF_CUDNN);
+        r[n++] = conv_row_cudnn_tf32();
+        r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
+    }
+    return n + conv_backward_rows(p, select, r + n, max - n);
+}
+
+int main(int argc, char **argv)
+{
+    static const conv_flag flags[] = {
+        CONV_PASS_FLAG("dgrad|wgrad|all", "all"),
+        CONV_VARIANT_FLAG("10a|all", "which version(s) to run (10a: one thread per gradient "
+                                     "element)"),
+        CONV_CUDNN_SEARCH_FLAGS,
+    };
+    static const conv_program prog = {
+        .cli = {.program = "10_backward",
+                .summary = "Step 10: the backward pass, the gradients of the input (dgrad) and of "
+                           "the filter (wgrad), against cuDNN's.",
+                CONV_FLAGS(flags)},
+        .title = "the backward pass: dgrad and wgrad",
+        .ref_names = {"cuDNN"},
+        .rows = rows,
+    };
+    return conv_program_main(&prog, argc, argv);
+}
