@@ -142,17 +142,25 @@ void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
     const conv_params *p = &pb->p;
     conv_msg msg = {{0}};
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    CONV_ASSERT_OK(conv_device_upload(pb->d_x, pb->h_x, nx, &msg), msg);
-    CONV_ASSERT_OK(conv_device_upload(pb->d_w, pb->h_w, nw, &msg), msg);
+    size_t nout = p->pass == CONV_PASS_DGRAD ? nx : p->pass == CONV_PASS_WGRAD ? nw : ny;
+    float *d_out = conv_gpu_problem_out_device(pb);
+    if (p->pass != CONV_PASS_DGRAD) /* the pass's inputs; its output is poisoned */
+        CONV_ASSERT_OK(conv_device_upload(pb->d_x, pb->h_x, nx, &msg), msg);
+    if (p->pass != CONV_PASS_WGRAD)
+        CONV_ASSERT_OK(conv_device_upload(pb->d_w, pb->h_w, nw, &msg), msg);
+    if (p->pass != CONV_PASS_FORWARD)
+        CONV_ASSERT_OK(conv_device_upload(pb->d_y, pb->h_y, ny, &msg), msg);
     if (row->setup != NULL)
         CONV_ASSERT_OK(row->setup(row->ctx, pb, &msg), msg);
-    CONV_ASSERT_OK(conv_device_poison(pb->d_y, ny, &msg), msg);
-    conv_status st = row->conv(row->ctx, p, pb->d_x, pb->d_w, pb->d_y, pb->stream, &msg);
+    CONV_ASSERT_OK(conv_device_poison(d_out, nout, &msg), msg);
+    conv_status st = row->grad != NULL
+                         ? row->grad(row->ctx, p, pb->d_x, pb->d_w, pb->d_y, pb->stream, &msg)
+                         : row->conv(row->ctx, p, pb->d_x, pb->d_w, pb->d_y, pb->stream, &msg);
     cr_assert_eq(st, CONV_OK, "%s on %s: %s", what, conv_shape_name(p), msg.text);
     cudaError_t e = cudaStreamSynchronize(pb->stream);
     cr_assert_eq(e, cudaSuccess, "%s on %s: %s", what, conv_shape_name(p), cudaGetErrorString(e));
-    CONV_ASSERT_OK(conv_device_download(pb->h_y, pb->d_y, ny, &msg), msg);
-    conv_test_assert_canary(pb->d_y, ny, "%s on %s", what, conv_shape_name(p));
+    CONV_ASSERT_OK(conv_device_download(conv_gpu_problem_out_host(pb), d_out, nout, &msg), msg);
+    conv_test_assert_canary(d_out, nout, "%s on %s", what, conv_shape_name(p));
     if (row->teardown != NULL)
         row->teardown(row->ctx);
 }

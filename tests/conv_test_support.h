@@ -142,9 +142,11 @@ void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv
  * product's bound. */
 conv_verify_report conv_test_verify_row(conv_row *row, conv_gpu_problem *pb);
 
-/* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w):
- * upload, the row's setup, NaN poison, run, download into pb->h_y, canary
- * check, teardown. Fails the running test with `what` and the shape. */
+/* One run of a row on the problem's current host inputs (pb->h_x, pb->h_w;
+ * for a backward pass the two it reads, dy in pb->h_y): upload, the row's
+ * setup, NaN poison of the output, run, download into the output's host
+ * buffer (pb->h_y, or h_x for dgrad, h_w for wgrad), canary check,
+ * teardown. Fails the running test with `what` and the shape. */
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
 
 /* Hides every GPU from the running test (CUDA_VISIBLE_DEVICES=""), so that a

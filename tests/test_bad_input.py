@@ -157,8 +157,16 @@ OWN = {
         (["--h", "5"], "unknown option '--h'"),
         (["--problem", "cutlass"], "unknown option '--problem'"),
     ],
+    "10_backward": [
+        (["--pass", "forward"], "--pass"),
+        (["--pass", "backward"], "expected one of dgrad,wgrad,all"),
+        (["--variant", "10z"], "--variant"),
+        (["--variant", "2a"], "--variant"),
+    ],
     "conv_bench": [
         (["--problem", "nope"], "--problem"),
+        (["--pass", "backward"], "expected one of forward,dgrad,wgrad,all"),
+        (["--model", "resnet50", "--pass", "dgrad", "--steps", "09"], "--steps"),
         (["--steps", "09"], "--steps"),
         (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
         (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
@@ -189,7 +197,7 @@ OWN = {
 NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm"}
 TAKES_PROBLEM = {"01_cpu_serial", "02_naive_gpu", "03_tiled_1d", "04_tiled_2d",
                  "05_prefetch_float4", "06_im2col_gemm", "07_winograd", "08_tensor_cores",
-                 "conv_bench"}
+                 "10_backward", "conv_bench"}
 
 failures = []
 

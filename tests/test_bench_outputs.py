@@ -71,12 +71,36 @@ def main(bench):
               and (no_device or doc["versions"].startswith("driver ")),
               "JSON versions name the driver, null exactly without a device")
 
+        # --pass all: each problem once per pass, a column pass in the CSV and
+        # "pass" in the JSON; a backward pass has no CPU row (cuDNN's and step
+        # 10's rows, skipped without a GPU).
+        rc, out, err = run([bench, "--n", "2", "--c", "3", "--h", "9", "--w", "7", "--k", "2",
+                            "--filter", "3", "--stride", "2", "--pass", "all", "--repeat", "1",
+                            "--csv", csv_path, "--json", json_path])
+        check(rc == 0, f"--pass all: exit status {rc}\n{err}")
+        check("== custom dgrad:" in out and "== custom wgrad:" in out, "a heading per pass")
+        with open(csv_path) as f:
+            lines = [l for l in f.read().splitlines() if not l.startswith("#")]
+        rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+        check(lines[0].startswith("problem,pass,version,"), f"pass column: {lines[0]}")
+        check({r["pass"] for r in rows} <= {"forward", "dgrad", "wgrad"}
+              and "forward" in {r["pass"] for r in rows}, "pass values")
+        check(not [r for r in rows if r["pass"] != "forward" and "CPU" in r["version"]],
+              "no CPU row in a backward pass")
+        check(no_device or any(r["pass"] == "dgrad" and r["version"].startswith("10a")
+                               for r in rows), "step 10's rows on a GPU")
+        with open(json_path) as f:
+            doc = json.load(f)
+        check([p["pass"] for p in doc["problems"]] == ["forward", "dgrad", "wgrad"],
+              "JSON: the problems in pass order")
+
         # The skip rule: the serial row of a large problem is not run.
         rc, out, err = run([bench, "--problem", "ece408-l2", "--steps", "01", "--repeat", "1"])
         check(rc == 0, f"ece408-l2 --steps 01: exit status {rc}\n{err}")
         check("skipped: estimated" in out, "large problem: CPU rows skipped with an estimate")
 
     for args, needle in [(["--problem", "nope"], "--problem"), (["--steps", "09"], "--steps"),
+                         (["--pass", "both"], "--pass"),
                          (["--bogus"], "unknown option"), (["--h", "0"], "--h"),
                          (["--json"], "needs a value"),
                          (["--problem", "lecture", "--h", "16"], "cannot be combined with --problem"),

@@ -172,6 +172,25 @@ Test(params, description_names_every_parameter_and_the_output_size)
                            "P=14 Q=15");
 }
 
+Test(params, the_pass_is_named_validated_and_described)
+{
+    cr_assert_str_eq(conv_pass_name(CONV_PASS_FORWARD), "forward");
+    cr_assert_str_eq(conv_pass_name(CONV_PASS_DGRAD), "dgrad");
+    cr_assert_str_eq(conv_pass_name(CONV_PASS_WGRAD), "wgrad");
+    cr_assert_str_eq(conv_pass_name(CONV_PASS_COUNT), "?");
+    conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
+    cr_assert_eq(p.pass, CONV_PASS_FORWARD, "zero is the forward pass");
+    char text[256];
+    p.pass = CONV_PASS_WGRAD;
+    conv_params_describe(&p, text, sizeof text);
+    cr_assert(strstr(text, "-> P=5 Q=5, wgrad") != NULL, "%s", text);
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv_params_validate(&p, &msg), CONV_OK);
+    p.pass = (conv_pass)7;
+    cr_assert_eq(conv_params_validate(&p, &msg), CONV_ERR_INVALID);
+    cr_assert(strstr(msg.text, "--pass") != NULL, "%s", msg.text);
+}
+
 Test(params, im2col_buffer_has_one_column_per_output_pixel)
 {
     conv_params p = conv_shape(2, 3, 7, 5, 4, 3, 2, 1, 1, 1);

@@ -243,6 +243,26 @@ Test(rows, check_skips_what_does_not_support_the_problem_and_counts_the_rest)
     cr_assert_str_empty(why, "nothing was skipped");
 }
 
+Test(rows, check_skips_a_row_of_another_pass_and_keeps_the_cudnn_rows)
+{
+    conv_row r[3];
+    r[0] = conv_row_host("forward", NULL, host_right);
+    r[1] = conv_row_grad("dgrad", "10a", CONV_PASS_DGRAD, NULL, NULL);
+    r[2] = conv_row_cudnn();
+    cr_assert_eq(r[1].kind, CONV_ROW_DEVICE);
+    cr_assert_eq(r[1].pass, CONV_PASS_DGRAD);
+    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    p.pass = CONV_PASS_WGRAD;
+    char why[CONV_MSG_LEN + 16];
+    cr_assert_eq(conv_rows_check(r, 3, &p, why, sizeof why), 0);
+    cr_assert_str_eq(r[0].why, "skipped: computes the forward pass, not wgrad");
+    cr_assert_str_eq(r[1].why, "skipped: computes the dgrad pass, not wgrad");
+    cr_assert_eq(r[2].state, CONV_ROW_PENDING, "cuDNN computes any pass");
+    p.pass = CONV_PASS_DGRAD;
+    r[1] = conv_row_grad("dgrad", "10a", CONV_PASS_DGRAD, NULL, NULL);
+    cr_assert_eq(conv_rows_check(&r[1], 1, &p, why, sizeof why), 1);
+}
+
 Test(rows, host_only_keeps_the_host_rows_in_order)
 {
     conv_row r[5] = {conv_row_device("gpu", NULL, conv_test_device_zeros, NULL),

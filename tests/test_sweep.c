@@ -8,13 +8,19 @@
  *   CONV_SWEEP_SEED   the generator's seed (default 1; CI uses the default)
  *   CONV_SWEEP_COUNT  how many shapes (default 200; 12 under compute-sanitizer)
  *
+ * The backward pass (step 10) has its own sweep on shapes of the same
+ * generator: every version of dgrad and wgrad against the double references
+ * of common/conv_verify_backward.h, in the same two ways.
+ *
  * A failure prints the shape in full and its number, so that
  * CONV_SWEEP_SEED=s CONV_SWEEP_COUNT=i+1 reproduces it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backward_rows.h"
 #include "conv_tensor.h"
+#include "conv_verify_backward.h"
 #include "conv_test_support.h"
 #include "im2col_gemm_rows.h"
 #include "naive_rows.h"
@@ -192,6 +198,73 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
                 (unsigned long long)seed, checked);
     printf("sweep: %ld shapes of CONV_SWEEP_SEED=%llu, %ld row checks passed\n", count,
            (unsigned long long)seed, checked);
+}
+
+/* Checks every pending backward row on pb (the harness's uniform inputs and
+ * reference), then on small integers exactly. */
+static long check_backward_rows(conv_gpu_problem *pb, conv_row *rows, int n, uint64_t ints,
+                                const char *what)
+{
+    const conv_params *p = &pb->p;
+    size_t sizes[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
+    float *host[3] = {pb->h_x, pb->h_w, pb->h_y};
+    int out = p->pass == CONV_PASS_DGRAD ? 0 : 1; /* dx or dw */
+    long checked = 0;
+    for (int exact = 0; exact <= 1; ++exact) {
+        double *ref = pb->ref, *mag = pb->ref_abs;
+        if (exact) { /* small integers: every sum exact in float and in TF32 */
+            for (int t = 0; t < 3; ++t)
+                if (t != out)
+                    conv_fill_small_int(host[t], sizes[t], ints + (uint64_t)t, -3, 3);
+            conv_pass_reference_double(p, pb->h_x, pb->h_w, pb->h_y, ref, mag);
+        }
+        for (int r = 0; r < n; ++r) {
+            if (rows[r].state != CONV_ROW_PENDING)
+                continue; /* the row does not support this shape */
+            char label[2 * CONV_MSG_LEN];
+            snprintf(label, sizeof label, "%s%s on %s", rows[r].name,
+                     exact ? " (small integers)" : "", what);
+            conv_test_run_row(pb, &rows[r], label);
+            conv_verify_opts within = exact ? conv_verify_exact() : conv_verify_bound(1.0);
+            conv_msg msg = {{0}};
+            if (!exact && rows[r].tolerance != NULL)
+                CONV_ASSERT_OK(rows[r].tolerance(rows[r].ctx, pb, &within, &msg), msg);
+            conv_verify_report rep = conv_pass_verify_precomputed(p, host[out], ref, mag, within);
+            CONV_ASSERT_REPORT(rep, label, p);
+            ++checked;
+        }
+    }
+    return checked;
+}
+
+Test(gpu_sweep, every_backward_row_matches_the_reference_on_random_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const uint64_t seed = (uint64_t)env_or("CONV_SWEEP_SEED", 1);
+    const long count = env_or("CONV_SWEEP_COUNT", conv_test_under_sanitizer() ? 8 : 100);
+    draw d = {seed + 1, 0}; /* a stream of its own: shapes other than the forward sweep's */
+    long checked = 0;
+    for (long shape = 0; shape < count; ++shape) {
+        conv_params p = draw_shape(&d);
+        for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
+            p.pass = (conv_pass)pass;
+            char what[CONV_MSG_LEN + 96];
+            snprintf(what, sizeof what, "backward shape %ld of CONV_SWEEP_SEED=%llu (%s)", shape,
+                     (unsigned long long)seed, conv_shape_name(&p));
+            conv_row rows[MAX_ROWS];
+            int n = conv_backward_rows(&p, NULL, rows, MAX_ROWS);
+            conv_rows_check(rows, n, &p, NULL, 0);
+            conv_msg msg = {{0}};
+            conv_gpu_problem pb;
+            CONV_ASSERT_OK(conv_gpu_problem_create(&pb, &p, seed + (uint64_t)shape, &msg), msg);
+            cr_assert(pb.full_verify, "%s: too large for the sweep's references", what);
+            checked += check_backward_rows(&pb, rows, n, seed + 7 * (uint64_t)shape, what);
+            conv_gpu_problem_destroy(&pb);
+        }
+    }
+    printf("backward sweep: %ld shapes of CONV_SWEEP_SEED=%llu, %ld row checks passed\n", count,
+           (unsigned long long)seed, checked);
+    cr_assert_gt(checked, 0, "no backward row ran");
 }
 
 /* The generator itself, on any machine: every shape valid and within the

@@ -8,6 +8,7 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_verify.h"
+#include "conv_verify_backward.h"
 
 typedef struct {
     conv_params p;
@@ -258,4 +259,54 @@ Test(verify, the_1d_check_catches_a_wrong_element_at_the_border)
     rep = conv1d_verify_full(x, W, mask, M, y, conv_verify_exact());
     cr_assert(!rep.passed && rep.mismatches == 1 && rep.first_index == W - 1);
     cr_assert_eq(rep.first_n, -1, "1D reports have no 2D coordinates");
+}
+
+/* dgrad and wgrad through the checks the harness uses for any pass: a float
+ * result rounded from the reference passes, the precomputed and the sampled
+ * check agree, and one wrong element or a NaN fails both. The sampled check
+ * recomputes each element from its coordinates, so a wrong mapping from
+ * offset to coordinates would fail it on a correct result. */
+Test(verify, backward_passes_are_checked_by_the_pass_checks_in_both_layouts)
+{
+    for (int layout = 0; layout <= 1; ++layout)
+        for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
+            conv_params p = conv_shape(2, 3, 7, 6, 4, 3, 2, 1, 2, 1);
+            p.layout = (conv_layout)layout;
+            p.pass = (conv_pass)pass;
+            size_t sizes[3] = {conv_input_elems(&p), conv_filter_elems(&p), conv_output_elems(&p)};
+            float *t[3];
+            for (int i = 0; i < 3; ++i) {
+                t[i] = conv_host_alloc(sizes[i]);
+                conv_fill_uniform(t[i], sizes[i], 10 + (uint64_t)i, -1, 1);
+            }
+            int out = pass == CONV_PASS_DGRAD ? 0 : 1;
+            size_t total = sizes[out];
+            double *ref = malloc(total * sizeof *ref), *mag = malloc(total * sizeof *mag);
+            conv_pass_reference_double(&p, t[0], t[1], t[2], ref, mag);
+            for (size_t i = 0; i < total; ++i)
+                t[out][i] = (float)ref[i];
+            const char *what = conv_shape_name(&p);
+            conv_verify_report full =
+                conv_pass_verify_precomputed(&p, t[out], ref, mag, conv_verify_bound(1.0));
+            conv_verify_report some = conv_pass_verify_sampled(&p, t[0], t[1], t[2], t[out], 4096,
+                                                               3, conv_verify_bound(1.0));
+            cr_assert(full.passed && full.checked == total, "%s: precomputed check", what);
+            cr_assert(some.passed && some.checked == total, "%s: sampled check", what);
+            t[out][total - 1] += 0.5f;
+            full = conv_pass_verify_precomputed(&p, t[out], ref, mag, conv_verify_bound(1.0));
+            some = conv_pass_verify_sampled(&p, t[0], t[1], t[2], t[out], 16, 3,
+                                            conv_verify_bound(1.0));
+            cr_assert(!full.passed && full.first_index == (long long)total - 1, "%s", what);
+            cr_assert(!some.passed, "%s: the last element is always sampled", what);
+            t[out][0] = NAN;
+            full = conv_pass_verify_precomputed(&p, t[out], ref, mag, conv_verify_bound(1.0));
+            cr_assert(full.nan_count == 1 && full.first_index == 0, "%s", what);
+            cr_assert_eq(conv_pass_depth(&p), pass == CONV_PASS_DGRAD
+                                                  ? conv_backward_data_depth(&p)
+                                                  : conv_backward_filter_depth(&p));
+            for (int i = 0; i < 3; ++i)
+                conv_host_free(t[i]);
+            free(ref);
+            free(mag);
+        }
 }
