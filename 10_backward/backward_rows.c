@@ -1,6 +1,9 @@
 #include "backward_rows.h"
 
+#include <stdio.h>
+
 #include "conv_backward.h"
+#include "conv_cuda.h"
 
 /* The adapters the rows hand to the harness (conv_gpu_grad; ctx unused):
  * dgrad writes d_x from dy (in d_y) and d_w, wgrad d_w from d_x and dy. */
@@ -18,12 +21,81 @@ static conv_status wgrad_naive(void *ctx, const conv_params *p, float *d_x, floa
     return conv2d_backward_filter_naive(p, d_x, d_y, d_w, 0, stream, msg);
 }
 
+static conv_status dgrad_igemm(void *ctx, const conv_params *p, float *d_x, float *d_w, float *d_y,
+                               cudaStream_t stream, conv_msg *msg)
+{
+    (void)ctx;
+    return conv2d_backward_data_igemm(p, d_y, d_w, d_x, stream, msg);
+}
+
+/* wgrad's split-K: the slices the rule picks on this GPU and their
+ * workspace, allocated before the measurement (never inside the timed
+ * call) and freed after it. */
+typedef struct {
+    int splits;
+    float *d_workspace;
+    size_t bytes;
+} split_k;
+
+static split_k igemm_split;
+
+static conv_status split_setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    split_k *sk = ctx;
+    int device = 0, sms = 0;
+    CONV_CUDA_CHECK(cudaGetDevice(&device), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), msg);
+    sk->splits = conv2d_backward_filter_igemm_splits(&pb->p, sms);
+    sk->bytes = conv2d_backward_filter_igemm_workspace(&pb->p, sk->splits);
+    sk->d_workspace = NULL;
+    if (sk->bytes > 0)
+        return conv_device_alloc(&sk->d_workspace, sk->bytes / sizeof(float),
+                                 "the split-K workspace", msg);
+    return CONV_OK;
+}
+
+static void split_teardown(void *ctx)
+{
+    split_k *sk = ctx;
+    conv_device_free(sk->d_workspace);
+    sk->d_workspace = NULL;
+}
+
+static conv_status split_annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts *o,
+                                  char *note, size_t len, conv_msg *msg)
+{
+    (void)pb, (void)o, (void)msg;
+    const split_k *sk = ctx;
+    snprintf(note, len, "; depth split in %d slice%s", sk->splits, sk->splits == 1 ? "" : "s");
+    return CONV_OK;
+}
+
+static conv_status wgrad_igemm(void *ctx, const conv_params *p, float *d_x, float *d_w, float *d_y,
+                               cudaStream_t stream, conv_msg *msg)
+{
+    const split_k *sk = ctx;
+    return conv2d_backward_filter_igemm(p, d_x, d_y, d_w, sk->splits, sk->d_workspace, sk->bytes,
+                                        stream, msg);
+}
+
+/* A wgrad row with its split-K workspace. */
+static conv_row split_row(const char *name, const char *key, conv_gpu_grad grad, split_k *sk)
+{
+    conv_row r = conv_row_grad(name, key, CONV_PASS_WGRAD, grad, sk);
+    r.setup = split_setup;
+    r.teardown = split_teardown;
+    r.annotate = split_annotate;
+    return r;
+}
+
 int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {
     (void)select;
     conv_row all[] = {
         conv_row_grad("10a dgrad naive", "10a", CONV_PASS_DGRAD, dgrad_naive, NULL),
         conv_row_grad("10a wgrad naive", "10a", CONV_PASS_WGRAD, wgrad_naive, NULL),
+        conv_row_grad("10b dgrad implicit GEMM", "10b", CONV_PASS_DGRAD, dgrad_igemm, NULL),
+        split_row("10b wgrad implicit GEMM, split-K", "10b", wgrad_igemm, &igemm_split),
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && n < max_rows; ++i)

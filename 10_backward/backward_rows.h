@@ -9,9 +9,11 @@
 extern "C" {
 #endif
 
-/* The rows of p->pass (none for the forward pass): "10a dgrad naive" or
- * "10a wgrad naive" (key "10a"), and the later versions, each keyed by its
- * letter. select is unused; returns how many rows were written. */
+/* The rows of p->pass (none for the forward pass), each keyed by its version:
+ * "10a dgrad naive" or "10a wgrad naive" (key "10a"), "10b dgrad implicit
+ * GEMM" or "10b wgrad implicit GEMM, split-K" (key "10b", its workspace
+ * allocated by the row's setup). select is unused; returns how many rows
+ * were written. */
 int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

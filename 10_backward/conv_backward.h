@@ -1,15 +1,20 @@
-/* Step 10: the backward pass on the GPU, first in its naive form: one thread
- * per element of the gradient it computes, each gathering its whole sum.
+/* Step 10: the backward pass on the GPU.
+ * 10a (conv_backward_10a.cu), one thread per element of the gradient:
  *   conv2d_backward_data_naive()   dgrad, one thread per element of dx: the
  *                                  taps that reach it and every output channel;
  *   conv2d_backward_filter_naive() wgrad, one thread per element of dw: the
  *                                  whole batch and every output position.
+ * 10b (conv_backward_10b.cu), the same sums as tiled implicit GEMMs in FP32:
+ *   conv2d_backward_data_igemm()   dgrad, one dense GEMM per stride phase;
+ *   conv2d_backward_filter_igemm() wgrad, split-K with a deterministic sum.
  * Both layouts, batch, padding, stride and dilation; device pointers and a
  * stream; every argument validated before any CUDA call, with one line naming
- * the parameter. Lesson: docs/10_backward.md, section "On the GPU: one thread
- * per gradient element". */
+ * the parameter. Lesson: docs/10_backward.md, sections "On the GPU: one
+ * thread per gradient element" and "dgrad and wgrad as implicit GEMMs". */
 #ifndef CONV_BACKWARD_H
 #define CONV_BACKWARD_H
+
+#include <stddef.h>
 
 #include <cuda_runtime_api.h>
 
@@ -34,6 +39,43 @@ conv_status conv2d_backward_data_naive(const conv_params *p, const float *d_dy, 
 /* dw from x and dy; max_blocks as above, over the elements of dw. */
 conv_status conv2d_backward_filter_naive(const conv_params *p, const float *d_x, const float *d_dy,
                                          float *d_dw, int max_blocks, cudaStream_t stream,
+                                         conv_msg *msg);
+
+/* 10b's block tile: TILE x TILE outputs, DEPTH deep, THREADS threads (4 x 4
+ * outputs each). wgrad's split rule asks for at most RULE_MAX_SPLITS slices,
+ * each at least MIN_SLICE_TILES tiles of DEPTH deep; a caller may ask for up
+ * to MAX_SPLITS. */
+#define CONV_BACKWARD_IGEMM_TILE            64
+#define CONV_BACKWARD_IGEMM_DEPTH           16
+#define CONV_BACKWARD_IGEMM_THREADS         256
+#define CONV_BACKWARD_IGEMM_RULE_MAX_SPLITS 32
+#define CONV_BACKWARD_IGEMM_MIN_SLICE_TILES 8
+#define CONV_BACKWARD_IGEMM_MAX_SPLITS      4096
+
+/* dx from dy and w as stride_h * stride_w implicit GEMMs, one per phase of
+ * the stride (M = the phase's inputs, N = C, depth = its taps x K). Only
+ * enqueues on stream: no allocation, no synchronisation. */
+conv_status conv2d_backward_data_igemm(const conv_params *p, const float *d_dy, const float *d_w,
+                                       float *d_dx, cudaStream_t stream, conv_msg *msg);
+
+/* The workspace wgrad needs for `splits` slices of its depth, in bytes: one
+ * K x C*R*S partial tile per slice; 0 for splits <= 1 (or a NULL p). */
+size_t conv2d_backward_filter_igemm_workspace(const conv_params *p, int splits);
+
+/* The number of slices the rule picks for p on a GPU with sm_count SMs:
+ * enough blocks for two per SM, at most RULE_MAX_SPLITS slices, each at
+ * least MIN_SLICE_TILES tiles deep; 1 when the output tiles alone fill the
+ * GPU (or for a NULL p, sm_count < 1). */
+int conv2d_backward_filter_igemm_splits(const conv_params *p, int sm_count);
+
+/* dw from x and dy as an implicit GEMM (M = K, N = C*R*S, depth = N*P*Q),
+ * its depth split into `splits` slices (<= 0: the rule on the current
+ * device) whose partial tiles go to d_workspace and are then added in slice
+ * order into dw: the same bits on every run. splits == 1 writes dw directly
+ * and needs no workspace. Only enqueues on stream. */
+conv_status conv2d_backward_filter_igemm(const conv_params *p, const float *d_x, const float *d_dy,
+                                         float *d_dw, int splits, float *d_workspace,
+                                         size_t workspace_bytes, cudaStream_t stream,
                                          conv_msg *msg);
 
 #ifdef __cplusplus

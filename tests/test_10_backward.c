@@ -279,9 +279,25 @@ Test(cpu_backward, bad_input_is_refused_with_one_line_before_any_work)
 
 typedef enum { DGRAD, WGRAD } pass;
 
+/* The GPU versions: 10a (conv_backward_10a.cu) and 10b (conv_backward_10b_*.cu). */
+typedef enum { NAIVE, IGEMM } version;
+
+/* The SM count of the current device, for 10b's split rule. */
+static int sm_count(void)
+{
+    int sms = 0;
+    cr_assert_eq(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
+        cudaSuccess, "cannot read the SM count");
+    return sms;
+}
+
 /* One run of a GPU pass on t's inputs into a NaN-poisoned device buffer with
- * a canary after it; returns the result in `got` (host). */
-static void run_gpu(const conv_params *p, pass which, const tensors *t, int max_blocks, float *got)
+ * a canary after it; returns the result in `got` (host). arg: 10a's grid cap
+ * (max_blocks); 10b wgrad's splits (<= 0: the rule, whose workspace the test
+ * sizes from the SM count), its workspace NaN-poisoned with a canary too. */
+static void run_gpu(const conv_params *p, pass which, version v, const tensors *t, int arg,
+                    float *got)
 {
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     size_t count = which == DGRAD ? nx : nw;
@@ -290,26 +306,63 @@ static void run_gpu(const conv_params *p, pass which, const tensors *t, int max_
     float *d_b = conv_test_device_copy(which == DGRAD ? t->w : t->dy, which == DGRAD ? nw : ny,
                                        which == DGRAD ? "w" : "dy");
     float *d_out = conv_test_device_output(count, which == DGRAD ? "dx" : "dw");
+    float *d_ws = NULL;
+    size_t ws_bytes = 0;
+    if (v == IGEMM && which == WGRAD) {
+        int splits = arg > 0 ? arg : conv2d_backward_filter_igemm_splits(p, sm_count());
+        ws_bytes = conv2d_backward_filter_igemm_workspace(p, splits);
+        if (ws_bytes > 0)
+            d_ws = conv_test_device_output(ws_bytes / sizeof(float), "workspace");
+    }
     conv_msg msg = {{0}};
-    conv_status st = which == DGRAD
-                         ? conv2d_backward_data_naive(p, d_a, d_b, d_out, max_blocks, 0, &msg)
-                         : conv2d_backward_filter_naive(p, d_a, d_b, d_out, max_blocks, 0, &msg);
+    conv_status st;
+    if (v == NAIVE)
+        st = which == DGRAD ? conv2d_backward_data_naive(p, d_a, d_b, d_out, arg, 0, &msg)
+                            : conv2d_backward_filter_naive(p, d_a, d_b, d_out, arg, 0, &msg);
+    else
+        st = which == DGRAD
+                 ? conv2d_backward_data_igemm(p, d_a, d_b, d_out, 0, &msg)
+                 : conv2d_backward_filter_igemm(p, d_a, d_b, d_out, arg, d_ws, ws_bytes, 0, &msg);
     CONV_ASSERT_OK(st, msg);
     CONV_ASSERT_OK(conv_device_download(got, d_out, count, &msg), msg);
-    conv_test_assert_canary(d_out, count, "%s on %s", which == DGRAD ? "dgrad" : "wgrad",
-                            conv_shape_name(p));
+    conv_test_assert_canary(d_out, count, "%s %s on %s, arg %d", v == NAIVE ? "10a" : "10b",
+                            which == DGRAD ? "dgrad" : "wgrad", conv_shape_name(p), arg);
+    if (d_ws != NULL) {
+        conv_test_assert_canary(d_ws, ws_bytes / sizeof(float), "10b's workspace on %s, %d splits",
+                                conv_shape_name(p), arg);
+        conv_device_free(d_ws);
+    }
     conv_device_free(d_a);
     conv_device_free(d_b);
     conv_device_free(d_out);
 }
 
-/* Every shape of the table in both layouts, with grids of one thread per
- * element and of 1 and 3 blocks (every thread then loops over many). */
-static void check_gpu_pass(pass which)
+/* The table and more strides for 10b's phases: dilation with stride
+ * (gcd(dil, stride) 1 and 2, the latter with phases no tap reaches), strides
+ * per axis, and channel counts that cross its 64-wide tiles. */
+#define N_IGEMM 5
+static size_t igemm_table(conv_params *t)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_STRIDED];
-    size_t count = shape_table(table);
-    const int grids[3] = {0, 1, 3};
+    size_t n = shape_table(t);
+    t[n++] = conv_shape(1, 3, 20, 18, 5, 3, 3, 1, 3, 2);  /* stride 3, dilation 2 */
+    t[n++] = conv_shape(2, 2, 21, 19, 3, 3, 3, 2, 4, 2);  /* stride 4, dilation 2: empty phases */
+    t[n++] = conv_shape(2, 70, 9, 7, 67, 3, 3, 1, 2, 1);  /* C, K across tile edges */
+    t[n++] = conv_shape(1, 65, 6, 5, 130, 2, 2, 0, 1, 1); /* C*R*S = 260, K = 130 */
+    conv_params asym = conv_shape(3, 4, 16, 15, 3, 4, 3, 1, 3, 1);
+    asym.stride_w = 2; /* phases 3 x 2 */
+    asym.dil_h = 2;
+    t[n++] = asym;
+    return n;
+}
+
+/* Every shape of the table in both layouts, each with every value of `args`
+ * (10a's grid caps: one thread per element and grids of 1 and 3 blocks;
+ * 10b wgrad's splits), exact on small integers; then within the bound on
+ * floats with args[0]. */
+static void check_gpu_pass(pass which, version v, const int *args, int n_args)
+{
+    conv_params table[CONV_USUAL_SHAPES + N_STRIDED + N_IGEMM];
+    size_t count = v == NAIVE ? shape_table(table) : igemm_table(table);
     for (int layout = 0; layout < 2; ++layout)
         for (size_t i = 0; i < count; ++i) {
             conv_params p = table[i];
@@ -320,15 +373,16 @@ static void check_gpu_pass(pass which)
             cr_assert(got != NULL);
             tensors t = gradients_of(&p, 11 * i + 1, 1); /* small integers: exact */
             const float *want = which == DGRAD ? t.dx : t.dw;
-            for (int g = 0; g < 3; ++g) {
-                run_gpu(&p, which, &t, grids[g], got);
+            for (int g = 0; g < n_args; ++g) {
+                run_gpu(&p, which, v, &t, args[g], got);
                 for (size_t e = 0; e < n_out; ++e)
-                    cr_assert_eq(got[e], want[e], "%s on %s, grid cap %d: [%zu] = %g, want %g",
-                                 what, conv_shape_name(&p), grids[g], e, got[e], want[e]);
+                    cr_assert_eq(got[e], want[e], "%s %s on %s, arg %d: [%zu] = %g, want %g",
+                                 v == NAIVE ? "10a" : "10b", what, conv_shape_name(&p), args[g], e,
+                                 got[e], want[e]);
             }
             free_tensors(&t);
             t = gradients_of(&p, 11 * i + 5, 0); /* floats: within the bound */
-            run_gpu(&p, which, &t, 0, got);
+            run_gpu(&p, which, v, &t, args[0], got);
             conv_verify_report rep =
                 which == DGRAD
                     ? conv_backward_data_verify(&p, t.dy, t.w, got, conv_verify_bound(1.0))
@@ -339,16 +393,18 @@ static void check_gpu_pass(pass which)
         }
 }
 
+static const int naive_grids[3] = {0, 1, 3};
+
 Test(gpu_backward_data_naive, matches_the_reference_on_every_shape_and_grid)
 {
     CONV_TEST_REQUIRE_GPU();
-    check_gpu_pass(DGRAD);
+    check_gpu_pass(DGRAD, NAIVE, naive_grids, 3);
 }
 
 Test(gpu_backward_filter_naive, matches_the_reference_on_every_shape_and_grid)
 {
     CONV_TEST_REQUIRE_GPU();
-    check_gpu_pass(WGRAD);
+    check_gpu_pass(WGRAD, NAIVE, naive_grids, 3);
 }
 
 Test(gpu_backward_data_naive, a_refused_call_writes_nothing)
@@ -389,4 +445,156 @@ Test(backward_naive_validation, refuses_bad_input_in_one_line_before_any_cuda_ca
     cr_assert_eq(conv2d_backward_data_naive(&bad, fake, fake, fake, 0, 0, &msg),
                  CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "2^31");
+}
+
+/* ---- 10b: the implicit GEMMs ---- */
+
+Test(gpu_backward_data_igemm, matches_the_reference_on_every_shape_and_stride)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const int once[1] = {0};
+    check_gpu_pass(DGRAD, IGEMM, once, 1);
+}
+
+Test(gpu_backward_filter_igemm, matches_the_reference_with_every_split_count)
+{
+    CONV_TEST_REQUIRE_GPU();
+    /* 0: the rule; 1: dw written directly; 7 and 1000: more slices than the
+     * depth tiles of most shapes, so some slices are empty */
+    const int splits[6] = {0, 1, 2, 3, 7, 1000};
+    check_gpu_pass(WGRAD, IGEMM, splits, 6);
+}
+
+/* The depth tiles of wgrad's GEMM: ceil(N*P*Q / DEPTH). */
+static int depth_tiles(const conv_params *p)
+{
+    long long depth = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    return (int)((depth + CONV_BACKWARD_IGEMM_DEPTH - 1) / CONV_BACKWARD_IGEMM_DEPTH);
+}
+
+Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_run)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params table[2] = {conv_shape(4, 8, 33, 35, 24, 3, 3, 1, 1, 1),
+                            conv_shape(2, 70, 17, 15, 67, 3, 3, 1, 2, 1)};
+    for (int layout = 0; layout < 2; ++layout)
+        for (int i = 0; i < 2; ++i) {
+            conv_params p = table[i];
+            p.layout = (conv_layout)layout;
+            const int splits[7] = {1, 2, 3, 7, depth_tiles(&p) + 3, 0, 64};
+            size_t nw = conv_filter_elems(&p);
+            float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
+            cr_assert(a != NULL && b != NULL);
+            tensors t = gradients_of(&p, 13 * i + 3, 0); /* floats: the order shows */
+            for (int k = 0; k < 7; ++k) {
+                run_gpu(&p, WGRAD, IGEMM, &t, splits[k], a);
+                run_gpu(&p, WGRAD, IGEMM, &t, splits[k], b);
+                cr_assert(memcmp(a, b, nw * sizeof *a) == 0,
+                          "wgrad on %s with %d splits: two runs differ", conv_shape_name(&p),
+                          splits[k]);
+                conv_verify_report rep =
+                    conv_backward_filter_verify(&p, t.x, t.dy, a, conv_verify_bound(1.0));
+                CONV_ASSERT_REPORT(rep, "wgrad 10b", &p);
+            }
+            free_tensors(&t);
+            t = gradients_of(&p, 13 * i + 4, 1); /* small integers: exact for every count */
+            for (int k = 0; k < 7; ++k) {
+                run_gpu(&p, WGRAD, IGEMM, &t, splits[k], a);
+                for (size_t e = 0; e < nw; ++e)
+                    cr_assert_eq(a[e], t.dw[e], "wgrad on %s, %d splits: [%zu] = %g, want %g",
+                                 conv_shape_name(&p), splits[k], e, a[e], t.dw[e]);
+            }
+            free_tensors(&t);
+            free(a);
+            free(b);
+        }
+}
+
+Test(gpu_backward_filter_igemm, a_refused_call_writes_nothing)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    size_t nw = conv_filter_elems(&p), ws = conv2d_backward_filter_igemm_workspace(&p, 3);
+    float *d_dw = conv_test_device_output(nw, "dw");
+    float *d_in = conv_test_device_output(conv_input_elems(&p) + conv_output_elems(&p), "x, dy");
+    float *d_ws = conv_test_device_output(ws / sizeof(float), "workspace");
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_backward_filter_igemm(&p, d_in, d_in, d_dw, 3, d_ws, ws - 4, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+    conv_test_assert_untouched(d_dw, nw);
+    conv_test_assert_untouched(d_ws, ws / sizeof(float));
+    conv_device_free(d_dw);
+    conv_device_free(d_in);
+    conv_device_free(d_ws);
+}
+
+Test(backward_igemm_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
+{
+    conv_params p = conv_shape(1, 1, 4, 4, 1, 3, 3, 0, 1, 1);
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_backward_data_igemm(&p, NULL, fake, fake, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
+    cr_assert_eq(conv2d_backward_data_igemm(&p, fake, fake, NULL, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_dx");
+    cr_assert_eq(conv2d_backward_filter_igemm(&p, NULL, fake, fake, 1, NULL, 0, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_x");
+    conv_params bad = p;
+    bad.stride_w = 0;
+    cr_assert_eq(conv2d_backward_data_igemm(&bad, fake, fake, fake, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "stride");
+    bad = p;
+    bad.c = -2;
+    cr_assert_eq(conv2d_backward_filter_igemm(&bad, fake, fake, fake, 1, NULL, 0, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "--c");
+    /* split-K's workspace: missing, one float short; too many splits */
+    size_t need = conv2d_backward_filter_igemm_workspace(&p, 2);
+    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, NULL, need, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, fake, need - 4, 0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake,
+                                              CONV_BACKWARD_IGEMM_MAX_SPLITS + 1, fake, (size_t)-1,
+                                              0, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "splits");
+    /* a grid the device cannot hold: more phases than 65535 */
+    bad = conv_shape(1, 1, 300, 300, 1, 1, 1, 0, 300, 1);
+    cr_assert_eq(conv2d_backward_data_igemm(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "65535");
+}
+
+Test(backward_igemm_validation, the_workspace_holds_one_partial_filter_per_split)
+{
+    conv_params p = conv_shape(2, 3, 9, 9, 5, 3, 3, 1, 1, 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_workspace(&p, 1), 0);
+    cr_assert_eq(conv2d_backward_filter_igemm_workspace(&p, 0), 0);
+    cr_assert_eq(conv2d_backward_filter_igemm_workspace(&p, 3), 3 * 5 * 3 * 3 * 3 * sizeof(float));
+    cr_assert_eq(conv2d_backward_filter_igemm_workspace(NULL, 3), 0);
+}
+
+Test(backward_igemm_validation, the_split_rule_fills_the_gpu_with_slices_not_too_thin)
+{
+    /* the HPC101 lab's problem: 2 x 18 tiles of 64 x 64, two blocks per SM on
+     * 132 SMs need ceil(264 / 36) = 8 slices of 1.28 million terms / 8 */
+    conv_params lab = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 132), 8);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 18), 1); /* 36 tiles fill 18 SMs */
+    /* one output tile and a long sum: capped at RULE_MAX_SPLITS */
+    conv_params thin = conv_shape(1, 1, 1000, 1000, 1, 1, 1, 0, 1, 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&thin, 132),
+                 CONV_BACKWARD_IGEMM_RULE_MAX_SPLITS);
+    /* a short sum: each slice keeps at least MIN_SLICE_TILES depth tiles */
+    conv_params shallow = conv_shape(1, 1, 20, 20, 1, 3, 3, 1, 1, 1); /* 400 terms, 25 tiles */
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&shallow, 132),
+                 25 / CONV_BACKWARD_IGEMM_MIN_SLICE_TILES);
+    conv_params one = conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&one, 132), 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(NULL, 132), 1);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 0), 1);
 }

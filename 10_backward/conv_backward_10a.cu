@@ -7,46 +7,9 @@
  * per gradient element". */
 #include "conv_backward.h"
 
-#include <limits.h>
-
+#include "conv_backward_shape.cuh"
 #include "conv_cuda.h"
 #include "conv_device.h"
-
-/* The problem as the kernels read it, by value. Each tensor's four strides
- * are those of its indices in the order (n, c, h, w) for x and dx,
- * (k, c, r, s) for w and dw and (n, k, oh, ow) for dy: whatever the layout,
- * element (a, b, c, d) lives at a*s[0] + b*s[1] + c*s[2] + d*s[3]. */
-typedef struct {
-    int n, c, h, w, k, r, s, p, q;
-    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
-    long long xs[4], ws[4], ys[4];
-    int nhwc; /* the order of the elements in memory: 0 NCHW/KCRS, 1 NHWC/RSCK */
-} bwd_shape;
-
-/* An offset function of conv_params.h is linear in the indices, so the
- * offset of each unit index is that index's stride. */
-static void strides_of(size_t (*offset)(const conv_params *, int, int, int, int),
-                       const conv_params *p, long long st[4])
-{
-    st[0] = (long long)offset(p, 1, 0, 0, 0);
-    st[1] = (long long)offset(p, 0, 1, 0, 0);
-    st[2] = (long long)offset(p, 0, 0, 1, 0);
-    st[3] = (long long)offset(p, 0, 0, 0, 1);
-}
-
-static bwd_shape make_shape(const conv_params *p)
-{
-    bwd_shape sh;
-    sh.n = p->n, sh.c = p->c, sh.h = p->h, sh.w = p->w, sh.k = p->k, sh.r = p->r, sh.s = p->s;
-    sh.p = conv_out_h(p), sh.q = conv_out_w(p);
-    sh.pad_h = p->pad_h, sh.pad_w = p->pad_w, sh.stride_h = p->stride_h, sh.stride_w = p->stride_w;
-    sh.dil_h = p->dil_h, sh.dil_w = p->dil_w;
-    strides_of(conv_input_offset, p, sh.xs);
-    strides_of(conv_filter_offset, p, sh.ws);
-    strides_of(conv_output_offset, p, sh.ys);
-    sh.nhwc = p->layout == CONV_LAYOUT_NHWC;
-    return sh;
-}
 
 /* The output position that reads input `in` through tap `tap`, or -1 (the
  * division is not exact, or the position lies outside [0, out_size)). */
@@ -137,25 +100,6 @@ __global__ void conv2d_backward_filter_naive_kernel(const float *__restrict__ x,
     }
 }
 
-/* Everything both launchers check before touching the device: the pointers,
- * the problem, and window coordinates that fit an int. */
-static conv_status validate(const conv_params *p, const float *a, const char *a_name,
-                            const float *b, const char *b_name, const float *out,
-                            const char *out_name, conv_msg *msg)
-{
-    conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
-    if (st == CONV_OK)
-        st = conv_params_validate(p, msg);
-    if (st != CONV_OK)
-        return st;
-    if ((long long)p->h + 2LL * p->pad_h + (long long)p->dil_h * p->r > INT_MAX ||
-        (long long)p->w + 2LL * p->pad_w + (long long)p->dil_w * p->s > INT_MAX)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "unsupported image (--h, --w, --pad, --dilation): a window coordinate "
-                         "exceeds 2^31-1");
-    return CONV_OK;
-}
-
 /* Blocks for total elements, one thread each, capped. */
 static unsigned blocks_for(long long total, int max_blocks)
 {
@@ -168,7 +112,7 @@ extern "C" conv_status conv2d_backward_data_naive(const conv_params *p, const fl
                                                   const float *d_w, float *d_dx, int max_blocks,
                                                   cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
+    conv_status st = bwd_validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
     if (st != CONV_OK)
         return st;
     st = conv_kernel_fits((const void *)conv2d_backward_data_naive_kernel,
@@ -186,7 +130,7 @@ extern "C" conv_status conv2d_backward_filter_naive(const conv_params *p, const 
                                                     const float *d_dy, float *d_dw, int max_blocks,
                                                     cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = validate(p, d_x, "d_x", d_dy, "d_dy", d_dw, "d_dw", msg);
+    conv_status st = bwd_validate(p, d_x, "d_x", d_dy, "d_dy", d_dw, "d_dw", msg);
     if (st != CONV_OK)
         return st;
     st = conv_kernel_fits((const void *)conv2d_backward_filter_naive_kernel,
