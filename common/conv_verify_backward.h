@@ -68,7 +68,9 @@ conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const floa
                                                 conv_verify_opts opts);
 /* A sample of `samples` elements chosen by the random stream (the first and
  * the last among them), each computed in double (forward:
- * conv_verify_sampled). */
+ * conv_verify_sampled); for wgrad no more than CONV_PASS_SAMPLED_TERMS
+ * terms in all (at least 64 samples). */
+#define CONV_PASS_SAMPLED_TERMS ((size_t)100000000)
 conv_verify_report conv_pass_verify_sampled(const conv_params *p, const float *x, const float *w,
                                             const float *dy, const float *got, size_t samples,
                                             uint64_t seed, conv_verify_opts opts);
