@@ -58,8 +58,7 @@ size_t conv2d_backward_filter_tf32_workspace(const conv_params *p, int splits);
  * the same bits on every run for the same splits. */
 conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x, const float *d_dy,
                                         float *d_dw, int splits, float *d_workspace,
-                                        size_t workspace_bytes, cudaStream_t stream,
-                                        conv_msg *msg);
+                                        size_t workspace_bytes, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

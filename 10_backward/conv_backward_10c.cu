@@ -385,8 +385,9 @@ static conv_status validate(const conv_params *p, const float *a, const char *a_
     if (st != CONV_OK)
         return st;
     if (p->layout != CONV_LAYOUT_NHWC)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "10c takes NHWC tensors only (x[N][H][W][C], w[R][S][C][K]): --layout nhwc");
+        return conv_fail(
+            msg, CONV_ERR_UNSUPPORTED,
+            "10c takes NHWC tensors only (x[N][H][W][C], w[R][S][C][K]): --layout nhwc");
     if ((long long)p->h + 2LL * p->pad_h + (long long)p->dil_h * p->r > INT_MAX ||
         (long long)p->w + 2LL * p->pad_w + (long long)p->dil_w * p->s > INT_MAX)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
@@ -423,8 +424,8 @@ static conv_status tf32_available(const void *kernel, const char *name, conv_msg
 }
 
 extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy,
-                                                 const float *d_w, float *d_dx,
-                                                 cudaStream_t stream, conv_msg *msg)
+                                                 const float *d_w, float *d_dx, cudaStream_t stream,
+                                                 conv_msg *msg)
 {
     conv_status st = validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
     if (st != CONV_OK)
@@ -444,8 +445,7 @@ extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const flo
     const void *kernel = (const void *)conv2d_backward_data_tf32_kernel;
     if ((st = tf32_available(kernel, "conv2d_backward_data_tf32_kernel", msg)) != CONV_OK)
         return st;
-    conv2d_backward_data_tf32_kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles,
-                                            (unsigned)phases),
+    conv2d_backward_data_tf32_kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases),
                                        TC_THREADS, 0, stream>>>(d_dy, d_w, d_dx, make_shape(p, 1));
     CONV_CHECK_LAUNCH("conv2d_backward_data_tf32_kernel", msg);
     return CONV_OK;
@@ -493,7 +493,7 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
                          need);
     if (workspace_bytes < need)
         return conv_fail(msg, CONV_ERR_INVALID,
-                         "workspace_bytes (%zu) is below the %zu bytes that %d splits need", 
+                         "workspace_bytes (%zu) is below the %zu bytes that %d splits need",
                          workspace_bytes, need, splits);
     const tc_shape g = make_shape(p, splits);
     const long long j_tiles = (g.crs + TC_BN - 1) / TC_BN, k_tiles = (g.k + TC_BM - 1) / TC_BM;
@@ -507,9 +507,8 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
                                "conv2d_backward_filter_reduce_kernel", CONV_BACKWARD_THREADS, 0,
                                msg)) != CONV_OK)
         return st;
-    conv2d_backward_filter_tf32_kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles,
-                                              (unsigned)splits),
-                                         TC_THREADS, 0, stream>>>(
+    conv2d_backward_filter_tf32_kernel<<<
+        dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), TC_THREADS, 0, stream>>>(
         d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
     CONV_CHECK_LAUNCH("conv2d_backward_filter_tf32_kernel", msg);
     if (splits == 1)

@@ -40,8 +40,8 @@ static size_t shape_table(conv_params *t)
     t[n++] = conv_shape(1, 3, 20, 22, 5, 5, 5, 4, 3, 2);  /* stride 3, dilation 2 */
     t[n++] = conv_shape(2, 2, 13, 18, 3, 4, 3, 3, 2, 3);  /* stride 2, dilation 3 */
     t[n++] = conv_shape(1, 70, 9, 10, 37, 3, 3, 1, 1, 1); /* C, K past a tile, K % 16 != 0 */
-    t[n++] = conv_shape(3, 65, 12, 11, 130, 2, 2, 1, 2, 1); /* 2 and 3 tiles of C and K */
-    t[n++] = conv_shape(2, 4, 37, 41, 17, 1, 1, 0, 1, 1); /* 1x1: one tap, many pixel tiles */
+    t[n++] = conv_shape(3, 65, 12, 11, 130, 2, 2, 1, 2, 1);     /* 2 and 3 tiles of C and K */
+    t[n++] = conv_shape(2, 4, 37, 41, 17, 1, 1, 0, 1, 1);       /* 1x1: one tap, many pixel tiles */
     conv_params a = conv_shape(1, 5, 23, 19, 6, 3, 4, 1, 1, 1); /* per-axis strides */
     a.stride_h = 3, a.stride_w = 2, a.dil_w = 2;
     t[n++] = a;
@@ -73,9 +73,9 @@ static void run(const conv_params *p, pass which, const float *a, const float *b
     const size_t ws = which == WGRAD ? conv2d_backward_filter_tf32_workspace(p, splits) : 0;
     float *d_ws = ws > 0 ? conv_test_device_output(ws / sizeof(float), "workspace") : NULL;
     conv_msg msg = {{0}};
-    conv_status st = which == DGRAD
-                         ? conv2d_backward_data_tf32(p, d_a, d_b, d_out, 0, &msg)
-                         : conv2d_backward_filter_tf32(p, d_a, d_b, d_out, splits, d_ws, ws, 0, &msg);
+    conv_status st =
+        which == DGRAD ? conv2d_backward_data_tf32(p, d_a, d_b, d_out, 0, &msg)
+                       : conv2d_backward_filter_tf32(p, d_a, d_b, d_out, splits, d_ws, ws, 0, &msg);
     CONV_ASSERT_OK(st, msg);
     CONV_ASSERT_OK(conv_device_download(got, d_out, nout, &msg), msg);
     conv_test_assert_canary(d_out, nout, "%s on %s", which == DGRAD ? "dgrad" : "wgrad",
@@ -169,8 +169,7 @@ static void check_pass(pass which, const int *splits, int nsplits)
                           conv_shape_name(&p), splits[s], e, got[e], want[e]);
         }
         fill(&p, x, w, dy, 13 * i + 7, 0);
-        run(&p, which, which == DGRAD ? dy : x, which == DGRAD ? w : dy, splits[nsplits - 1],
-            got);
+        run(&p, which, which == DGRAD ? dy : x, which == DGRAD ? w : dy, splits[nsplits - 1], got);
         conv_verify_report rep =
             which == DGRAD
                 ? conv_backward_data_verify(
@@ -287,8 +286,7 @@ Test(backward_tf32_validation, refuses_bad_input_in_one_line_before_any_cuda_cal
     CONV_ASSERT_ONE_LINE(msg.text, "stride");
     bad = p;
     bad.layout = CONV_LAYOUT_NCHW;
-    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
+    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "NHWC");
     cr_assert_eq(conv2d_backward_filter_tf32(&bad, fake, fake, fake, 1, NULL, 0, 0, &msg),
                  CONV_ERR_UNSUPPORTED);
@@ -296,7 +294,6 @@ Test(backward_tf32_validation, refuses_bad_input_in_one_line_before_any_cuda_cal
     bad = p;
     bad.stride_h = bad.stride_w = 300; /* 90000 phases: more than a grid dimension holds */
     bad.h = bad.w = 301;
-    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
+    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "phases");
 }
