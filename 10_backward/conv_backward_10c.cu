@@ -244,35 +244,38 @@ __global__ void __launch_bounds__(TC_THREADS)
 
 /* What a wgrad thread loads: column col of both tiles (output channel
  * k0 + col of A; column j0 + col of B: tap offsets dh, dw and channel c),
- * terms kt + 2 e of each step, within [t0, t1). */
+ * terms kt + 2 e of each step, below t1. */
 typedef struct {
-    long long t0, t1;
+    long long t1;
     int col, kt, k0, c, dh, dw;
     bool k_ok, j_ok;
 } tc_wload;
 
-/* wgrad's step st into registers: A = dy^T, B = the input under tap (r, s). */
+/* A term of wgrad's sum: its number t = (n P + oh) Q + ow, and n, oh, ow. */
+typedef struct {
+    long long t, n;
+    int oh, ow;
+} tc_term;
+
+/* wgrad's next step into registers: A = dy^T, B = the input under tap (r, s);
+ * u, this thread's first term of the step, leaves as the next step's (16 on). */
 __device__ __forceinline__ void wgrad_load(float va[TC_PER], float vb[TC_PER],
                                            const float *__restrict__ x,
                                            const float *__restrict__ dy, const tc_shape &g,
-                                           const tc_wload &l, long long st)
+                                           const tc_wload &l, tc_term &u)
 {
-    /* the first term's (n, oh, ow), then on by two terms each time */
-    const long long t = l.t0 + st * TC_BK + l.kt, pq = (long long)g.p * g.q;
-    long long n = t / pq;
-    int oh = (int)(t % pq / g.q), ow = (int)(t % g.q);
 #pragma unroll
     for (int e = 0; e < TC_PER; ++e) {
-        const long long te = t + 2 * e;
-        const unsigned ih = oh * g.stride_h + l.dh, iw = ow * g.stride_w + l.dw;
-        va[e] = te < l.t1 && l.k_ok ? dy[te * g.k + l.k0 + l.col] : 0.0f;
-        vb[e] = te < l.t1 && l.j_ok && ih < (unsigned)g.h && iw < (unsigned)g.w
-                    ? x[((n * g.h + ih) * g.w + iw) * g.c + l.c]
+        const unsigned ih = u.oh * g.stride_h + l.dh, iw = u.ow * g.stride_w + l.dw;
+        va[e] = u.t < l.t1 && l.k_ok ? dy[u.t * g.k + l.k0 + l.col] : 0.0f;
+        vb[e] = u.t < l.t1 && l.j_ok && ih < (unsigned)g.h && iw < (unsigned)g.w
+                    ? x[((u.n * g.h + ih) * g.w + iw) * g.c + l.c]
                     : 0.0f;
-        for (ow += 2; ow >= g.q; ++oh) /* at most twice (Q = 1) */
-            ow -= g.q;
-        for (; oh >= g.p; ++n)
-            oh -= g.p;
+        u.t += 2; /* the thread's next term: ow + 2, carried (at most twice: Q = 1) */
+        for (u.ow += 2; u.ow >= g.q; ++u.oh)
+            u.ow -= g.q;
+        for (; u.oh >= g.p; ++u.n)
+            u.oh -= g.p;
     }
 }
 
@@ -287,18 +290,22 @@ __global__ void __launch_bounds__(TC_THREADS)
     __shared__ unsigned tiles[2][2][TC_TILE];
     const int tid = threadIdx.x;
     const long long j0 = (long long)blockIdx.x * TC_BN;
+    const long long t0 = blockIdx.z * g.chunk;
     tc_wload l;
-    l.t0 = blockIdx.z * g.chunk, l.t1 = l.t0 + g.chunk < g.npq ? l.t0 + g.chunk : g.npq;
+    l.t1 = t0 + g.chunk < g.npq ? t0 + g.chunk : g.npq;
     l.col = tid % TC_BM, l.kt = tid / TC_BM, l.k0 = blockIdx.y * TC_BM;
     l.k_ok = l.k0 + l.col < g.k, l.j_ok = j0 + l.col < g.crs;
     const int rs = l.j_ok ? (int)((j0 + l.col) / g.c) : 0; /* the tap, r S + s */
     l.c = (int)((j0 + l.col) % g.c);
     l.dh = (rs / g.s) * g.dil_h - g.pad_h, l.dw = (rs % g.s) * g.dil_w - g.pad_w;
-    const long long steps = l.t0 < l.t1 ? (l.t1 - l.t0 + TC_BK - 1) / TC_BK : 0;
+    const long long steps = t0 < l.t1 ? (l.t1 - t0 + TC_BK - 1) / TC_BK : 0;
+    tc_term u; /* the thread's first term */
+    u.t = t0 + l.kt, u.n = u.t / ((long long)g.p * g.q);
+    u.oh = (int)(u.t % ((long long)g.p * g.q) / g.q), u.ow = (int)(u.t % g.q);
     const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
     float va[TC_PER], vb[TC_PER], acc[2][4][4] = {};
     if (steps > 0) {
-        wgrad_load(va, vb, x, dy, g, l, 0);
+        wgrad_load(va, vb, x, dy, g, l, u);
         store_tf32(tiles[0][0], va, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
         store_tf32(tiles[0][1], vb, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
     }
@@ -306,7 +313,7 @@ __global__ void __launch_bounds__(TC_THREADS)
     for (long long st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more)
-            wgrad_load(va, vb, x, dy, g, l, st + 1);
+            wgrad_load(va, vb, x, dy, g, l, u);
         mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, TC_LD_K);
         if (more) {
             store_tf32(tiles[(st + 1) & 1][0], va, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
