@@ -11,8 +11,9 @@
  *          the same result on every run, without atomics.
  * A block computes 64 x 64 outputs with 4 warps of 32 x 32, in steps of 16
  * along the sum: each thread loads its part of step i + 1 into registers
- * (guarded scalar loads) while the warps multiply step i from shared memory,
- * then stores it into the other of two buffers, rounded to TF32 (cvt.rna).
+ * (guarded loads of 4 floats where the channel counts allow, else of one)
+ * while the warps multiply step i from shared memory, then stores it into
+ * the other of two buffers, rounded to TF32 (cvt.rna).
  * TF32 needs compute capability 8.0: the device code is compiled for it only
  * and the launchers refuse older GPUs. Lesson: docs/10_backward.md, section
  * "Tensor cores for the gradients". */
@@ -101,16 +102,30 @@ __device__ __forceinline__ void mma_step(float acc[2][4][4], const unsigned *as,
     }
 }
 
-/* A thread's TC_PER loaded elements into a tile, rounded to TF32: element e
- * at first + e * step. */
+/* A thread's TC_PER loaded elements into a tile, rounded to TF32: its
+ * loads of V consecutive elements each, load e at first + e * step. */
+template <int V>
 __device__ __forceinline__ void store_tf32(unsigned *tile, const float v[TC_PER], int first,
                                            int step)
 {
 #pragma unroll
-    for (int e = 0; e < TC_PER; ++e)
-        tile[first + e * step] = to_tf32(v[e]);
+    for (int e = 0; e < TC_PER / V; ++e)
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            tile[first + e * step + i] = to_tf32(v[e * V + i]);
 }
 #endif
+
+/* V floats from src (V = 4: one 16-byte load), or zeros where !ok. */
+template <int V> __device__ __forceinline__ void load_vec(float *v, const float *src, bool ok)
+{
+    if (V == 4) {
+        const float4 f = ok ? __ldg((const float4 *)src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else {
+        v[0] = ok ? __ldg(src) : 0.0f;
+    }
+}
 
 /* The first position >= 0 of a phase along one axis: (pos + pad) % stride == ph. */
 __device__ __forceinline__ int phase_first(int ph, int pad, int stride)
@@ -135,13 +150,13 @@ typedef struct {
 } tc_phase;
 
 /* dgrad's step st into registers: tap number st / ktiles of the phase, the
- * 16 output channels from 16 (st % ktiles); this thread's column kk of
- * them, rows row + 8 e of A (pixels) and of B (channels). */
-__device__ __forceinline__ void dgrad_load(float va[TC_PER], float vb[TC_PER],
-                                           const float *__restrict__ dy,
-                                           const float *__restrict__ w, const tc_shape &g,
-                                           const tc_phase &f, const tc_pixel *pix, int st, int kk,
-                                           int row)
+ * 16 output channels from 16 (st % ktiles); this thread's columns kk ..
+ * kk + V - 1 of them, rows row + e RS of A (pixels) and of B (channels). */
+template <int V>
+__device__ __forceinline__ void
+dgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ dy,
+           const float *__restrict__ w, const tc_shape &g, const tc_phase &f, const tc_pixel *pix,
+           int st, int kk, int row)
 {
     const int tap = st / f.ktiles, k = (st % f.ktiles) * TC_BK + kk;
     const int r = f.r0 + g.period_h * (tap / f.ns), s = f.s0 + g.period_w * (tap % f.ns);
@@ -150,19 +165,22 @@ __device__ __forceinline__ void dgrad_load(float va[TC_PER], float vb[TC_PER],
     const int owb = (f.iw0 + g.pad_w - s * g.dil_w) / g.stride_w;
     const long long tap_off = ((long long)ohb * g.q + owb) * g.k + k;
     const long long w_off = ((long long)(r * g.s + s) * g.c + f.c0 + row) * g.k + k;
+    constexpr int RS = TC_THREADS * V / TC_BK;
 #pragma unroll
-    for (int e = 0; e < TC_PER; ++e) {
-        const tc_pixel px = pix[row + 8 * e];
+    for (int e = 0; e < TC_PER / V; ++e) {
+        const tc_pixel px = pix[row + RS * e];
         const unsigned oh = ohb + px.i, ow = owb + px.j;
         const bool ok = px.i >= 0 && oh < (unsigned)g.p && ow < (unsigned)g.q && k < g.k;
-        va[e] = ok ? dy[px.dy_off + tap_off] : 0.0f;
-        vb[e] = f.c0 + row + 8 * e < g.c && k < g.k ? w[w_off + 8LL * e * g.k] : 0.0f;
+        load_vec<V>(va + V * e, dy + px.dy_off + tap_off, ok);
+        load_vec<V>(vb + V * e, w + w_off + (long long)RS * e * g.k,
+                    f.c0 + row + RS * e < g.c && k < g.k);
     }
 }
 
 /* dgrad, phase blockIdx.z = ph stride_w + pw: pixels 64 blockIdx.x .. of the
  * phase by channels 64 blockIdx.y .., a sum over the phase's taps (outer)
  * and K in steps of 16 (inner). */
+template <int V>
 __global__ void __launch_bounds__(TC_THREADS)
     conv2d_backward_data_tf32_kernel(const float *__restrict__ dy, const float *__restrict__ w,
                                      float *__restrict__ dx, tc_shape g)
@@ -200,23 +218,25 @@ __global__ void __launch_bounds__(TC_THREADS)
         pix[tid] = e;
     }
     __syncthreads();
-    const int kk = tid % TC_BK, row = tid / TC_BK; /* this thread's loads */
+    /* this thread's loads: columns kk .., rows row + e RS */
+    constexpr int RS = TC_THREADS * V / TC_BK;
+    const int kk = tid % (TC_BK / V) * V, row = tid / (TC_BK / V);
     const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
     float va[TC_PER], vb[TC_PER], acc[2][4][4] = {};
     if (steps > 0) {
-        dgrad_load(va, vb, dy, w, g, f, pix, 0, kk, row);
-        store_tf32(tiles[0][0], va, row * TC_LD_ROW + kk, 8 * TC_LD_ROW);
-        store_tf32(tiles[0][1], vb, row * TC_LD_ROW + kk, 8 * TC_LD_ROW);
+        dgrad_load<V>(va, vb, dy, w, g, f, pix, 0, kk, row);
+        store_tf32<V>(tiles[0][0], va, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
+        store_tf32<V>(tiles[0][1], vb, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
     }
     __syncthreads();
     for (int st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more) /* step st + 1's loads in flight while the tensor cores work */
-            dgrad_load(va, vb, dy, w, g, f, pix, st + 1, kk, row);
+            dgrad_load<V>(va, vb, dy, w, g, f, pix, st + 1, kk, row);
         mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, TC_LD_ROW, 1);
         if (more) {
-            store_tf32(tiles[(st + 1) & 1][0], va, row * TC_LD_ROW + kk, 8 * TC_LD_ROW);
-            store_tf32(tiles[(st + 1) & 1][1], vb, row * TC_LD_ROW + kk, 8 * TC_LD_ROW);
+            store_tf32<V>(tiles[(st + 1) & 1][0], va, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
+            store_tf32<V>(tiles[(st + 1) & 1][1], vb, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
         }
         __syncthreads();
     }
@@ -242,9 +262,9 @@ __global__ void __launch_bounds__(TC_THREADS)
 #endif
 }
 
-/* What a wgrad thread loads: column col of both tiles (output channel
- * k0 + col of A; column j0 + col of B: tap offsets dh, dw and channel c),
- * terms kt + 2 e of each step, below t1. */
+/* What a wgrad thread loads: columns col .. col + V - 1 of both tiles
+ * (output channels k0 + col .. of A; columns j0 + col .. of B: tap offsets
+ * dh, dw and channels c ..), terms kt + 2 V e of each step, below t1. */
 typedef struct {
     long long t1;
     int col, kt, k0, c, dh, dw;
@@ -259,20 +279,20 @@ typedef struct {
 
 /* wgrad's next step into registers: A = dy^T, B = the input under tap (r, s);
  * u, this thread's first term of the step, leaves as the next step's (16 on). */
-__device__ __forceinline__ void wgrad_load(float va[TC_PER], float vb[TC_PER],
-                                           const float *__restrict__ x,
-                                           const float *__restrict__ dy, const tc_shape &g,
-                                           const tc_wload &l, tc_term &u)
+template <int V>
+__device__ __forceinline__ void
+wgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ x,
+           const float *__restrict__ dy, const tc_shape &g, const tc_wload &l, tc_term &u)
 {
+    constexpr int KS = 2 * V; /* TC_THREADS / (TC_BM / V) */
 #pragma unroll
-    for (int e = 0; e < TC_PER; ++e) {
+    for (int e = 0; e < TC_PER / V; ++e) {
         const unsigned ih = u.oh * g.stride_h + l.dh, iw = u.ow * g.stride_w + l.dw;
-        va[e] = u.t < l.t1 && l.k_ok ? dy[u.t * g.k + l.k0 + l.col] : 0.0f;
-        vb[e] = u.t < l.t1 && l.j_ok && ih < (unsigned)g.h && iw < (unsigned)g.w
-                    ? x[((u.n * g.h + ih) * g.w + iw) * g.c + l.c]
-                    : 0.0f;
-        u.t += 2; /* the thread's next term: ow + 2, carried (at most twice: Q = 1) */
-        for (u.ow += 2; u.ow >= g.q; ++u.oh)
+        load_vec<V>(va + V * e, dy + u.t * g.k + l.k0 + l.col, u.t < l.t1 && l.k_ok);
+        load_vec<V>(vb + V * e, x + ((u.n * g.h + ih) * g.w + iw) * g.c + l.c,
+                    u.t < l.t1 && l.j_ok && ih < (unsigned)g.h && iw < (unsigned)g.w);
+        u.t += KS; /* the thread's next term: ow + KS, carried */
+        for (u.ow += KS; u.ow >= g.q; ++u.oh)
             u.ow -= g.q;
         for (; u.oh >= g.p; ++u.n)
             u.oh -= g.p;
@@ -282,6 +302,7 @@ __device__ __forceinline__ void wgrad_load(float va[TC_PER], float vb[TC_PER],
 /* wgrad, split blockIdx.z: output channels 64 blockIdx.y .. by columns
  * 64 blockIdx.x .. of (r, s, c), a sum over the terms (n, oh, ow) of
  * [z chunk, (z + 1) chunk), into part z of out (dw itself for one split). */
+template <int V>
 __global__ void __launch_bounds__(TC_THREADS)
     conv2d_backward_filter_tf32_kernel(const float *__restrict__ x, const float *__restrict__ dy,
                                        float *__restrict__ out, tc_shape g)
@@ -293,7 +314,7 @@ __global__ void __launch_bounds__(TC_THREADS)
     const long long t0 = blockIdx.z * g.chunk;
     tc_wload l;
     l.t1 = t0 + g.chunk < g.npq ? t0 + g.chunk : g.npq;
-    l.col = tid % TC_BM, l.kt = tid / TC_BM, l.k0 = blockIdx.y * TC_BM;
+    l.col = tid % (TC_BM / V) * V, l.kt = tid / (TC_BM / V), l.k0 = blockIdx.y * TC_BM;
     l.k_ok = l.k0 + l.col < g.k, l.j_ok = j0 + l.col < g.crs;
     const int rs = l.j_ok ? (int)((j0 + l.col) / g.c) : 0; /* the tap, r S + s */
     l.c = (int)((j0 + l.col) % g.c);
@@ -305,19 +326,19 @@ __global__ void __launch_bounds__(TC_THREADS)
     const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
     float va[TC_PER], vb[TC_PER], acc[2][4][4] = {};
     if (steps > 0) {
-        wgrad_load(va, vb, x, dy, g, l, u);
-        store_tf32(tiles[0][0], va, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
-        store_tf32(tiles[0][1], vb, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
+        wgrad_load<V>(va, vb, x, dy, g, l, u);
+        store_tf32<V>(tiles[0][0], va, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
+        store_tf32<V>(tiles[0][1], vb, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
     }
     __syncthreads();
     for (long long st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more)
-            wgrad_load(va, vb, x, dy, g, l, u);
+            wgrad_load<V>(va, vb, x, dy, g, l, u);
         mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, TC_LD_K);
         if (more) {
-            store_tf32(tiles[(st + 1) & 1][0], va, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
-            store_tf32(tiles[(st + 1) & 1][1], vb, l.kt * TC_LD_K + l.col, 2 * TC_LD_K);
+            store_tf32<V>(tiles[(st + 1) & 1][0], va, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
+            store_tf32<V>(tiles[(st + 1) & 1][1], vb, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
         }
         __syncthreads();
     }
@@ -449,11 +470,15 @@ extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const flo
                          "10c dgrad: %lld pixel tiles, %lld channel tiles or %lld phases (stride "
                          "h x w) exceed the grid",
                          m_tiles, c_tiles, phases);
-    const void *kernel = (const void *)conv2d_backward_data_tf32_kernel;
-    if ((st = tf32_available(kernel, "conv2d_backward_data_tf32_kernel", msg)) != CONV_OK)
+    /* 16-byte loads along k where K % 4 == 0 and the tensors are aligned */
+    const bool vec = p->k % 4 == 0 && ((uintptr_t)d_dy | (uintptr_t)d_w) % 16 == 0;
+    void (*kernel)(const float *, const float *, float *, tc_shape) =
+        vec ? conv2d_backward_data_tf32_kernel<4> : conv2d_backward_data_tf32_kernel<1>;
+    if ((st = tf32_available((const void *)kernel, "conv2d_backward_data_tf32_kernel", msg)) !=
+        CONV_OK)
         return st;
-    conv2d_backward_data_tf32_kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases),
-                                       TC_THREADS, 0, stream>>>(d_dy, d_w, d_dx, make_shape(p, 1));
+    kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases), TC_THREADS, 0, stream>>>(
+        d_dy, d_w, d_dx, make_shape(p, 1));
     CONV_CHECK_LAUNCH("conv2d_backward_data_tf32_kernel", msg);
     return CONV_OK;
 }
@@ -508,14 +533,17 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10c wgrad: %lld tiles of C*R*S or %lld of K exceed the grid", j_tiles,
                          k_tiles);
-    const void *kernel = (const void *)conv2d_backward_filter_tf32_kernel;
-    if ((st = tf32_available(kernel, "conv2d_backward_filter_tf32_kernel", msg)) != CONV_OK ||
+    /* 16-byte loads along k and c where both are multiples of 4, aligned */
+    const bool vec = p->k % 4 == 0 && p->c % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_dy) % 16 == 0;
+    void (*kernel)(const float *, const float *, float *, tc_shape) =
+        vec ? conv2d_backward_filter_tf32_kernel<4> : conv2d_backward_filter_tf32_kernel<1>;
+    if ((st = tf32_available((const void *)kernel, "conv2d_backward_filter_tf32_kernel", msg)) !=
+            CONV_OK ||
         (st = conv_kernel_fits((const void *)conv2d_backward_filter_reduce_kernel,
                                "conv2d_backward_filter_reduce_kernel", CONV_BACKWARD_THREADS, 0,
                                msg)) != CONV_OK)
         return st;
-    conv2d_backward_filter_tf32_kernel<<<
-        dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), TC_THREADS, 0, stream>>>(
+    kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), TC_THREADS, 0, stream>>>(
         d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
     CONV_CHECK_LAUNCH("conv2d_backward_filter_tf32_kernel", msg);
     if (splits == 1)

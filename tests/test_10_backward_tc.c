@@ -27,8 +27,9 @@
 typedef enum { DGRAD, WGRAD } pass;
 
 /* The table: the usual shapes, strides 1, 2 and 3 with dilation and
- * padding, and shapes with several tiles along every GEMM dimension. */
-#define N_EXTRA 12
+ * padding, shapes with several tiles along every GEMM dimension, and
+ * channel counts that take 16-byte loads. */
+#define N_EXTRA 16
 static size_t shape_table(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
@@ -46,6 +47,11 @@ static size_t shape_table(conv_params *t)
     a.stride_h = 3, a.stride_w = 2, a.dil_w = 2;
     t[n++] = a;
     t[n++] = conv_shape(1, 1, 3, 3, 1, 3, 3, 0, 3, 1); /* filter = image, stride 3: one output */
+    /* C and K multiples of 4: the 16-byte loads */
+    t[n++] = conv_shape(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
+    t[n++] = conv_shape(1, 68, 9, 7, 72, 2, 3, 1, 3, 2); /* with tiles cut, stride 3, dilation 2 */
+    t[n++] = conv_shape(3, 4, 10, 10, 8, 1, 1, 0, 1, 1);
+    t[n++] = conv_shape(2, 4, 9, 1, 4, 3, 1, 1, 1, 1); /* Q = 1: wgrad's terms wrap rows at once */
     return n;
 }
 
@@ -223,6 +229,50 @@ Test(gpu_backward_filter_tf32, gives_the_same_bits_on_every_run)
                   "wgrad with %d splits: two runs differ", splits[s]);
     }
     free(x), free(w), free(dy), free(first), free(again);
+}
+
+/* A device buffer of count + 1 floats holding h's count from its second
+ * float on (free the buffer, not the tensor). */
+static float *shifted_copy(const float *h, size_t count, const char *what)
+{
+    float *d = NULL;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_device_alloc(&d, count + 1, what, &msg), msg);
+    CONV_ASSERT_OK(conv_device_upload(d + 1, h, count, &msg), msg);
+    return d;
+}
+
+/* Inputs one float past a 16-byte boundary: channel counts that would take
+ * 16-byte loads get the loads of one float, with the same sums. */
+Test(gpu_backward_tf32, takes_inputs_not_aligned_to_16_bytes)
+{
+    require_tf32();
+    conv_params p = conv_shape(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
+    float *dx = malloc(nx * sizeof *dx), *dw = malloc(nw * sizeof *dw);
+    double *want_dx = malloc(nx * sizeof *want_dx), *want_dw = malloc(nw * sizeof *want_dw);
+    cr_assert(x && w && dy && dx && dw && want_dx && want_dw, "out of host memory");
+    fill(&p, x, w, dy, 77, 1);
+    conv_backward_data_double(&p, dy, w, want_dx, NULL);
+    conv_backward_filter_double(&p, x, dy, want_dw, NULL);
+    conv_msg msg = {{0}};
+    float *d_x = shifted_copy(x, nx, "x"), *d_w = shifted_copy(w, nw, "w");
+    float *d_dy = shifted_copy(dy, ny, "dy");
+    float *d_dx = conv_test_device_output(nx, "dx"), *d_dw = conv_test_device_output(nw, "dw");
+    CONV_ASSERT_OK(conv2d_backward_data_tf32(&p, d_dy + 1, d_w + 1, d_dx, 0, &msg), msg);
+    CONV_ASSERT_OK(conv2d_backward_filter_tf32(&p, d_x + 1, d_dy + 1, d_dw, 1, NULL, 0, 0, &msg),
+                   msg);
+    CONV_ASSERT_OK(conv_device_download(dx, d_dx, nx, &msg), msg);
+    CONV_ASSERT_OK(conv_device_download(dw, d_dw, nw, &msg), msg);
+    for (size_t e = 0; e < nx; ++e)
+        cr_assert(dx[e] == want_dx[e], "dgrad: dx[%zu] = %g, want %g", e, dx[e], want_dx[e]);
+    for (size_t e = 0; e < nw; ++e)
+        cr_assert(dw[e] == want_dw[e], "wgrad: dw[%zu] = %g, want %g", e, dw[e], want_dw[e]);
+    conv_device_free(d_x), conv_device_free(d_w), conv_device_free(d_dy);
+    conv_device_free(d_dx), conv_device_free(d_dw);
+    free(x), free(w), free(dy), free(dx), free(dw), free(want_dx), free(want_dw);
 }
 
 /* CONV_TEST_TF32_PROBE times 1, one product: rounded to TF32 it is 1 + 2^-10. */
