@@ -25,18 +25,19 @@
 #include "conv_cuda.h"
 #include "conv_device.h"
 
-#define TC_BM      64 /* a block's rows of the GEMM */
-#define TC_BN      64 /* its columns */
-#define TC_BK      16 /* a step along the sum */
-#define TC_THREADS 128
-#define TC_PER     (TC_BM * TC_BK / TC_THREADS) /* elements of A (and of B) a thread loads per step */
-/* A tile in shared memory: dgrad's as tile[row][k], rows of TC_BK + 4 (its
- * loads run along k); wgrad's as tile[k][row], rows of TC_BM + 8 (its loads
+#define BWD_BM      64 /* a block's rows of the GEMM */
+#define BWD_BN      64 /* its columns */
+#define BWD_BK      16 /* a step along the sum */
+#define BWD_THREADS 128
+#define BWD_PER                                                                                    \
+    (BWD_BM * BWD_BK / BWD_THREADS) /* elements of A (and of B) a thread loads per step */
+/* A tile in shared memory: dgrad's as tile[row][k], rows of BWD_BK + 4 (its
+ * loads run along k); wgrad's as tile[k][row], rows of BWD_BM + 8 (its loads
  * run along the rows). Both pads make the fragment reads below conflict-free. */
-#define TC_LD_ROW   (TC_BK + 4)
-#define TC_LD_K     (TC_BM + 8)
-#define TC_TILE     (TC_BM * TC_LD_ROW) /* >= TC_BK * TC_LD_K */
-#define TC_MAX_GRID 65535               /* gridDim.y and gridDim.z */
+#define BWD_LD_ROW   (BWD_BK + 4)
+#define BWD_LD_K     (BWD_BM + 8)
+#define BWD_TILE     (BWD_BM * BWD_LD_ROW) /* >= BWD_BK * BWD_LD_K */
+#define BWD_MAX_GRID 65535                 /* gridDim.y and gridDim.z */
 
 /* What both kernels read of the problem, by value. */
 typedef struct {
@@ -44,7 +45,7 @@ typedef struct {
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
     int period_h, period_w; /* taps r and r + period_h reach the same phase */
     long long crs, npq;     /* C*R*S and N*P*Q */
-    long long chunk;        /* wgrad: the terms of one split, a multiple of TC_BK */
+    long long chunk;        /* wgrad: the terms of one split, a multiple of BWD_BK */
 } tc_shape;
 
 /* A row of dgrad's GEMM, a pixel of the block's phase: i, j its row and column
@@ -82,7 +83,7 @@ __device__ __forceinline__ void mma_step(float acc[2][4][4], const unsigned *as,
 {
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int k8 = 0; k8 < TC_BK; k8 += 8) {
+    for (int k8 = 0; k8 < BWD_BK; k8 += 8) {
         unsigned a[2][4], b[4][2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
@@ -102,14 +103,14 @@ __device__ __forceinline__ void mma_step(float acc[2][4][4], const unsigned *as,
     }
 }
 
-/* A thread's TC_PER loaded elements into a tile, rounded to TF32: its
+/* A thread's BWD_PER loaded elements into a tile, rounded to TF32: its
  * loads of V consecutive elements each, load e at first + e * step. */
 template <int V>
-__device__ __forceinline__ void store_tf32(unsigned *tile, const float v[TC_PER], int first,
+__device__ __forceinline__ void store_tf32(unsigned *tile, const float v[BWD_PER], int first,
                                            int step)
 {
 #pragma unroll
-    for (int e = 0; e < TC_PER / V; ++e)
+    for (int e = 0; e < BWD_PER / V; ++e)
 #pragma unroll
         for (int i = 0; i < V; ++i)
             tile[first + e * step + i] = to_tf32(v[e * V + i]);
@@ -154,20 +155,20 @@ typedef struct {
  * kk + V - 1 of them, rows row + e RS of A (pixels) and of B (channels). */
 template <int V>
 __device__ __forceinline__ void
-dgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ dy,
+dgrad_load(float va[BWD_PER], float vb[BWD_PER], const float *__restrict__ dy,
            const float *__restrict__ w, const tc_shape &g, const tc_phase &f, const tc_pixel *pix,
            int st, int kk, int row)
 {
-    const int tap = st / f.ktiles, k = (st % f.ktiles) * TC_BK + kk;
+    const int tap = st / f.ktiles, k = (st % f.ktiles) * BWD_BK + kk;
     const int r = f.r0 + g.period_h * (tap / f.ns), s = f.s0 + g.period_w * (tap % f.ns);
     /* the output of pixel (i, j) is (ohb + i, owb + j): exact divisions, the phase's taps */
     const int ohb = (f.ih0 + g.pad_h - r * g.dil_h) / g.stride_h;
     const int owb = (f.iw0 + g.pad_w - s * g.dil_w) / g.stride_w;
     const long long tap_off = ((long long)ohb * g.q + owb) * g.k + k;
     const long long w_off = ((long long)(r * g.s + s) * g.c + f.c0 + row) * g.k + k;
-    constexpr int RS = TC_THREADS * V / TC_BK;
+    constexpr int RS = BWD_THREADS * V / BWD_BK;
 #pragma unroll
-    for (int e = 0; e < TC_PER / V; ++e) {
+    for (int e = 0; e < BWD_PER / V; ++e) {
         const tc_pixel px = pix[row + RS * e];
         const unsigned oh = ohb + px.i, ow = owb + px.j;
         const bool ok = px.i >= 0 && oh < (unsigned)g.p && ow < (unsigned)g.q && k < g.k;
@@ -181,19 +182,19 @@ dgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ dy,
  * phase by channels 64 blockIdx.y .., a sum over the phase's taps (outer)
  * and K in steps of 16 (inner). */
 template <int V>
-__global__ void __launch_bounds__(TC_THREADS)
+__global__ void __launch_bounds__(BWD_THREADS)
     conv2d_backward_data_tf32_kernel(const float *__restrict__ dy, const float *__restrict__ w,
                                      float *__restrict__ dx, tc_shape g)
 {
 #if __CUDA_ARCH__ >= 800
-    __shared__ unsigned tiles[2][2][TC_TILE]; /* [buffer][A, B] */
-    __shared__ tc_pixel pix[TC_BM];
+    __shared__ unsigned tiles[2][2][BWD_TILE]; /* [buffer][A, B] */
+    __shared__ tc_pixel pix[BWD_BM];
     const int ph = (int)blockIdx.z / g.stride_w, pw = (int)blockIdx.z % g.stride_w;
     tc_phase f;
     f.ih0 = phase_first(ph, g.pad_h, g.stride_h), f.iw0 = phase_first(pw, g.pad_w, g.stride_w);
     const int hp = f.ih0 < g.h ? (g.h - 1 - f.ih0) / g.stride_h + 1 : 0; /* the phase's rows */
     const int wp = f.iw0 < g.w ? (g.w - 1 - f.iw0) / g.stride_w + 1 : 0; /* and columns */
-    const long long m_all = (long long)g.n * hp * wp, m0 = (long long)blockIdx.x * TC_BM;
+    const long long m_all = (long long)g.n * hp * wp, m0 = (long long)blockIdx.x * BWD_BM;
     if (m0 >= m_all)
         return; /* the whole block: this phase has fewer pixels than the grid's largest */
     const int tid = threadIdx.x;
@@ -201,9 +202,9 @@ __global__ void __launch_bounds__(TC_THREADS)
     f.r0 = phase_tap(ph, g.r, g.dil_h, g.stride_h), f.s0 = phase_tap(pw, g.s, g.dil_w, g.stride_w);
     const int nr = f.r0 < g.r ? (g.r - 1 - f.r0) / g.period_h + 1 : 0;
     f.ns = f.s0 < g.s ? (g.s - 1 - f.s0) / g.period_w + 1 : 0;
-    f.ktiles = (g.k + TC_BK - 1) / TC_BK, f.c0 = blockIdx.y * TC_BN;
+    f.ktiles = (g.k + BWD_BK - 1) / BWD_BK, f.c0 = blockIdx.y * BWD_BN;
     const int steps = nr * f.ns * f.ktiles;
-    if (tid < TC_BM) { /* the table of the block's pixels */
+    if (tid < BWD_BM) { /* the table of the block's pixels */
         tc_pixel e = {0, 0, -1, 0};
         const long long m = m0 + tid;
         if (m < m_all) {
@@ -219,24 +220,24 @@ __global__ void __launch_bounds__(TC_THREADS)
     }
     __syncthreads();
     /* this thread's loads: columns kk .., rows row + e RS */
-    constexpr int RS = TC_THREADS * V / TC_BK;
-    const int kk = tid % (TC_BK / V) * V, row = tid / (TC_BK / V);
+    constexpr int RS = BWD_THREADS * V / BWD_BK;
+    const int kk = tid % (BWD_BK / V) * V, row = tid / (BWD_BK / V);
     const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
-    float va[TC_PER], vb[TC_PER], acc[2][4][4] = {};
+    float va[BWD_PER], vb[BWD_PER], acc[2][4][4] = {};
     if (steps > 0) {
         dgrad_load<V>(va, vb, dy, w, g, f, pix, 0, kk, row);
-        store_tf32<V>(tiles[0][0], va, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
-        store_tf32<V>(tiles[0][1], vb, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
+        store_tf32<V>(tiles[0][0], va, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
+        store_tf32<V>(tiles[0][1], vb, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
     }
     __syncthreads();
     for (int st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more) /* step st + 1's loads in flight while the tensor cores work */
             dgrad_load<V>(va, vb, dy, w, g, f, pix, st + 1, kk, row);
-        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, TC_LD_ROW, 1);
+        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, BWD_LD_ROW, 1);
         if (more) {
-            store_tf32<V>(tiles[(st + 1) & 1][0], va, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
-            store_tf32<V>(tiles[(st + 1) & 1][1], vb, row * TC_LD_ROW + kk, RS * TC_LD_ROW);
+            store_tf32<V>(tiles[(st + 1) & 1][0], va, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
+            store_tf32<V>(tiles[(st + 1) & 1][1], vb, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
         }
         __syncthreads();
     }
@@ -281,12 +282,12 @@ typedef struct {
  * u, this thread's first term of the step, leaves as the next step's (16 on). */
 template <int V>
 __device__ __forceinline__ void
-wgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ x,
+wgrad_load(float va[BWD_PER], float vb[BWD_PER], const float *__restrict__ x,
            const float *__restrict__ dy, const tc_shape &g, const tc_wload &l, tc_term &u)
 {
-    constexpr int KS = 2 * V; /* TC_THREADS / (TC_BM / V) */
+    constexpr int KS = 2 * V; /* BWD_THREADS / (BWD_BM / V) */
 #pragma unroll
-    for (int e = 0; e < TC_PER / V; ++e) {
+    for (int e = 0; e < BWD_PER / V; ++e) {
         const unsigned ih = u.oh * g.stride_h + l.dh, iw = u.ow * g.stride_w + l.dw;
         load_vec<V>(va + V * e, dy + u.t * g.k + l.k0 + l.col, u.t < l.t1 && l.k_ok);
         load_vec<V>(vb + V * e, x + ((u.n * g.h + ih) * g.w + iw) * g.c + l.c,
@@ -303,42 +304,42 @@ wgrad_load(float va[TC_PER], float vb[TC_PER], const float *__restrict__ x,
  * 64 blockIdx.x .. of (r, s, c), a sum over the terms (n, oh, ow) of
  * [z chunk, (z + 1) chunk), into part z of out (dw itself for one split). */
 template <int V>
-__global__ void __launch_bounds__(TC_THREADS)
+__global__ void __launch_bounds__(BWD_THREADS)
     conv2d_backward_filter_tf32_kernel(const float *__restrict__ x, const float *__restrict__ dy,
                                        float *__restrict__ out, tc_shape g)
 {
 #if __CUDA_ARCH__ >= 800
-    __shared__ unsigned tiles[2][2][TC_TILE];
+    __shared__ unsigned tiles[2][2][BWD_TILE];
     const int tid = threadIdx.x;
-    const long long j0 = (long long)blockIdx.x * TC_BN;
+    const long long j0 = (long long)blockIdx.x * BWD_BN;
     const long long t0 = blockIdx.z * g.chunk;
     tc_wload l;
     l.t1 = t0 + g.chunk < g.npq ? t0 + g.chunk : g.npq;
-    l.col = tid % (TC_BM / V) * V, l.kt = tid / (TC_BM / V), l.k0 = blockIdx.y * TC_BM;
+    l.col = tid % (BWD_BM / V) * V, l.kt = tid / (BWD_BM / V), l.k0 = blockIdx.y * BWD_BM;
     l.k_ok = l.k0 + l.col < g.k, l.j_ok = j0 + l.col < g.crs;
     const int rs = l.j_ok ? (int)((j0 + l.col) / g.c) : 0; /* the tap, r S + s */
     l.c = (int)((j0 + l.col) % g.c);
     l.dh = (rs / g.s) * g.dil_h - g.pad_h, l.dw = (rs % g.s) * g.dil_w - g.pad_w;
-    const long long steps = t0 < l.t1 ? (l.t1 - t0 + TC_BK - 1) / TC_BK : 0;
+    const long long steps = t0 < l.t1 ? (l.t1 - t0 + BWD_BK - 1) / BWD_BK : 0;
     tc_term u; /* the thread's first term */
     u.t = t0 + l.kt, u.n = u.t / ((long long)g.p * g.q);
     u.oh = (int)(u.t % ((long long)g.p * g.q) / g.q), u.ow = (int)(u.t % g.q);
     const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
-    float va[TC_PER], vb[TC_PER], acc[2][4][4] = {};
+    float va[BWD_PER], vb[BWD_PER], acc[2][4][4] = {};
     if (steps > 0) {
         wgrad_load<V>(va, vb, x, dy, g, l, u);
-        store_tf32<V>(tiles[0][0], va, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
-        store_tf32<V>(tiles[0][1], vb, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
+        store_tf32<V>(tiles[0][0], va, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
+        store_tf32<V>(tiles[0][1], vb, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
     }
     __syncthreads();
     for (long long st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more)
             wgrad_load<V>(va, vb, x, dy, g, l, u);
-        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, TC_LD_K);
+        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, BWD_LD_K);
         if (more) {
-            store_tf32<V>(tiles[(st + 1) & 1][0], va, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
-            store_tf32<V>(tiles[(st + 1) & 1][1], vb, l.kt * TC_LD_K + l.col, 2 * V * TC_LD_K);
+            store_tf32<V>(tiles[(st + 1) & 1][0], va, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
+            store_tf32<V>(tiles[(st + 1) & 1][1], vb, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
         }
         __syncthreads();
     }
@@ -398,7 +399,7 @@ static tc_shape make_shape(const conv_params *p, int splits)
     g.period_w = p->stride_w / gcd_of(p->stride_w, p->dil_w);
     g.crs = (long long)p->c * p->r * p->s;
     g.npq = (long long)p->n * g.p * g.q;
-    g.chunk = ((g.npq + TC_BK - 1) / TC_BK + splits - 1) / splits * TC_BK;
+    g.chunk = ((g.npq + BWD_BK - 1) / BWD_BK + splits - 1) / splits * BWD_BK;
     return g;
 }
 
@@ -429,7 +430,7 @@ static conv_status validate(const conv_params *p, const float *a, const char *a_
  * GPU with the kernel bodies left out). */
 static conv_status tf32_available(const void *kernel, const char *name, conv_msg *msg)
 {
-    conv_status st = conv_kernel_fits(kernel, name, TC_THREADS, 0, msg);
+    conv_status st = conv_kernel_fits(kernel, name, BWD_THREADS, 0, msg);
     if (st != CONV_OK)
         return st;
     int major = 0, minor = 0;
@@ -461,11 +462,11 @@ extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const flo
     /* the largest phase: ceil(H / stride_h) x ceil(W / stride_w) pixels per image */
     const long long hp = (p->h + p->stride_h - 1) / p->stride_h,
                     wp = (p->w + p->stride_w - 1) / p->stride_w;
-    const long long m_tiles = (p->n * hp * wp + TC_BM - 1) / TC_BM;
-    const long long c_tiles = (p->c + TC_BN - 1) / TC_BN,
+    const long long m_tiles = (p->n * hp * wp + BWD_BM - 1) / BWD_BM;
+    const long long c_tiles = (p->c + BWD_BN - 1) / BWD_BN,
                     phases = (long long)p->stride_h * p->stride_w;
-    if (m_tiles > INT_MAX || c_tiles > TC_MAX_GRID || phases > TC_MAX_GRID ||
-        (long long)p->r * p->s * ((p->k + TC_BK - 1) / TC_BK) > INT_MAX)
+    if (m_tiles > INT_MAX || c_tiles > BWD_MAX_GRID || phases > BWD_MAX_GRID ||
+        (long long)p->r * p->s * ((p->k + BWD_BK - 1) / BWD_BK) > INT_MAX)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10c dgrad: %lld pixel tiles, %lld channel tiles or %lld phases (stride "
                          "h x w) exceed the grid",
@@ -477,8 +478,8 @@ extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const flo
     if ((st = tf32_available((const void *)kernel, "conv2d_backward_data_tf32_kernel", msg)) !=
         CONV_OK)
         return st;
-    kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases), TC_THREADS, 0, stream>>>(
-        d_dy, d_w, d_dx, make_shape(p, 1));
+    kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases), BWD_THREADS, 0,
+             stream>>>(d_dy, d_w, d_dx, make_shape(p, 1));
     CONV_CHECK_LAUNCH("conv2d_backward_data_tf32_kernel", msg);
     return CONV_OK;
 }
@@ -491,8 +492,8 @@ extern "C" int conv2d_backward_filter_tf32_splits(const conv_params *p, int sm_c
     if (p == NULL || sm_count < 1 || conv_params_validate(p, &msg) != CONV_OK)
         return 1;
     const tc_shape g = make_shape(p, 1);
-    const long long tiles = (g.k + TC_BM - 1) / TC_BM * ((g.crs + TC_BN - 1) / TC_BN);
-    const long long most = (g.npq + 8 * TC_BK - 1) / (8 * TC_BK);
+    const long long tiles = (g.k + BWD_BM - 1) / BWD_BM * ((g.crs + BWD_BN - 1) / BWD_BN);
+    const long long most = (g.npq + 8 * BWD_BK - 1) / (8 * BWD_BK);
     long long splits = (2LL * sm_count + tiles - 1) / tiles;
     splits = splits < most ? splits : most;
     return (int)(splits < 1 ? 1 : splits > 64 ? 64 : splits);
@@ -515,8 +516,8 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
     conv_status st = validate(p, d_x, "d_x", d_dy, "d_dy", d_dw, "d_dw", msg);
     if (st != CONV_OK)
         return st;
-    if (splits < 1 || splits > TC_MAX_GRID)
-        return conv_fail(msg, CONV_ERR_INVALID, "splits must lie in [1, %d], got %d", TC_MAX_GRID,
+    if (splits < 1 || splits > BWD_MAX_GRID)
+        return conv_fail(msg, CONV_ERR_INVALID, "splits must lie in [1, %d], got %d", BWD_MAX_GRID,
                          splits);
     const size_t need = conv2d_backward_filter_tf32_workspace(p, splits);
     if (splits > 1 && d_workspace == NULL)
@@ -528,8 +529,8 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
                          "workspace_bytes (%zu) is below the %zu bytes that %d splits need",
                          workspace_bytes, need, splits);
     const tc_shape g = make_shape(p, splits);
-    const long long j_tiles = (g.crs + TC_BN - 1) / TC_BN, k_tiles = (g.k + TC_BM - 1) / TC_BM;
-    if (j_tiles > INT_MAX || k_tiles > TC_MAX_GRID)
+    const long long j_tiles = (g.crs + BWD_BN - 1) / BWD_BN, k_tiles = (g.k + BWD_BM - 1) / BWD_BM;
+    if (j_tiles > INT_MAX || k_tiles > BWD_MAX_GRID)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10c wgrad: %lld tiles of C*R*S or %lld of K exceed the grid", j_tiles,
                          k_tiles);
@@ -543,8 +544,8 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
                                "conv2d_backward_filter_reduce_kernel", CONV_BACKWARD_THREADS, 0,
                                msg)) != CONV_OK)
         return st;
-    kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), TC_THREADS, 0, stream>>>(
-        d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
+    kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), BWD_THREADS, 0,
+             stream>>>(d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
     CONV_CHECK_LAUNCH("conv2d_backward_filter_tf32_kernel", msg);
     if (splits == 1)
         return CONV_OK;
