@@ -29,8 +29,8 @@
 #define BWD_BN      64 /* its columns */
 #define BWD_BK      16 /* a step along the sum */
 #define BWD_THREADS 128
-#define BWD_PER                                                                                    \
-    (BWD_BM * BWD_BK / BWD_THREADS) /* elements of A (and of B) a thread loads per step */
+/* the elements of A (and of B) a thread loads per step */
+#define BWD_PER (BWD_BM * BWD_BK / BWD_THREADS)
 /* A tile in shared memory: dgrad's as tile[row][k], rows of BWD_BK + 4 (its
  * loads run along k); wgrad's as tile[k][row], rows of BWD_BM + 8 (its loads
  * run along the rows). Both pads make the fragment reads below conflict-free. */
