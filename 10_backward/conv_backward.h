@@ -4,9 +4,12 @@
  *                                  taps that reach it and every output channel;
  *   conv2d_backward_filter_naive() wgrad, one thread per element of dw: the
  *                                  whole batch and every output position.
- * 10b (conv_backward_10b.cu), the same sums as tiled implicit GEMMs in FP32:
+ * 10b (conv_backward_10b_data.cu, _filter.cu), the same sums as tiled
+ * implicit GEMMs in FP32:
  *   conv2d_backward_data_igemm()   dgrad, one dense GEMM per stride phase;
  *   conv2d_backward_filter_igemm() wgrad, split-K with a deterministic sum.
+ * 10c (conv_backward_10c.cu), both GEMMs on TF32 tensor cores (NHWC):
+ *   conv2d_backward_data_tf32(), conv2d_backward_filter_tf32().
  * Both layouts, batch, padding, stride and dilation; device pointers and a
  * stream; every argument validated before any CUDA call, with one line naming
  * the parameter. Lesson: docs/10_backward.md, sections "On the GPU: one
@@ -77,6 +80,30 @@ conv_status conv2d_backward_filter_igemm(const conv_params *p, const float *d_x,
                                          float *d_dw, int splits, float *d_workspace,
                                          size_t workspace_bytes, cudaStream_t stream,
                                          conv_msg *msg);
+
+/* ---- 10c: the gradients on TF32 tensor cores (conv_backward_10c.cu) ----
+ * Both as implicit GEMMs on mma.sync (TF32 inputs rounded to nearest, float
+ * sums), NHWC only (NCHW: CONV_ERR_UNSUPPORTED); compute capability 8.0 and
+ * newer (older GPUs, or a build without code for one: CONV_ERR_UNSUPPORTED).
+ * Lesson: docs/10_backward.md, section "Tensor cores for the gradients". */
+
+/* dx from dy and w: each stride phase of dx a GEMM over its own taps. */
+conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy, const float *d_w,
+                                      float *d_dx, cudaStream_t stream, conv_msg *msg);
+
+/* How many parts wgrad's sum over N*P*Q is split into on a GPU of sm_count
+ * SMs (1 for an invalid problem), and the workspace in bytes those parts
+ * take (0 for one split: it writes dw directly). */
+int conv2d_backward_filter_tf32_splits(const conv_params *p, int sm_count);
+size_t conv2d_backward_filter_tf32_workspace(const conv_params *p, int splits);
+
+/* dw from x and dy in `splits` parts (1 <= splits <= 65535) written to
+ * d_workspace (workspace_bytes of it, at least what
+ * conv2d_backward_filter_tf32_workspace() says), then added in a fixed order:
+ * the same bits on every run for the same splits. */
+conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x, const float *d_dy,
+                                        float *d_dw, int splits, float *d_workspace,
+                                        size_t workspace_bytes, cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,10 @@ int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
         CONV_PASS_FLAG("dgrad|wgrad|all", "all"),
-        CONV_VARIANT_FLAG("10a|10b|all", "which version(s) to run (10a: one thread per gradient "
-                                         "element; 10b: implicit GEMMs, wgrad with split-K)"),
+        CONV_VARIANT_FLAG("10a|10b|10c|all",
+                          "which version(s) to run (10a: one thread per gradient element; 10b: "
+                          "implicit GEMMs, wgrad with split-K; 10c: the same on TF32 tensor "
+                          "cores)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
