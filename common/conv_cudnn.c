@@ -25,26 +25,51 @@ static conv_status unavailable(conv_msg *msg)
                      "found when the project was configured");
 }
 
-conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **plan, const conv_params *p,
-                                        conv_cudnn_math math, conv_msg *msg)
+conv_status conv_cudnn_plan_create_pass(conv_cudnn_plan **plan, const conv_params *p,
+                                        conv_pass pass, conv_cudnn_math math, conv_msg *msg)
 {
     (void)p;
+    (void)pass;
     (void)math;
     *plan = NULL;
     return unavailable(msg);
 }
 
+conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **plan, const conv_params *p,
+                                        conv_cudnn_math math, conv_msg *msg)
+{
+    return conv_cudnn_plan_create_pass(plan, p, CONV_PASS_FORWARD, math, msg);
+}
+
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **plan, const conv_params *p, conv_msg *msg)
 {
-    (void)p;
-    *plan = NULL;
-    return unavailable(msg);
+    return conv_cudnn_plan_create_pass(plan, p, CONV_PASS_FORWARD, CONV_CUDNN_FP32, msg);
 }
 
 conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_msg *msg)
 {
     (void)plan;
     (void)d_w;
+    return unavailable(msg);
+}
+
+conv_status conv_cudnn_run(conv_cudnn_plan *plan, float *d_x, float *d_w, float *d_y,
+                           cudaStream_t stream, conv_msg *msg)
+{
+    (void)plan;
+    (void)d_x;
+    (void)d_w;
+    (void)d_y;
+    (void)stream;
+    return unavailable(msg);
+}
+
+conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream,
+                              conv_msg *msg)
+{
+    (void)plan;
+    (void)d_w;
+    (void)stream;
     return unavailable(msg);
 }
 
@@ -56,6 +81,18 @@ conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d
     (void)d_y;
     (void)stream;
     return unavailable(msg);
+}
+
+conv_pass conv_cudnn_plan_pass(const conv_cudnn_plan *plan)
+{
+    (void)plan;
+    return CONV_PASS_FORWARD;
+}
+
+const char *conv_cudnn_math_type(const conv_cudnn_plan *plan)
+{
+    (void)plan;
+    return "none";
 }
 
 const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan)
@@ -81,16 +118,19 @@ void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
 
 struct conv_cudnn_plan {
     conv_params params;
+    conv_pass pass;
     cudnnHandle_t handle;
-    cudnnTensorDescriptor_t x_desc, y_desc;
-    cudnnFilterDescriptor_t w_desc;
+    cudnnTensorDescriptor_t x_desc, y_desc; /* also dx's and dy's */
+    cudnnFilterDescriptor_t w_desc;         /* also dw's */
     cudnnConvolutionDescriptor_t conv_desc;
-    cudnnConvolutionFwdAlgo_t algo;
+    int algo; /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by pass */
+    cudnnMathType_t math_type; /* what the search reported for it */
     conv_cudnn_math math;
     void *workspace;
     size_t workspace_bytes;
-    const float *d_w; /* the filter cuDNN reads */
-    float *d_w_krsc;  /* NHWC only: the reordered copy the plan owns */
+    const float *d_w;       /* forward, dgrad: the filter cuDNN reads */
+    const float *d_w_given; /* the filter conv_cudnn_set_filter was given */
+    float *d_w_krsc;        /* NHWC: the reordered filter, or wgrad's KRSC result */
 };
 
 #define CONV_CUDNN_CHECK(expr, msg)                                                                \
@@ -113,17 +153,37 @@ long conv_cudnn_version(void)
     return (long)cudnnGetVersion();
 }
 
-static const char *algo_names[] = {
+/* cuDNN's algorithm names per pass, in the order of its enums. */
+static const char *const fwd_names[] = {
     "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
     "WINOGRAD",      "WINOGRAD_NONFUSED",
+};
+static const char *const bwd_data_names[] = {
+    "BWD_DATA_ALGO_0",        "BWD_DATA_ALGO_1",        "BWD_DATA_ALGO_FFT",
+    "BWD_DATA_ALGO_FFT_TILING", "BWD_DATA_ALGO_WINOGRAD", "BWD_DATA_ALGO_WINOGRAD_NONFUSED",
+};
+static const char *const bwd_filter_names[] = {
+    "BWD_FILTER_ALGO_0",        "BWD_FILTER_ALGO_1",        "BWD_FILTER_ALGO_FFT",
+    "BWD_FILTER_ALGO_3",        "BWD_FILTER_ALGO_WINOGRAD", "BWD_FILTER_ALGO_WINOGRAD_NONFUSED",
+    "BWD_FILTER_ALGO_FFT_TILING",
 };
 
 const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan)
 {
-    if (plan == NULL || (int)plan->algo < 0 ||
-        (size_t)plan->algo >= sizeof algo_names / sizeof algo_names[0])
+    if (plan == NULL || plan->algo < 0)
         return "unknown";
-    return algo_names[plan->algo];
+    size_t a = (size_t)plan->algo;
+    switch (plan->pass) {
+    case CONV_PASS_FORWARD:
+        return a < sizeof fwd_names / sizeof fwd_names[0] ? fwd_names[a] : "unknown";
+    case CONV_PASS_DGRAD:
+        return a < sizeof bwd_data_names / sizeof bwd_data_names[0] ? bwd_data_names[a]
+                                                                    : "unknown";
+    case CONV_PASS_WGRAD:
+        return a < sizeof bwd_filter_names / sizeof bwd_filter_names[0] ? bwd_filter_names[a]
+                                                                        : "unknown";
+    default: return "unknown";
+    }
 }
 
 size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan)
@@ -131,6 +191,26 @@ size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan)
     return plan ? plan->workspace_bytes : 0;
 }
 
+conv_pass conv_cudnn_plan_pass(const conv_cudnn_plan *plan)
+{
+    return plan ? plan->pass : CONV_PASS_FORWARD;
+}
+
+const char *conv_cudnn_math_type(const conv_cudnn_plan *plan)
+{
+    if (plan == NULL || plan->algo < 0)
+        return "none";
+    switch (plan->math_type) {
+    case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
+    default: return "unknown";
+    }
+}
+
+/* The descriptors of x, w, y and the convolution: the same for every pass
+ * (dgrad writes x's shape from y's, wgrad w's from x's and y's). */
 static conv_status describe(conv_cudnn_plan *plan, conv_msg *msg)
 {
     const conv_params *p = &plan->params;
@@ -167,29 +247,65 @@ static conv_status describe(conv_cudnn_plan *plan, conv_msg *msg)
     return CONV_OK;
 }
 
-/* Measures every algorithm and keeps the fastest that succeeded in the plan's
- * arithmetic: plain FP32, or (TF32) on tensor cores. */
-static conv_status choose_algorithm(conv_cudnn_plan *plan, conv_msg *msg)
+/* Keeps a measured algorithm when it ran and in the plan's arithmetic: plain
+ * FP32, or (TF32) on tensor cores. 1 when kept. */
+static int keep_algorithm(conv_cudnn_plan *plan, int algo, cudnnStatus_t status, size_t memory,
+                          cudnnMathType_t math_type)
 {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    CONV_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-                         plan->handle, plan->x_desc, plan->w_desc, plan->conv_desc, plan->y_desc,
-                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
-                     msg);
     const cudnnMathType_t want =
         plan->math == CONV_CUDNN_TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-    for (int i = 0; i < returned; ++i) /* sorted fastest first */
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == want) {
-            plan->algo = perf[i].algo;
-            plan->workspace_bytes = perf[i].memory;
-            return CONV_OK;
-        }
-    return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                     plan->math == CONV_CUDNN_TF32
-                         ? "cuDNN found no TF32 tensor-core (CUDNN_TENSOR_OP_MATH) algorithm for "
-                           "this problem on this GPU"
-                         : "cuDNN found no FP32 (CUDNN_FMA_MATH) algorithm for this problem");
+    if (status != CUDNN_STATUS_SUCCESS || math_type != want)
+        return 0;
+    plan->algo = algo;
+    plan->math_type = math_type;
+    plan->workspace_bytes = memory;
+    return 1;
+}
+
+/* Measures every algorithm of the plan's pass (cuDNN's search allocates its
+ * own buffers) and keeps the fastest that keep_algorithm accepts. */
+static conv_status choose_algorithm(conv_cudnn_plan *plan, conv_msg *msg)
+{
+    int returned = 0, kept = 0;
+    if (plan->pass == CONV_PASS_FORWARD) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        CONV_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+                             plan->handle, plan->x_desc, plan->w_desc, plan->conv_desc,
+                             plan->y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+                         msg);
+        for (int i = 0; i < returned && !kept; ++i) /* sorted fastest first */
+            kept = keep_algorithm(plan, (int)perf[i].algo, perf[i].status, perf[i].memory,
+                                  perf[i].mathType);
+    } else if (plan->pass == CONV_PASS_DGRAD) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        CONV_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
+                             plan->handle, plan->w_desc, plan->y_desc, plan->conv_desc,
+                             plan->x_desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf),
+                         msg);
+        for (int i = 0; i < returned && !kept; ++i)
+            kept = keep_algorithm(plan, (int)perf[i].algo, perf[i].status, perf[i].memory,
+                                  perf[i].mathType);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        CONV_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
+                             plan->handle, plan->x_desc, plan->y_desc, plan->conv_desc,
+                             plan->w_desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                             perf),
+                         msg);
+        for (int i = 0; i < returned && !kept; ++i)
+            kept = keep_algorithm(plan, (int)perf[i].algo, perf[i].status, perf[i].memory,
+                                  perf[i].mathType);
+    }
+    if (kept)
+        return CONV_OK;
+    return plan->math == CONV_CUDNN_TF32
+               ? conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                           "cuDNN found no TF32 tensor-core (CUDNN_TENSOR_OP_MATH) %s algorithm "
+                           "for this problem on this GPU",
+                           conv_pass_name(plan->pass))
+               : conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                           "cuDNN found no FP32 (CUDNN_FMA_MATH) %s algorithm for this problem",
+                           conv_pass_name(plan->pass));
 }
 
 void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
@@ -211,16 +327,23 @@ void conv_cudnn_plan_destroy(conv_cudnn_plan *plan)
     free(plan);
 }
 
-static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_cudnn_math math,
-                          conv_msg *msg)
+static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_pass pass,
+                          conv_cudnn_math math, conv_msg *msg)
 {
+    if ((int)pass < 0 || pass >= CONV_PASS_COUNT)
+        return conv_fail(msg, CONV_ERR_INVALID, "pass must be forward, dgrad or wgrad, got %d",
+                         (int)pass);
+    if (math != CONV_CUDNN_FP32 && math != CONV_CUDNN_TF32)
+        return conv_fail(msg, CONV_ERR_INVALID, "math must be CONV_CUDNN_FP32 or CONV_CUDNN_TF32");
     conv_status st = conv_cuda_require_device(msg);
     if (st == CONV_OK)
         st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
     plan->params = *p;
+    plan->pass = pass;
     plan->math = math;
+    plan->algo = -1;
     CONV_CUDNN_CHECK(cudnnCreate(&plan->handle), msg);
     if ((st = describe(plan, msg)) != CONV_OK || (st = choose_algorithm(plan, msg)) != CONV_OK)
         return st;
@@ -231,22 +354,31 @@ static conv_status create(conv_cudnn_plan *plan, const conv_params *p, conv_cudn
             return conv_cuda_fail(msg, e, "cudaMalloc (cuDNN workspace)", __FILE__, __LINE__);
         }
     }
-    return CONV_OK;
+    /* wgrad in NHWC: cuDNN writes dw as KRSC, into this buffer. */
+    if (pass == CONV_PASS_WGRAD && p->layout == CONV_LAYOUT_NHWC)
+        st = conv_device_alloc(&plan->d_w_krsc, conv_filter_elems(p), "cuDNN KRSC dw", msg);
+    return st;
 }
 
 conv_status conv_cudnn_plan_create(conv_cudnn_plan **out, const conv_params *p, conv_msg *msg)
 {
-    return conv_cudnn_plan_create_math(out, p, CONV_CUDNN_FP32, msg);
+    return conv_cudnn_plan_create_pass(out, p, CONV_PASS_FORWARD, CONV_CUDNN_FP32, msg);
 }
 
 conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **out, const conv_params *p,
                                         conv_cudnn_math math, conv_msg *msg)
 {
+    return conv_cudnn_plan_create_pass(out, p, CONV_PASS_FORWARD, math, msg);
+}
+
+conv_status conv_cudnn_plan_create_pass(conv_cudnn_plan **out, const conv_params *p,
+                                        conv_pass pass, conv_cudnn_math math, conv_msg *msg)
+{
     *out = NULL;
     conv_cudnn_plan *plan = calloc(1, sizeof *plan);
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN plan");
-    conv_status st = create(plan, p, math, msg);
+    conv_status st = create(plan, p, pass, math, msg);
     if (st != CONV_OK) {
         conv_cudnn_plan_destroy(plan);
         return st;
@@ -257,31 +389,92 @@ conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **out, const conv_params
 
 conv_status conv_cudnn_set_filter(conv_cudnn_plan *plan, const float *d_w, conv_msg *msg)
 {
+    if (plan == NULL || d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN set_filter: the plan and d_w must be given");
+    if (plan->pass == CONV_PASS_WGRAD)
+        return CONV_OK; /* its filter is its output */
     const conv_params *p = &plan->params;
+    plan->d_w_given = d_w;
     if (p->layout == CONV_LAYOUT_NCHW) {
         plan->d_w = d_w;
         return CONV_OK;
     }
     conv_status st = conv_cudnn_filter_krsc(p, d_w, &plan->d_w_krsc, msg);
-    if (st == CONV_OK)
-        plan->d_w = plan->d_w_krsc;
+    plan->d_w = st == CONV_OK ? plan->d_w_krsc : NULL;
     return st;
+}
+
+conv_status conv_cudnn_run(conv_cudnn_plan *plan, float *d_x, float *d_w, float *d_y,
+                           cudaStream_t stream, conv_msg *msg)
+{
+    if (plan == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN plan missing (NULL)");
+    const char *pass = conv_pass_name(plan->pass);
+    if (d_x == NULL || d_y == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN %s: d_x and d_y must be given", pass);
+    int nhwc = plan->params.layout == CONV_LAYOUT_NHWC;
+    if (plan->pass != CONV_PASS_WGRAD) {
+        if (plan->d_w == NULL)
+            return conv_fail(msg, CONV_ERR_INVALID,
+                             "cuDNN plan has no filter (call conv_cudnn_set_filter)");
+        if (d_w != NULL && d_w != plan->d_w_given)
+            return conv_fail(msg, CONV_ERR_INVALID,
+                             "cuDNN %s reads the filter given to conv_cudnn_set_filter: d_w must "
+                             "be that one or NULL",
+                             pass);
+    } else if (d_w == NULL && !nhwc) {
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN wgrad: d_w (its output) must be given");
+    }
+    const float alpha = 1.0f, beta = 0.0f; /* beta 0: the output is written, never read */
+    CONV_CUDNN_CHECK(cudnnSetStream(plan->handle, stream), msg);
+    switch (plan->pass) {
+    case CONV_PASS_FORWARD:
+        CONV_CUDNN_CHECK(cudnnConvolutionForward(plan->handle, &alpha, plan->x_desc, d_x,
+                                                 plan->w_desc, plan->d_w, plan->conv_desc,
+                                                 (cudnnConvolutionFwdAlgo_t)plan->algo,
+                                                 plan->workspace, plan->workspace_bytes, &beta,
+                                                 plan->y_desc, d_y),
+                         msg);
+        break;
+    case CONV_PASS_DGRAD:
+        CONV_CUDNN_CHECK(cudnnConvolutionBackwardData(
+                             plan->handle, &alpha, plan->w_desc, plan->d_w, plan->y_desc, d_y,
+                             plan->conv_desc, (cudnnConvolutionBwdDataAlgo_t)plan->algo,
+                             plan->workspace, plan->workspace_bytes, &beta, plan->x_desc, d_x),
+                         msg);
+        break;
+    default: /* CONV_PASS_WGRAD */
+        CONV_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+                             plan->handle, &alpha, plan->x_desc, d_x, plan->y_desc, d_y,
+                             plan->conv_desc, (cudnnConvolutionBwdFilterAlgo_t)plan->algo,
+                             plan->workspace, plan->workspace_bytes, &beta, plan->w_desc,
+                             nhwc ? plan->d_w_krsc : d_w),
+                         msg);
+        break;
+    }
+    return CONV_OK;
+}
+
+conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream,
+                              conv_msg *msg)
+{
+    if (plan == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN plan missing (NULL)");
+    if (plan->pass != CONV_PASS_WGRAD || plan->params.layout != CONV_LAYOUT_NHWC)
+        return CONV_OK;
+    if (d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN wgrad finish: d_w (its output) must be given");
+    return conv_cudnn_filter_rsck(&plan->params, plan->d_w_krsc, d_w, stream, msg);
 }
 
 conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
                                cudaStream_t stream, conv_msg *msg)
 {
-    if (plan == NULL || plan->d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "cuDNN plan has no filter (call conv_cudnn_set_filter)");
-    const float alpha = 1.0f, beta = 0.0f;
-    CONV_CUDNN_CHECK(cudnnSetStream(plan->handle, stream), msg);
-    CONV_CUDNN_CHECK(cudnnConvolutionForward(plan->handle, &alpha, plan->x_desc, d_x, plan->w_desc,
-                                             plan->d_w, plan->conv_desc, plan->algo,
-                                             plan->workspace, plan->workspace_bytes, &beta,
-                                             plan->y_desc, d_y),
-                     msg);
-    return CONV_OK;
+    if (plan != NULL && plan->pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN forward called with a %s plan",
+                         conv_pass_name(plan->pass));
+    /* The forward pass only reads x. */
+    return conv_cudnn_run(plan, (float *)d_x, NULL, d_y, stream, msg);
 }
 
 #endif /* CONV_HAVE_CUDNN */
@@ -311,6 +504,36 @@ conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float
         st = conv_device_upload(*d_krsc, h_krsc, count, msg);
     free(h_rsck);
     free(h_krsc);
+    return st;
+}
+
+conv_status conv_cudnn_filter_rsck(const conv_params *p, const float *d_krsc, float *d_w,
+                                   cudaStream_t stream, conv_msg *msg)
+{
+    /* Not timed: KRSC -> RSCK through the host, once the stream's work is done. */
+    CONV_CUDA_CHECK(cudaStreamSynchronize(stream), msg);
+    size_t count = conv_filter_elems(p);
+    float *h_krsc = malloc(count * sizeof(float)), *h_rsck = malloc(count * sizeof(float));
+    conv_status st = CONV_OK;
+    if (h_rsck == NULL || h_krsc == NULL)
+        st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory reordering the filter");
+    if (st == CONV_OK)
+        st = conv_device_download(h_krsc, d_krsc, count, msg);
+    if (st == CONV_OK) {
+        for (int k = 0; k < p->k; ++k)
+            for (int r = 0; r < p->r; ++r)
+                for (int s = 0; s < p->s; ++s)
+                    for (int c = 0; c < p->c; ++c)
+                        h_rsck[conv_filter_offset(p, k, c, r, s)] =
+                            h_krsc[(((size_t)k * p->r + r) * p->s + s) * p->c + c];
+        st = conv_device_upload(d_w, h_rsck, count, msg);
+    }
+    free(h_rsck);
+    free(h_krsc);
+    /* The upload from pageable memory may still be in flight when cudaMemcpy
+     * returns: finished before any stream reads d_w. */
+    if (st == CONV_OK)
+        CONV_CUDA_CHECK(cudaDeviceSynchronize(), msg);
     return st;
 }
 

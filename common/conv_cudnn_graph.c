@@ -8,6 +8,7 @@
 #include "conv_device.h"
 #include "conv_cudnn.h"
 #include "conv_timer.h"
+#include "conv_verify_backward.h"
 
 conv_cudnn_graph_opts conv_cudnn_graph_opts_default(void)
 {
@@ -80,7 +81,8 @@ void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len)
 void conv_cudnn_graph_log_header(FILE *log)
 {
     if (log != NULL)
-        fprintf(log, "problem,class,source,engine,notes,workspace_mb,plan_s,status,median_ms\n");
+        fprintf(log,
+                "problem,pass,class,source,engine,notes,workspace_mb,plan_s,status,median_ms\n");
 }
 
 void conv_cudnn_graph_tag(int64_t engine, const int64_t *types, const int64_t *values, int n,
@@ -111,13 +113,37 @@ struct conv_cudnn_graph_plan {
     int unused;
 };
 
+conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, const conv_params *p,
+                                              conv_pass pass, conv_class cls,
+                                              const conv_cudnn_graph_opts *o, float *d_x,
+                                              float *d_w, float *d_y, cudaStream_t stream,
+                                              conv_msg *msg)
+{
+    (void)p, (void)pass, (void)cls, (void)o, (void)d_x, (void)d_w, (void)d_y, (void)stream;
+    *plan = NULL;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
 conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **plan, const conv_params *p,
                                          conv_class cls, const conv_cudnn_graph_opts *o,
                                          const float *d_x, const float *d_w, float *d_y,
                                          cudaStream_t stream, conv_msg *msg)
 {
-    (void)p, (void)cls, (void)o, (void)d_x, (void)d_w, (void)d_y, (void)stream;
-    *plan = NULL;
+    return conv_cudnn_graph_plan_create_pass(plan, p, CONV_PASS_FORWARD, cls, o, (float *)d_x,
+                                             (float *)d_w, d_y, stream, msg);
+}
+
+conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *plan, float *d_x, float *d_w, float *d_y,
+                                 cudaStream_t stream, conv_msg *msg)
+{
+    (void)plan, (void)d_x, (void)d_w, (void)d_y, (void)stream;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
+conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *plan, float *d_w, cudaStream_t stream,
+                                    conv_msg *msg)
+{
+    (void)plan, (void)d_w, (void)stream;
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
@@ -128,10 +154,21 @@ conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *plan, const float *d
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
+conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass, conv_msg *msg)
+{
+    (void)p, (void)pass;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
 conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
 {
-    (void)p;
-    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+    return conv_cudnn_graph_describe_pass(p, CONV_PASS_FORWARD, msg);
+}
+
+conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *plan)
+{
+    (void)plan;
+    return CONV_PASS_FORWARD;
 }
 
 const char *conv_cudnn_graph_engine(const conv_cudnn_graph_plan *plan)
@@ -190,18 +227,19 @@ enum { UID_X = 'x', UID_W = 'w', UID_Y = 'y' };
 
 struct conv_cudnn_graph_plan {
     conv_params params;
+    conv_pass pass;
     cudnnHandle_t handle;
     desc_t graph; /* the operation graph (owns nothing else) */
     desc_t tensors[3], conv, op;
-    desc_t plan; /* the fastest execution plan */
-    desc_t pack; /* its variant pack for pack_x, pack_y */
-    const float *pack_x;
-    float *pack_y;
+    desc_t plan;                  /* the fastest execution plan */
+    desc_t pack;                  /* its variant pack for pack_x, pack_w, pack_y */
+    float *pack_x, *pack_w, *pack_y;
     void *workspace;        /* the largest workspace a candidate needed */
     size_t workspace_alloc; /* its size */
     size_t workspace_bytes; /* what the kept plan needs */
-    const float *d_w;       /* the filter the plan reads */
-    float *d_w_krsc;        /* NHWC: the KRSC copy the plan owns */
+    float *d_w;             /* forward, dgrad: the filter the plan reads */
+    const float *d_w_given; /* the filter given at creation */
+    float *d_w_krsc;        /* NHWC: the KRSC copy the plan owns, or wgrad's KRSC result */
     unsigned notes;         /* the kept engine's numerical notes */
     char tag[96];
     conv_cudnn_graph_stats stats;
@@ -260,7 +298,8 @@ static void strides_of(const int64_t dims[4], int nhwc, int64_t strides[4])
     }
 }
 
-/* The graph's tensors, the convolution and the operation (no handle needed). */
+/* The graph's tensors, the convolution and the operation of the pass (no
+ * handle needed). */
 static conv_status describe(conv_cudnn_graph_plan *g, conv_msg *msg)
 {
     const conv_params *p = &g->params;
@@ -297,26 +336,45 @@ static conv_status describe(conv_cudnn_graph_plan *g, conv_msg *msg)
         return st;
     GRAPH_CHECK(cudnnBackendFinalize(g->conv), msg);
 
-    GRAPH_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                                             &g->op),
-                msg);
-    const cudnnBackendAttributeName_t slots[3] = {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-                                                  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-                                                  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y};
+    /* The operation of the pass, its slots for x, w and y (x is dx in dgrad,
+     * w is dw in wgrad, y is dy in both), its convolution, alpha and beta. */
+    static const cudnnBackendDescriptorType_t ops[CONV_PASS_COUNT] = {
+        CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+        CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+        CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
+    static const cudnnBackendAttributeName_t slots[CONV_PASS_COUNT][3] = {
+        {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y},
+        {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY},
+        {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY}};
+    static const cudnnBackendAttributeName_t conv_slot[CONV_PASS_COUNT] = {
+        CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC};
+    static const cudnnBackendAttributeName_t alpha_slot[CONV_PASS_COUNT] = {
+        CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA};
+    static const cudnnBackendAttributeName_t beta_slot[CONV_PASS_COUNT] = {
+        CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+        CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+    const int pass = (int)g->pass;
+    GRAPH_CHECK(cudnnBackendCreateDescriptor(ops[pass], &g->op), msg);
     for (int t = 0; t < 3; ++t)
-        GRAPH_CHECK(cudnnBackendSetAttribute(g->op, slots[t], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                             &g->tensors[t]),
+        GRAPH_CHECK(cudnnBackendSetAttribute(g->op, slots[pass][t], CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                             1, &g->tensors[t]),
                     msg);
-    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->conv),
+    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, conv_slot[pass], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                         &g->conv),
                 msg);
-    float alpha = 1.0f, beta = 0.0f;
-    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-                                         CUDNN_TYPE_FLOAT, 1, &alpha),
+    float alpha = 1.0f, beta = 0.0f; /* beta 0: the output is written, never read */
+    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, alpha_slot[pass], CUDNN_TYPE_FLOAT, 1, &alpha),
                 msg);
-    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-                                         CUDNN_TYPE_FLOAT, 1, &beta),
-                msg);
+    GRAPH_CHECK(cudnnBackendSetAttribute(g->op, beta_slot[pass], CUDNN_TYPE_FLOAT, 1, &beta), msg);
     GRAPH_CHECK(cudnnBackendFinalize(g->op), msg);
     return CONV_OK;
 }
@@ -425,8 +483,7 @@ typedef struct {
     conv_cudnn_graph_plan *g;
     conv_class cls;
     const conv_cudnn_graph_opts *o;
-    const float *d_x;
-    float *d_y;
+    float *d_x, *d_w, *d_y; /* the buffers of the variant pack (pack_pointers) */
     cudaStream_t stream;
     double start_s;
     char (*seen)[96]; /* tags of the candidates tried (CONV_CUDNN_GRAPH_MAX_CANDIDATES) */
@@ -445,8 +502,8 @@ static void log_candidate(const search *s, const char *tag, unsigned notes, int6
         return;
     char words[128];
     conv_cudnn_graph_notes_text(notes, words, sizeof words);
-    fprintf(log, "\"%s\",%s,\"%s\",\"%s\",\"%s\",", s->o->label ? s->o->label : "",
-            conv_class_name(s->cls), s->source, tag, words);
+    fprintf(log, "\"%s\",%s,%s,\"%s\",\"%s\",\"%s\",", s->o->label ? s->o->label : "",
+            conv_pass_name(s->g->pass), conv_class_name(s->cls), s->source, tag, words);
     if (workspace >= 0)
         fprintf(log, "%.3f", (double)workspace / (1 << 20));
     fprintf(log, ",");
@@ -458,12 +515,22 @@ static void log_candidate(const search *s, const char *tag, unsigned notes, int6
     fprintf(log, "\n");
 }
 
-/* Makes the variant pack for x, y and the workspace. */
-static conv_status make_pack(conv_cudnn_graph_plan *g, desc_t *pack, const float *d_x, float *d_y,
-                             conv_msg *msg)
+/* The buffers the plan's pass runs on, from the caller's: x and y as they
+ * are; w the plan's filter (forward, dgrad), the caller's dw (wgrad, NCHW)
+ * or the plan's KRSC dw (wgrad, NHWC). */
+static float *pack_w_of(const conv_cudnn_graph_plan *g, float *d_w)
+{
+    if (g->pass != CONV_PASS_WGRAD)
+        return g->d_w;
+    return g->params.layout == CONV_LAYOUT_NHWC ? g->d_w_krsc : d_w;
+}
+
+/* Makes the variant pack for x, w, y (pack_w_of's) and the workspace. */
+static conv_status make_pack(conv_cudnn_graph_plan *g, desc_t *pack, float *d_x, float *d_w,
+                             float *d_y, conv_msg *msg)
 {
     const int64_t uids[3] = {UID_X, UID_W, UID_Y};
-    void *ptrs[3] = {(void *)d_x, (void *)g->d_w, d_y};
+    void *ptrs[3] = {d_x, d_w, d_y};
     GRAPH_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, pack), msg);
     GRAPH_CHECK(cudnnBackendSetAttribute(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
                                          CUDNN_TYPE_INT64, 3, uids),
@@ -507,10 +574,9 @@ static conv_status reserve_workspace(conv_cudnn_graph_plan *g, size_t bytes, con
     }
     g->workspace_alloc = bytes;
     /* The kept plan's variant pack named the old workspace: the next
-     * conv_cudnn_graph_forward makes a new one. */
+     * conv_cudnn_graph_run makes a new one. */
     destroy_desc(&g->pack);
-    g->pack_x = NULL;
-    g->pack_y = NULL;
+    g->pack_x = g->pack_w = g->pack_y = NULL;
     return CONV_OK;
 }
 
@@ -582,7 +648,7 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     conv_timing timing = {0};
     st = reserve_workspace(g, (size_t)workspace, msg);
     if (st == CONV_OK)
-        st = make_pack(g, &run.pack, s->d_x, s->d_y, msg);
+        st = make_pack(g, &run.pack, s->d_x, s->d_w, s->d_y, msg);
     /* Untimed first: an engine compiled at run time builds its kernel here. */
     if (st == CONV_OK && (st = execute(&run, s->stream, msg)) == CONV_OK) {
         cudaError_t e = cudaStreamSynchronize(s->stream);
@@ -612,6 +678,7 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
             g->pack = run.pack;
             run.plan = run.pack = NULL;
             g->pack_x = s->d_x;
+            g->pack_w = s->d_w;
             g->pack_y = s->d_y;
             g->workspace_bytes = (size_t)workspace;
             g->notes = id.notes;
@@ -805,10 +872,11 @@ static conv_status try_global_engines(search *s, int knob_sets, int runtime_comp
 }
 
 static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
-                              const conv_cudnn_graph_opts *o, const float *d_x, float *d_y,
+                              const conv_cudnn_graph_opts *o, float *d_x, float *d_w, float *d_y,
                               cudaStream_t stream, conv_msg *msg)
 {
-    search s = {g, cls, o, d_x, d_y, stream, conv_wall_seconds(), NULL, 0, 0.0, 0, ""};
+    search s = {g,    cls,  o, d_x, d_w, d_y, stream, conv_wall_seconds(),
+                NULL, 0,    0.0, 0, ""};
     s.seen = calloc(CONV_CUDNN_GRAPH_MAX_CANDIDATES, sizeof *s.seen);
     if (s.seen == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN search");
@@ -835,10 +903,10 @@ static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
     g->stats.seconds = conv_wall_seconds() - s.start_s;
     if (st == CONV_OK && g->plan == NULL)
         st = conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                       "cuDNN's graph API has no %s engine for this problem on this GPU (%d "
+                       "cuDNN's graph API has no %s %s engine for this problem on this GPU (%d "
                        "configurations: %d of another class, %d unsupported, %d over the %zu MB "
                        "workspace cap)",
-                       conv_class_name(cls), g->stats.candidates, g->stats.other_class,
+                       conv_class_name(cls), conv_pass_name(g->pass), g->stats.candidates, g->stats.other_class,
                        g->stats.unsupported, g->stats.over_cap, o->workspace_cap >> 20);
     return st;
 }
@@ -861,22 +929,41 @@ void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *g)
     free(g);
 }
 
-conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
+static conv_status check_pass(conv_pass pass, conv_msg *msg)
 {
+    if ((int)pass < 0 || pass >= CONV_PASS_COUNT)
+        return conv_fail(msg, CONV_ERR_INVALID, "pass must be forward, dgrad or wgrad, got %d",
+                         (int)pass);
+    return CONV_OK;
+}
+
+conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass, conv_msg *msg)
+{
+    conv_status st = check_pass(pass, msg);
+    if (st != CONV_OK)
+        return st;
     conv_cudnn_graph_plan *g = calloc(1, sizeof *g);
     if (g == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN graph");
     g->params = *p;
-    conv_status st = describe(g, msg);
+    g->pass = pass;
+    st = describe(g, msg);
     conv_cudnn_graph_plan_destroy(g);
     return st;
 }
 
-static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_class cls,
-                          const conv_cudnn_graph_opts *o, const float *d_x, const float *d_w,
+conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
+{
+    return conv_cudnn_graph_describe_pass(p, CONV_PASS_FORWARD, msg);
+}
+
+static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_pass pass,
+                          conv_class cls, const conv_cudnn_graph_opts *o, float *d_x, float *d_w,
                           float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = conv_params_validate(p, msg);
+    conv_status st = check_pass(pass, msg);
+    if (st == CONV_OK)
+        st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
     if (cls != CONV_CLASS_FP32 && cls != CONV_CLASS_TF32)
@@ -888,29 +975,42 @@ static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_c
             "cuDNN search options: the budget must be above 0 s and repeat at least 1");
     if ((st = conv_cuda_require_device(msg)) != CONV_OK)
         return st;
+    int nhwc = p->layout == CONV_LAYOUT_NHWC;
+    if (d_x == NULL || d_y == NULL || (d_w == NULL && (pass != CONV_PASS_WGRAD || !nhwc)))
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "cuDNN's graph %s plan needs the device buffers d_x, d_w and d_y",
+                         conv_pass_name(pass));
     g->params = *p;
-    g->d_w = d_w;
-    if (p->layout == CONV_LAYOUT_NHWC &&
-        (st = conv_cudnn_filter_krsc(p, d_w, &g->d_w_krsc, msg)) != CONV_OK)
+    g->pass = pass;
+    if (pass != CONV_PASS_WGRAD) { /* the filter is an input: read from here on */
+        g->d_w_given = d_w;
+        g->d_w = d_w;
+        if (nhwc && (st = conv_cudnn_filter_krsc(p, d_w, &g->d_w_krsc, msg)) != CONV_OK)
+            return st;
+        if (nhwc)
+            g->d_w = g->d_w_krsc;
+    } else if (nhwc &&
+               (st = conv_device_alloc(&g->d_w_krsc, conv_filter_elems(p), "cuDNN KRSC dw", msg)) !=
+                   CONV_OK) {
         return st;
-    if (g->d_w_krsc != NULL)
-        g->d_w = g->d_w_krsc;
+    }
     GRAPH_CHECK(cudnnCreate(&g->handle), msg);
     if ((st = describe(g, msg)) != CONV_OK || (st = make_graph(g, msg)) != CONV_OK)
         return st;
-    return run_search(g, cls, o, d_x, d_y, stream, msg);
+    return run_search(g, cls, o, d_x, pack_w_of(g, d_w), d_y, stream, msg);
 }
 
-conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **out, const conv_params *p,
-                                         conv_class cls, const conv_cudnn_graph_opts *o,
-                                         const float *d_x, const float *d_w, float *d_y,
-                                         cudaStream_t stream, conv_msg *msg)
+conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **out, const conv_params *p,
+                                              conv_pass pass, conv_class cls,
+                                              const conv_cudnn_graph_opts *o, float *d_x,
+                                              float *d_w, float *d_y, cudaStream_t stream,
+                                              conv_msg *msg)
 {
     *out = NULL;
     conv_cudnn_graph_plan *g = calloc(1, sizeof *g);
     if (g == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN graph");
-    conv_status st = create(g, p, cls, o, d_x, d_w, d_y, stream, msg);
+    conv_status st = create(g, p, pass, cls, o, d_x, d_w, d_y, stream, msg);
     if (st != CONV_OK) {
         conv_cudnn_graph_plan_destroy(g);
         return st;
@@ -919,17 +1019,37 @@ conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **out, const conv
     return CONV_OK;
 }
 
-conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x, float *d_y,
-                                     cudaStream_t stream, conv_msg *msg)
+conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **out, const conv_params *p,
+                                         conv_class cls, const conv_cudnn_graph_opts *o,
+                                         const float *d_x, const float *d_w, float *d_y,
+                                         cudaStream_t stream, conv_msg *msg)
+{
+    /* The forward pass only reads x and w. */
+    return conv_cudnn_graph_plan_create_pass(out, p, CONV_PASS_FORWARD, cls, o, (float *)d_x,
+                                             (float *)d_w, d_y, stream, msg);
+}
+
+conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *g, float *d_x, float *d_w, float *d_y,
+                                 cudaStream_t stream, conv_msg *msg)
 {
     if (g == NULL || g->plan == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "the cuDNN graph plan has no engine");
-    if (((uintptr_t)d_x | (uintptr_t)d_y) % 16 != 0)
+    const char *pass = conv_pass_name(g->pass);
+    if (g->pass != CONV_PASS_WGRAD && d_w != NULL && d_w != g->d_w_given)
         return conv_fail(msg, CONV_ERR_INVALID,
-                         "cuDNN's graph plan needs x and y aligned to 16 bytes");
-    if (d_x != g->pack_x || d_y != g->pack_y) { /* a new variant pack for new buffers */
+                         "cuDNN's graph %s plan reads the filter it was created with: d_w must be "
+                         "that one or NULL",
+                         pass);
+    float *w = pack_w_of(g, d_w);
+    if (d_x == NULL || d_y == NULL || w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN's graph %s plan needs d_x, d_y and d_w",
+                         pass);
+    if (((uintptr_t)d_x | (uintptr_t)w | (uintptr_t)d_y) % 16 != 0)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "cuDNN's graph plan needs x, w and y aligned to 16 bytes");
+    if (d_x != g->pack_x || w != g->pack_w || d_y != g->pack_y) { /* new buffers: a new pack */
         desc_t pack = NULL;
-        conv_status st = make_pack(g, &pack, d_x, d_y, msg);
+        conv_status st = make_pack(g, &pack, d_x, w, d_y, msg);
         if (st != CONV_OK) {
             destroy_desc(&pack);
             return st;
@@ -937,10 +1057,38 @@ conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x,
         destroy_desc(&g->pack);
         g->pack = pack;
         g->pack_x = d_x;
+        g->pack_w = w;
         g->pack_y = d_y;
     }
     execution run = {g->handle, g->plan, g->pack};
     return execute(&run, stream, msg);
+}
+
+conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *g, float *d_w, cudaStream_t stream,
+                                    conv_msg *msg)
+{
+    if (g == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "the cuDNN graph plan is missing (NULL)");
+    if (g->pass != CONV_PASS_WGRAD || g->params.layout != CONV_LAYOUT_NHWC)
+        return CONV_OK;
+    if (d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "cuDNN's graph wgrad finish: d_w (its output) must be given");
+    return conv_cudnn_filter_rsck(&g->params, g->d_w_krsc, d_w, stream, msg);
+}
+
+conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x, float *d_y,
+                                     cudaStream_t stream, conv_msg *msg)
+{
+    if (g != NULL && g->pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN's graph forward called with a %s plan",
+                         conv_pass_name(g->pass));
+    return conv_cudnn_graph_run(g, (float *)d_x, NULL, d_y, stream, msg); /* x is only read */
+}
+
+conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *g)
+{
+    return g != NULL ? g->pass : CONV_PASS_FORWARD;
 }
 
 const char *conv_cudnn_graph_engine(const conv_cudnn_graph_plan *g)
@@ -971,8 +1119,12 @@ double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *g, const conv_
         return factor;
     if (g->notes & (CONV_NOTE_FFT | CONV_NOTE_WINOGRAD))
         factor *= CONV_CUDNN_TRANSFORM_FACTOR;
-    if (g->notes & CONV_NOTE_TENSOR_CORE)
-        factor *= conv_tf32_bound_factor((size_t)p->c * p->r * p->s);
+    if (g->notes & CONV_NOTE_TENSOR_CORE) {
+        size_t depth = g->pass == CONV_PASS_DGRAD   ? conv_backward_data_depth(p)
+                       : g->pass == CONV_PASS_WGRAD ? conv_backward_filter_depth(p)
+                                                    : (size_t)p->c * p->r * p->s;
+        factor *= conv_tf32_bound_factor(depth);
+    }
     return factor;
 }
 

@@ -1,13 +1,16 @@
 /* cuDNN's graph API: the strongest cuDNN a user can get, as a reference.
  *
  * Frameworks (PyTorch among them) call cuDNN through its graph ("backend")
- * API, not through the legacy algorithm enums of conv_cudnn.h. There the
- * forward convolution is a graph of one operation; cuDNN offers engines for
+ * API, not through the legacy algorithm enums of conv_cudnn.h. There each
+ * pass of a convolution layer (forward, dgrad, wgrad: conv_pass in
+ * conv_params.h) is a graph of one operation; cuDNN offers engines for
  * it (each a family of kernels, with knobs such as the tile size), and the
  * caller picks one by measuring. This reference does what an autotuner does:
  *
- *   1. the convolution as an operation graph (NCHW or NHWC through the
- *      tensors' strides; padding, stride and dilation);
+ *   1. the pass as an operation graph (NCHW or NHWC through the tensors'
+ *      strides; padding, stride and dilation): an operation
+ *      CONVOLUTION_FORWARD (X, W -> Y), CONVOLUTION_BACKWARD_DATA (DY, W ->
+ *      DX) or CONVOLUTION_BACKWARD_FILTER (X, DY -> DW);
  *   2. candidates in this order: the engine configurations of the heuristics
  *      (mode A, mode B, the fallback list), then every global engine with its
  *      default knobs, then every engine again with each choice of its knobs
@@ -111,7 +114,7 @@ int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed
 void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len);
 
 /* The header of the candidates' CSV; each search adds its lines:
- * problem, class searched, where the candidate came from (heuristics mode A,
+ * problem, pass (forward, dgrad, wgrad), class searched, where the candidate came from (heuristics mode A,
  * mode B, fallback; a global engine's defaults or a knob choice), engine,
  * notes, workspace, seconds to finalize the plan (a runtime-compiled engine
  * builds its kernel then), what became of it, its median. */
@@ -124,8 +127,10 @@ void conv_cudnn_graph_tag(int64_t engine, const int64_t *types, const int64_t *v
 /* Builds and finalizes the graph's descriptors of p (its three tensors, the
  * convolution, the operation), then frees them: no device needed, and p is
  * not validated first, so that cuDNN's own judgement shows. An error is one
- * line naming the call that failed. */
+ * line naming the call that failed. The forward operation; _pass: the
+ * operation of the pass (a pass out of range: CONV_ERR_INVALID). */
 conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg);
+conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass, conv_msg *msg);
 
 /* ---- the plan ---- */
 
@@ -142,8 +147,8 @@ typedef struct {
     double seconds;    /* the whole search */
 } conv_cudnn_graph_stats;
 
-/* Builds the graph for p (FP32 data), searches the engines of class cls
- * (CONV_CLASS_FP32 or CONV_CLASS_TF32) and keeps the fastest plan. d_x and
+/* Builds the forward graph for p (FP32 data), searches the engines of class
+ * cls (CONV_CLASS_FP32 or CONV_CLASS_TF32) and keeps the fastest plan. d_x and
  * d_w are the problem's input and filter (the filter in the layout of
  * conv_params.h: the plan reorders an NHWC filter to KRSC once, as
  * conv_cudnn_set_filter does), d_y a buffer of the output's size that the
@@ -153,9 +158,37 @@ conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **plan, const con
                                          conv_class cls, const conv_cudnn_graph_opts *o,
                                          const float *d_x, const float *d_w, float *d_y,
                                          cudaStream_t stream, conv_msg *msg);
-/* y = conv(x, the plan's filter) on the stream; the timed call. */
+/* The same for any pass: the three tensors (x, w, y) of p, of which the pass
+ * writes one (forward y, dgrad x, wgrad w) and reads the others (dgrad reads
+ * dy from d_y, wgrad x and dy); the search runs the candidates on them, so
+ * it overwrites the pass's output. The filter as input (forward, dgrad) is
+ * taken here once (NHWC: reordered to KRSC into a buffer of the plan). wgrad
+ * in NHWC writes cuDNN's KRSC order into a buffer of the plan, in the search
+ * as in conv_cudnn_graph_run (d_w may then be NULL here). A pass out of range
+ * is CONV_ERR_INVALID before any CUDA call. */
+conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, const conv_params *p,
+                                              conv_pass pass, conv_class cls,
+                                              const conv_cudnn_graph_opts *o, float *d_x,
+                                              float *d_w, float *d_y, cudaStream_t stream,
+                                              conv_msg *msg);
+/* The plan's pass on the stream; the timed call. FORWARD writes d_y; DGRAD
+ * writes d_x (dx) from d_y (dy); WGRAD writes d_w (dw) from d_x and d_y (dy).
+ * Forward and dgrad read the filter given at plan creation (NHWC: its KRSC
+ * copy): d_w is then NULL or that same pointer. WGRAD in NHWC writes the
+ * plan's KRSC buffer; conv_cudnn_graph_finish puts it into d_w. */
+conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *plan, float *d_x, float *d_w, float *d_y,
+                                 cudaStream_t stream, conv_msg *msg);
+/* After the timed calls, untimed: a wgrad plan in NHWC copies its KRSC result
+ * into d_w as RSCK (conv_cudnn_filter_rsck); every other plan does nothing
+ * and returns CONV_OK. */
+conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *plan, float *d_w, cudaStream_t stream,
+                                    conv_msg *msg);
+/* y = conv(x, the plan's filter) on the stream: conv_cudnn_graph_run of a
+ * forward plan. */
 conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *plan, const float *d_x, float *d_y,
                                      cudaStream_t stream, conv_msg *msg);
+/* The plan's pass (CONV_PASS_FORWARD for NULL). */
+conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *plan);
 /* The chosen plan: its tag (conv_cudnn_graph_tag), its notes, its workspace. */
 const char *conv_cudnn_graph_engine(const conv_cudnn_graph_plan *plan);
 unsigned conv_cudnn_graph_notes(const conv_cudnn_graph_plan *plan);
@@ -163,7 +196,9 @@ size_t conv_cudnn_graph_workspace_bytes(const conv_cudnn_graph_plan *plan);
 conv_cudnn_graph_stats conv_cudnn_graph_search_stats(const conv_cudnn_graph_plan *plan);
 /* The verification bound factor of the chosen engine: its transforms' (FFT,
  * Winograd: CONV_CUDNN_TRANSFORM_FACTOR) times TF32's where it uses tensor
- * cores; 1 for a strict FP32 dot product. */
+ * cores (conv_tf32_bound_factor of the depth of the pass's sums: C*R*S
+ * forward, conv_backward_data_depth and conv_backward_filter_depth backward);
+ * 1 for a strict FP32 dot product. */
 double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *plan, const conv_params *p);
 void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *plan);
 
