@@ -217,10 +217,19 @@ conv_status conv_gpu_problem_measure_grad(conv_gpu_problem *pb, conv_gpu_grad gr
     return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
 }
 
+/* cuDNN's plan of the problem's pass: the timed call, then (untimed, before
+ * the output is downloaded) wgrad's NHWC result back from KRSC to RSCK. */
 static conv_status run_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
     device_run *run = ctx;
-    return conv_cudnn_forward(run->ctx, run->pb->d_x, run->pb->d_y, stream, msg);
+    conv_gpu_problem *pb = run->pb;
+    return conv_cudnn_run(run->ctx, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+}
+
+static conv_status finish_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    device_run *run = ctx;
+    return conv_cudnn_finish(run->ctx, run->pb->d_w, stream, msg);
 }
 
 conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int repeat,
@@ -240,19 +249,16 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
         algo[0] = '\0';
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    if (pb->p.pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "cuDNN's %s is not measured yet",
-                         conv_pass_name(pb->p.pass));
     conv_cudnn_plan *plan = NULL;
-    conv_status st = conv_cudnn_plan_create_math(&plan, &pb->p, math, msg);
+    conv_status st = conv_cudnn_plan_create_pass(&plan, &pb->p, pb->p.pass, math, msg);
     if (st != CONV_OK)
         return st;
     device_run run = {pb, NULL, NULL, plan};
-    if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK &&
-        (st = run_once_checked(pb, run_cudnn, &run, NULL, res, msg)) == CONV_OK) {
+    if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK && /* wgrad: none */
+        (st = run_once_checked(pb, run_cudnn, &run, finish_cudnn, res, msg)) == CONV_OK) {
         double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
         if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
-            factor *= conv_tf32_bound_factor((size_t)pb->p.c * pb->p.r * pb->p.s);
+            factor *= conv_tf32_bound_factor(conv_pass_depth(&pb->p));
         judge(pb, res, factor);
         st = conv_time_gpu(run_cudnn, &run, pb->stream, warmup, repeat, &res->timing, msg);
     }
@@ -265,7 +271,14 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
 static conv_status run_cudnn_graph(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
     device_run *run = ctx;
-    return conv_cudnn_graph_forward(run->ctx, run->pb->d_x, run->pb->d_y, stream, msg);
+    conv_gpu_problem *pb = run->pb;
+    return conv_cudnn_graph_run(run->ctx, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+}
+
+static conv_status finish_cudnn_graph(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    device_run *run = ctx;
+    return conv_cudnn_graph_finish(run->ctx, run->pb->d_w, stream, msg);
 }
 
 conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_class cls,
@@ -278,16 +291,14 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
         engine[0] = '\0';
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    if (pb->p.pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "cuDNN's %s is not measured yet",
-                         conv_pass_name(pb->p.pass));
     conv_cudnn_graph_plan *plan = NULL;
-    conv_status st = conv_cudnn_graph_plan_create(&plan, &pb->p, cls, o, pb->d_x, pb->d_w, pb->d_y,
-                                                  pb->stream, msg);
+    conv_status st = conv_cudnn_graph_plan_create_pass(&plan, &pb->p, pb->p.pass, cls, o, pb->d_x,
+                                                       pb->d_w, pb->d_y, pb->stream, msg);
     if (st != CONV_OK)
         return st;
     device_run run = {pb, NULL, NULL, plan};
-    if ((st = run_once_checked(pb, run_cudnn_graph, &run, NULL, res, msg)) == CONV_OK) {
+    if ((st = run_once_checked(pb, run_cudnn_graph, &run, finish_cudnn_graph, res, msg)) ==
+        CONV_OK) {
         judge(pb, res, conv_cudnn_graph_bound_factor(plan, &pb->p));
         st = conv_time_gpu(run_cudnn_graph, &run, pb->stream, warmup, repeat, &res->timing, msg);
     }
