@@ -71,20 +71,18 @@ __global__ void __launch_bounds__(THREADS)
         return; /* the grid covers the largest phase; this one is smaller */
     const int depth = ah.taps * aw.taps * sh.k;
 
-    /* The 4 rows this thread loads (A) and stores (dx): ty + 16*l. */
-    int ihp[4], iwp[4]; /* ih + pad_h, iw + pad_w */
-    long long dy_img[4], dx_off[4];
+    /* The 4 rows this thread loads (A) and stores (dx): ty + 16*l, the input
+     * (n, ih, iw), kept as n and ih + pad_h, iw + pad_w. */
+    int img[4], ihp[4], iwp[4];
     bool ok[4];
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
         const int m = row0 + ty + 16 * l;
         ok[l] = m < rows;
-        const int pix = ah.count * aw.count, rem = ok[l] ? m % pix : 0, n = ok[l] ? m / pix : 0;
-        const int ih = ah.first + rem / aw.count * sh.stride_h;
-        const int iw = aw.first + rem % aw.count * sh.stride_w;
-        ihp[l] = ih + sh.pad_h, iwp[l] = iw + sh.pad_w;
-        dy_img[l] = n * sh.ys[0];
-        dx_off[l] = n * sh.xs[0] + ih * sh.xs[2] + iw * sh.xs[3];
+        const int pix = ah.count * aw.count, rem = ok[l] ? m % pix : 0;
+        img[l] = ok[l] ? m / pix : 0;
+        ihp[l] = ah.first + rem / aw.count * sh.stride_h + sh.pad_h;
+        iwp[l] = aw.first + rem % aw.count * sh.stride_w + sh.pad_w;
     }
 
     float acc[4][4] = {};
@@ -104,7 +102,7 @@ __global__ void __launch_bounds__(THREADS)
                 const int oh = (ihp[l] - r * sh.dil_h) / sh.stride_h; /* exact division */
                 const int ow = (iwp[l] - s * sh.dil_w) / sh.stride_w;
                 if (oh >= 0 && oh < sh.p && ow >= 0 && ow < sh.q)
-                    v = dy[dy_img[l] + k * sh.ys[1] + oh * sh.ys[2] + ow * sh.ys[3]];
+                    v = dy[img[l] * sh.ys[0] + k * sh.ys[1] + oh * sh.ys[2] + ow * sh.ys[3]];
             }
             as[tx][ty + 16 * l] = v;
             const int c = col0 + ty + 16 * l;
@@ -118,13 +116,16 @@ __global__ void __launch_bounds__(THREADS)
         __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
+        const long long at =
+            img[i] * sh.xs[0] + (ihp[i] - sh.pad_h) * sh.xs[2] + (iwp[i] - sh.pad_w) * sh.xs[3];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int c = col0 + tx + 16 * j;
             if (ok[i] && c < sh.c)
-                dx[dx_off[i] + c * sh.xs[1]] = acc[i][j];
+                dx[at + c * sh.xs[1]] = acc[i][j];
         }
+    }
 }
 
 extern "C" conv_status conv2d_backward_data_igemm(const conv_params *p, const float *d_dy,

@@ -6,6 +6,8 @@
     10_three_gemms      the forward pass, dgrad and wgrad of one problem as
                         three matrix products, and where each one's long
                         dimension lies
+    10_igemm_phases     10b: dgrad's stride phases, each a dense GEMM over its
+                        own taps, and wgrad's split-K with its fixed-order sum
 """
 from .draw import COLORS, arrow, box, canvas, new_figure, out_size
 from .manifest import figure, paragraph
@@ -155,4 +157,71 @@ def fig_10_three_gemms(k):
         ax.text(x0, y_c + h_m + 0.8, f"M = {M:,}\nN = {N:,}\nK = {K:,}", ha="left",
                 va="top", fontsize=7.5)
         x0 = bx + w_n + 4.0
+    return fig
+
+
+# The image the third figure cuts into phases, and wgrad's slices.
+PH_H, PH_R, PH_PAD, PH_STRIDE, PH_SPLITS = 8, 3, 1, 2, 4
+PHASE_COLORS = ["#9ecae1", "#fdae6b", "#a1d99b", "#cbc9e2"]
+
+
+def phase_taps(ph, R=PH_R, stride=PH_STRIDE, dil=1):
+    """The taps of phase ph along one axis: t*dil % stride == ph (phase_axis_of()
+    of 10_backward/conv_backward_10b_data.cu)."""
+    return [t for t in range(R) if t * dil % stride == ph]
+
+
+def caption_10_igemm_phases(k):
+    H, R, st = PH_H, PH_R, PH_STRIDE
+    counts = [len(phase_taps(a)) * len(phase_taps(b)) for a in range(st) for b in range(st)]
+    return paragraph("""
+        Left: dx of an {H} x {H} image with a {R} x {R} filter, padding {pad} and stride
+        {st}, each input coloured by its phase ((ih + pad) mod {st}, (iw + pad) mod {st}).
+        Middle: the filter taps each phase uses, those with r mod {st} and s mod {st} equal
+        to the phase: {counts} taps for the four phases. Each phase is its own dense implicit
+        GEMM (rows: the phase's inputs, columns: C, depth: its taps times K), so no product
+        with an inserted zero is computed. Right: wgrad's depth N*P*Q cut into {sp} slices;
+        each block sums one slice of one output tile into a partial tile in the workspace,
+        and a second kernel adds the partial tiles in slice order 0, 1, 2, 3, which gives the
+        same bits on every run.""", H=H, R=R, pad=PH_PAD, st=st, sp=PH_SPLITS,
+                     counts=", ".join(str(c) for c in counts))
+
+
+@figure("10_igemm_phases", note="10_backward.md", section="dgrad and wgrad as implicit GEMMs",
+        uses=[], caption=caption_10_igemm_phases)
+def fig_10_igemm_phases(k):
+    """dgrad's stride phases, each over its own taps, and wgrad's split-K in slice order."""
+    H, R, pad, st = PH_H, PH_R, PH_PAD, PH_STRIDE
+    fig = new_figure(11, 4.6, f"Step 10, 10b: dgrad by phases (stride {st}) and wgrad by "
+                     f"slices (split-K)")
+    ax = canvas(fig, (0.01, 0.02, 0.98, 0.86), (-0.5, 36), (-1.5, 13))
+    phase = lambda i: (i + pad) % st  # noqa: E731
+    for ih in range(H):  # left: dx by phase
+        for iw in range(H):
+            c = phase(ih) * st + phase(iw)
+            box(ax, iw, ih + 1, 1, 1, PHASE_COLORS[c], text=f"{phase(ih)},{phase(iw)}", fs=6)
+    ax.text(0, 0.3, "dx, by phase (ih+pad, iw+pad) mod 2", ha="left", va="center", fontsize=8)
+    for a in range(st):  # middle: each phase's taps
+        for b in range(st):
+            x0, y0 = 10.5 + 4.2 * b, 1 + 5 * a
+            taps = [(r, s) for r in phase_taps(a) for s in phase_taps(b)]
+            for r in range(R):
+                for s in range(R):
+                    used = (r, s) in taps
+                    box(ax, x0 + s, y0 + r, 1, 1, PHASE_COLORS[a * st + b] if used else "white",
+                        hatch=None if used else "///", text=f"{r}{s}" if used else "", fs=6)
+            ax.text(x0, y0 + R + 0.6, f"phase {a},{b}: {len(taps)} tap" + ("" if len(taps) == 1 else "s"), ha="left",
+                    va="center", fontsize=7)
+    ax.text(10.5, 0.3, "w's taps each phase reads", ha="left", va="center", fontsize=8)
+    sp, x0 = PH_SPLITS, 21.5  # right: split-K
+    ax.text(x0, 0.3, "wgrad: depth N*P*Q in slices", ha="left", va="center", fontsize=8)
+    for z in range(sp):
+        box(ax, x0 + 3.2 * z, 1.2, 3.0, 1.0, PHASE_COLORS[z], text=f"slice {z}", fs=7)
+        box(ax, x0 + 3.2 * z + 0.5, 4.5, 2.0, 2.0, PHASE_COLORS[z], text=f"partial\n{z}", fs=6.5)
+        arrow(ax, (x0 + 3.2 * z + 1.5, 2.2), (x0 + 3.2 * z + 1.5, 4.5), lw=1.0, ms=7)
+        arrow(ax, (x0 + 3.2 * z + 1.5, 6.5), (x0 + 6.3, 9.0), lw=1.0, ms=7)
+    box(ax, x0 + 5.3, 9.0, 2.0, 2.0, COLORS["output"], text="dw", fs=8)
+    ax.text(x0 + 6.3, 12.0, "dw = ((p0 + p1) + p2) + p3, always in this order", ha="center",
+            va="center", fontsize=7.5)
+    ax.text(x0, 3.4, "one block per (tile, slice)", ha="left", va="center", fontsize=7)
     return fig
