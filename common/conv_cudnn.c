@@ -64,8 +64,7 @@ conv_status conv_cudnn_run(conv_cudnn_plan *plan, float *d_x, float *d_w, float 
     return unavailable(msg);
 }
 
-conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream,
-                              conv_msg *msg)
+conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream, conv_msg *msg)
 {
     (void)plan;
     (void)d_w;
@@ -123,7 +122,7 @@ struct conv_cudnn_plan {
     cudnnTensorDescriptor_t x_desc, y_desc; /* also dx's and dy's */
     cudnnFilterDescriptor_t w_desc;         /* also dw's */
     cudnnConvolutionDescriptor_t conv_desc;
-    int algo; /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by pass */
+    int algo;                  /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by pass */
     cudnnMathType_t math_type; /* what the search reported for it */
     conv_cudnn_math math;
     void *workspace;
@@ -159,12 +158,12 @@ static const char *const fwd_names[] = {
     "WINOGRAD",      "WINOGRAD_NONFUSED",
 };
 static const char *const bwd_data_names[] = {
-    "BWD_DATA_ALGO_0",        "BWD_DATA_ALGO_1",        "BWD_DATA_ALGO_FFT",
+    "BWD_DATA_ALGO_0",          "BWD_DATA_ALGO_1",        "BWD_DATA_ALGO_FFT",
     "BWD_DATA_ALGO_FFT_TILING", "BWD_DATA_ALGO_WINOGRAD", "BWD_DATA_ALGO_WINOGRAD_NONFUSED",
 };
 static const char *const bwd_filter_names[] = {
-    "BWD_FILTER_ALGO_0",        "BWD_FILTER_ALGO_1",        "BWD_FILTER_ALGO_FFT",
-    "BWD_FILTER_ALGO_3",        "BWD_FILTER_ALGO_WINOGRAD", "BWD_FILTER_ALGO_WINOGRAD_NONFUSED",
+    "BWD_FILTER_ALGO_0",          "BWD_FILTER_ALGO_1",        "BWD_FILTER_ALGO_FFT",
+    "BWD_FILTER_ALGO_3",          "BWD_FILTER_ALGO_WINOGRAD", "BWD_FILTER_ALGO_WINOGRAD_NONFUSED",
     "BWD_FILTER_ALGO_FFT_TILING",
 };
 
@@ -177,8 +176,7 @@ const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan)
     case CONV_PASS_FORWARD:
         return a < sizeof fwd_names / sizeof fwd_names[0] ? fwd_names[a] : "unknown";
     case CONV_PASS_DGRAD:
-        return a < sizeof bwd_data_names / sizeof bwd_data_names[0] ? bwd_data_names[a]
-                                                                    : "unknown";
+        return a < sizeof bwd_data_names / sizeof bwd_data_names[0] ? bwd_data_names[a] : "unknown";
     case CONV_PASS_WGRAD:
         return a < sizeof bwd_filter_names / sizeof bwd_filter_names[0] ? bwd_filter_names[a]
                                                                         : "unknown";
@@ -371,8 +369,8 @@ conv_status conv_cudnn_plan_create_math(conv_cudnn_plan **out, const conv_params
     return conv_cudnn_plan_create_pass(out, p, CONV_PASS_FORWARD, math, msg);
 }
 
-conv_status conv_cudnn_plan_create_pass(conv_cudnn_plan **out, const conv_params *p,
-                                        conv_pass pass, conv_cudnn_math math, conv_msg *msg)
+conv_status conv_cudnn_plan_create_pass(conv_cudnn_plan **out, const conv_params *p, conv_pass pass,
+                                        conv_cudnn_math math, conv_msg *msg)
 {
     *out = NULL;
     conv_cudnn_plan *plan = calloc(1, sizeof *plan);
@@ -429,11 +427,10 @@ conv_status conv_cudnn_run(conv_cudnn_plan *plan, float *d_x, float *d_w, float 
     CONV_CUDNN_CHECK(cudnnSetStream(plan->handle, stream), msg);
     switch (plan->pass) {
     case CONV_PASS_FORWARD:
-        CONV_CUDNN_CHECK(cudnnConvolutionForward(plan->handle, &alpha, plan->x_desc, d_x,
-                                                 plan->w_desc, plan->d_w, plan->conv_desc,
-                                                 (cudnnConvolutionFwdAlgo_t)plan->algo,
-                                                 plan->workspace, plan->workspace_bytes, &beta,
-                                                 plan->y_desc, d_y),
+        CONV_CUDNN_CHECK(cudnnConvolutionForward(
+                             plan->handle, &alpha, plan->x_desc, d_x, plan->w_desc, plan->d_w,
+                             plan->conv_desc, (cudnnConvolutionFwdAlgo_t)plan->algo,
+                             plan->workspace, plan->workspace_bytes, &beta, plan->y_desc, d_y),
                          msg);
         break;
     case CONV_PASS_DGRAD:
@@ -455,15 +452,15 @@ conv_status conv_cudnn_run(conv_cudnn_plan *plan, float *d_x, float *d_w, float 
     return CONV_OK;
 }
 
-conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream,
-                              conv_msg *msg)
+conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t stream, conv_msg *msg)
 {
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "cuDNN plan missing (NULL)");
     if (plan->pass != CONV_PASS_WGRAD || plan->params.layout != CONV_LAYOUT_NHWC)
         return CONV_OK;
     if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN wgrad finish: d_w (its output) must be given");
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "cuDNN wgrad finish: d_w (its output) must be given");
     return conv_cudnn_filter_rsck(&plan->params, plan->d_w_krsc, d_w, stream, msg);
 }
 

@@ -231,8 +231,8 @@ struct conv_cudnn_graph_plan {
     cudnnHandle_t handle;
     desc_t graph; /* the operation graph (owns nothing else) */
     desc_t tensors[3], conv, op;
-    desc_t plan;                  /* the fastest execution plan */
-    desc_t pack;                  /* its variant pack for pack_x, pack_w, pack_y */
+    desc_t plan; /* the fastest execution plan */
+    desc_t pack; /* its variant pack for pack_x, pack_w, pack_y */
     float *pack_x, *pack_w, *pack_y;
     void *workspace;        /* the largest workspace a candidate needed */
     size_t workspace_alloc; /* its size */
@@ -875,8 +875,7 @@ static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
                               const conv_cudnn_graph_opts *o, float *d_x, float *d_w, float *d_y,
                               cudaStream_t stream, conv_msg *msg)
 {
-    search s = {g,    cls,  o, d_x, d_w, d_y, stream, conv_wall_seconds(),
-                NULL, 0,    0.0, 0, ""};
+    search s = {g, cls, o, d_x, d_w, d_y, stream, conv_wall_seconds(), NULL, 0, 0.0, 0, ""};
     s.seen = calloc(CONV_CUDNN_GRAPH_MAX_CANDIDATES, sizeof *s.seen);
     if (s.seen == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN search");
@@ -906,8 +905,9 @@ static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
                        "cuDNN's graph API has no %s %s engine for this problem on this GPU (%d "
                        "configurations: %d of another class, %d unsupported, %d over the %zu MB "
                        "workspace cap)",
-                       conv_class_name(cls), conv_pass_name(g->pass), g->stats.candidates, g->stats.other_class,
-                       g->stats.unsupported, g->stats.over_cap, o->workspace_cap >> 20);
+                       conv_class_name(cls), conv_pass_name(g->pass), g->stats.candidates,
+                       g->stats.other_class, g->stats.unsupported, g->stats.over_cap,
+                       o->workspace_cap >> 20);
     return st;
 }
 
@@ -989,9 +989,8 @@ static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_p
             return st;
         if (nhwc)
             g->d_w = g->d_w_krsc;
-    } else if (nhwc &&
-               (st = conv_device_alloc(&g->d_w_krsc, conv_filter_elems(p), "cuDNN KRSC dw", msg)) !=
-                   CONV_OK) {
+    } else if (nhwc && (st = conv_device_alloc(&g->d_w_krsc, conv_filter_elems(p), "cuDNN KRSC dw",
+                                               msg)) != CONV_OK) {
         return st;
     }
     GRAPH_CHECK(cudnnCreate(&g->handle), msg);

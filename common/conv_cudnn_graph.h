@@ -114,10 +114,10 @@ int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed
 void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len);
 
 /* The header of the candidates' CSV; each search adds its lines:
- * problem, pass (forward, dgrad, wgrad), class searched, where the candidate came from (heuristics mode A,
- * mode B, fallback; a global engine's defaults or a knob choice), engine,
- * notes, workspace, seconds to finalize the plan (a runtime-compiled engine
- * builds its kernel then), what became of it, its median. */
+ * problem, pass (forward, dgrad, wgrad), class searched, where the candidate came from (heuristics
+ * mode A, mode B, fallback; a global engine's defaults or a knob choice), engine, notes, workspace,
+ * seconds to finalize the plan (a runtime-compiled engine builds its kernel then), what became of
+ * it, its median. */
 void conv_cudnn_graph_log_header(FILE *log);
 
 /* "engine 28, knobs 2=3 14=4" (", default knobs" without any), cut to len. */
