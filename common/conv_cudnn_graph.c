@@ -483,7 +483,7 @@ typedef struct {
     conv_cudnn_graph_plan *g;
     conv_class cls;
     const conv_cudnn_graph_opts *o;
-    float *d_x, *d_w, *d_y; /* the buffers of the variant pack (pack_pointers) */
+    float *d_x, *d_w, *d_y; /* the buffers of the variant pack (pack_w_of for w) */
     cudaStream_t stream;
     double start_s;
     char (*seen)[96]; /* tags of the candidates tried (CONV_CUDNN_GRAPH_MAX_CANDIDATES) */

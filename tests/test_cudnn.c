@@ -50,16 +50,76 @@ Test(cudnn, an_empty_plan_is_handled_without_cuda)
     conv_msg msg = {{0}};
     cr_assert_neq(conv_cudnn_forward(NULL, NULL, NULL, NULL, &msg), CONV_OK);
     cr_assert(strstr(msg.text, "cuDNN") != NULL, "%s", msg.text);
+    msg.text[0] = '\0';
+    cr_assert_neq(conv_cudnn_run(NULL, NULL, NULL, NULL, NULL, &msg), CONV_OK);
+    cr_assert(strstr(msg.text, "cuDNN") != NULL, "%s", msg.text);
+    msg.text[0] = '\0';
+    cr_assert_neq(conv_cudnn_finish(NULL, NULL, NULL, &msg), CONV_OK);
+    cr_assert(strstr(msg.text, "cuDNN") != NULL, "%s", msg.text);
     cr_assert_eq(conv_cudnn_workspace_bytes(NULL), 0);
     cr_assert_not_null(conv_cudnn_algo_name(NULL));
+    cr_assert_str_eq(conv_cudnn_math_type(NULL), "none");
+    cr_assert_eq(conv_cudnn_plan_pass(NULL), CONV_PASS_FORWARD);
     conv_cudnn_plan_destroy(NULL);
+}
+
+/* A plan of every pass: without a device, an error and no plan; a pass out of
+ * range is refused in one line before any CUDA call. */
+Test(cudnn, plans_of_every_pass_need_a_device_and_a_pass_in_range)
+{
+    conv_test_hide_gpus();
+    conv_params p = conv_shape(2, 3, 9, 8, 4, 3, 3, 1, 2, 1);
+    conv_msg msg = {{0}};
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass)
+        for (int math = 0; math < 2; ++math) {
+            conv_cudnn_plan *plan = (conv_cudnn_plan *)&plan; /* not NULL */
+            conv_status st = conv_cudnn_plan_create_pass(&plan, &p, (conv_pass)pass,
+                                                         (conv_cudnn_math)math, &msg);
+            cr_assert_null(plan);
+            cr_assert_eq(st, conv_cudnn_compiled() ? CONV_ERR_NO_DEVICE : CONV_ERR_UNAVAILABLE,
+                         "%s: status %s: %s", conv_pass_name((conv_pass)pass), conv_status_name(st),
+                         msg.text);
+        }
+    if (!conv_cudnn_compiled())
+        return;
+    conv_cudnn_plan *plan = (conv_cudnn_plan *)&plan;
+    cr_assert_eq(conv_cudnn_plan_create_pass(&plan, &p, CONV_PASS_COUNT, CONV_CUDNN_FP32, &msg),
+                 CONV_ERR_INVALID);
+    cr_assert_null(plan);
+    CONV_ASSERT_ONE_LINE(msg.text, "pass must be forward, dgrad or wgrad");
+    cr_assert_eq(conv_cudnn_plan_create_pass(&plan, &p, (conv_pass)-1, CONV_CUDNN_FP32, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "pass");
+    cr_assert_eq(conv_cudnn_plan_create_pass(&plan, &p, CONV_PASS_DGRAD, (conv_cudnn_math)7, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "math");
 }
 
 /* FFT and Winograd are not plain dot products (conv_cudnn.h). */
 Test(cudnn, bound_factor_is_the_transform_factor_for_fft_and_winograd_only)
 {
-    const char *loose[] = {"FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
-    const char *plain[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "unknown"};
+    const char *loose[] = {"FFT",
+                           "FFT_TILING",
+                           "WINOGRAD",
+                           "WINOGRAD_NONFUSED",
+                           "BWD_DATA_ALGO_FFT",
+                           "BWD_DATA_ALGO_FFT_TILING",
+                           "BWD_DATA_ALGO_WINOGRAD",
+                           "BWD_DATA_ALGO_WINOGRAD_NONFUSED",
+                           "BWD_FILTER_ALGO_FFT",
+                           "BWD_FILTER_ALGO_FFT_TILING",
+                           "BWD_FILTER_ALGO_WINOGRAD",
+                           "BWD_FILTER_ALGO_WINOGRAD_NONFUSED"};
+    const char *plain[] = {"IMPLICIT_GEMM",
+                           "IMPLICIT_PRECOMP_GEMM",
+                           "GEMM",
+                           "DIRECT",
+                           "unknown",
+                           "BWD_DATA_ALGO_0",
+                           "BWD_DATA_ALGO_1",
+                           "BWD_FILTER_ALGO_0",
+                           "BWD_FILTER_ALGO_1",
+                           "BWD_FILTER_ALGO_3"};
     for (size_t i = 0; i < sizeof loose / sizeof loose[0]; ++i)
         cr_assert_eq(conv_cudnn_bound_factor(loose[i]), CONV_CUDNN_TRANSFORM_FACTOR, "%s",
                      loose[i]);

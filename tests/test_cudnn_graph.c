@@ -180,6 +180,77 @@ Test(cpu_cudnn_graph, descriptors_of_every_usual_shape_finalize_and_a_refusal_is
     CONV_ASSERT_ONE_LINE(msg.text, "cudnnBackend");
 }
 
+/* The backward operations likewise: BACKWARD_DATA (dx from dy and w) and
+ * BACKWARD_FILTER (dw from x and dy) finalize on every usual shape in both
+ * layouts, the forward one through the pass-generic call too; a pass out of
+ * range is refused in one line. */
+Test(cpu_cudnn_graph, descriptors_of_every_pass_finalize_and_a_bad_pass_is_refused)
+{
+    conv_msg msg = {{0}};
+    conv_params shapes[CONV_USUAL_SHAPES + 2];
+    size_t n = conv_usual_shapes(shapes);
+    shapes[n++] = conv_shape(2, 5, 9, 11, 3, 2, 4, 0, 3, 1); /* even filter, stride 3 */
+    shapes[n++] = conv_shape(1, 2, 10, 9, 3, 3, 3, 0, 2, 1); /* rows no output reaches */
+    if (!conv_cudnn_compiled()) {
+        cr_assert_eq(conv_cudnn_graph_describe_pass(&shapes[0], CONV_PASS_DGRAD, &msg),
+                     CONV_ERR_UNAVAILABLE);
+        return;
+    }
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass)
+        for (size_t i = 0; i < n; ++i)
+            for (int layout = 0; layout < 2; ++layout) {
+                shapes[i].layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+                conv_status st = conv_cudnn_graph_describe_pass(&shapes[i], (conv_pass)pass, &msg);
+                if (st == CONV_ERR_UNAVAILABLE) { /* cuDNN 8 */
+                    CONV_ASSERT_ONE_LINE(msg.text, "cuDNN 9");
+                    return;
+                }
+                cr_assert_eq(st, CONV_OK, "%s on %s: %s", conv_pass_name((conv_pass)pass),
+                             conv_shape_name(&shapes[i]), msg.text);
+            }
+    for (int pass = 1; pass < CONV_PASS_COUNT; ++pass) {
+        conv_params bad = shapes[1];
+        bad.stride_h = 0; /* past conv_params_validate: cuDNN's own check */
+        cr_assert_eq(conv_cudnn_graph_describe_pass(&bad, (conv_pass)pass, &msg), CONV_ERR_CUDA);
+        CONV_ASSERT_ONE_LINE(msg.text, "cudnnBackend");
+    }
+    cr_assert_eq(conv_cudnn_graph_describe_pass(&shapes[0], CONV_PASS_COUNT, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "pass must be forward, dgrad or wgrad");
+}
+
+/* Plans of the backward passes: a pass out of range is refused before any
+ * CUDA call; without a device, every pass is an error and no plan. */
+Test(cpu_cudnn_graph, backward_plans_refuse_a_bad_pass_and_need_a_device)
+{
+    conv_test_hide_gpus();
+    conv_cudnn_graph_plan *plan = (conv_cudnn_graph_plan *)&plan; /* not NULL */
+    conv_msg msg = {{0}};
+    conv_cudnn_graph_opts o = conv_cudnn_graph_opts_default();
+    conv_params p = conv_shape(2, 3, 9, 8, 4, 3, 3, 1, 2, 1);
+    conv_status st = conv_cudnn_graph_plan_create_pass(&plan, &p, CONV_PASS_COUNT, CONV_CLASS_FP32,
+                                                       &o, NULL, NULL, NULL, NULL, &msg);
+    cr_assert_null(plan);
+    if (!conv_cudnn_compiled()) {
+        cr_assert_eq(st, CONV_ERR_UNAVAILABLE);
+        return;
+    }
+    if (st == CONV_ERR_UNAVAILABLE) { /* built with cuDNN 8 */
+        CONV_ASSERT_ONE_LINE(msg.text, "cuDNN 9");
+        return;
+    }
+    cr_assert_eq(st, CONV_ERR_INVALID, "status %s: %s", conv_status_name(st), msg.text);
+    CONV_ASSERT_ONE_LINE(msg.text, "pass must be forward, dgrad or wgrad");
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
+        plan = (conv_cudnn_graph_plan *)&plan;
+        st = conv_cudnn_graph_plan_create_pass(&plan, &p, (conv_pass)pass, CONV_CLASS_TF32, &o,
+                                               NULL, NULL, NULL, NULL, &msg);
+        cr_assert_null(plan);
+        cr_assert_eq(st, CONV_ERR_NO_DEVICE, "%s: status %s: %s", conv_pass_name((conv_pass)pass),
+                     conv_status_name(st), msg.text);
+    }
+}
+
 Test(cpu_cudnn_graph, an_empty_plan_is_handled_without_cuda)
 {
     conv_msg msg = {{0}};
@@ -189,6 +260,13 @@ Test(cpu_cudnn_graph, an_empty_plan_is_handled_without_cuda)
     cr_assert_eq(conv_cudnn_graph_workspace_bytes(NULL), 0);
     cr_assert_eq(conv_cudnn_graph_notes(NULL), 0);
     cr_assert_eq(conv_cudnn_graph_search_stats(NULL).timed, 0);
+    cr_assert_eq(conv_cudnn_graph_pass(NULL), CONV_PASS_FORWARD);
+    msg.text[0] = '\0';
+    cr_assert_neq(conv_cudnn_graph_run(NULL, NULL, NULL, NULL, NULL, &msg), CONV_OK);
+    cr_assert(msg.text[0] != '\0');
+    msg.text[0] = '\0';
+    cr_assert_neq(conv_cudnn_graph_finish(NULL, NULL, NULL, &msg), CONV_OK);
+    cr_assert(msg.text[0] != '\0');
     conv_cudnn_graph_plan_destroy(NULL);
 }
 
@@ -336,9 +414,9 @@ Test(gpu_reference, the_search_log_accounts_for_every_candidate)
     char line[512];
     int lines = 0, timed_lines = 0, kept = 0;
     cr_assert_not_null(fgets(line, sizeof line, o.log));
-    cr_assert(strncmp(line, "problem,class,source,engine,", 28) == 0, "header '%s'", line);
+    cr_assert(strncmp(line, "problem,pass,class,source,engine,", 33) == 0, "header '%s'", line);
     while (fgets(line, sizeof line, o.log) != NULL) {
-        cr_assert(strncmp(line, "\"log test\",TF32,", 16) == 0, "line '%s'", line);
+        cr_assert(strncmp(line, "\"log test\",forward,TF32,", 24) == 0, "line '%s'", line);
         ++lines;
         timed_lines += strstr(line, ",timed,") != NULL;
         char quoted[110];
