@@ -186,6 +186,8 @@ def ours(version):
 def render(csv_rel, opts=""):
     """opts: " summary=steps" gives one line per problem of a conv_bench CSV;
     " problem=NAME" keeps that problem's rows (conv_bench CSVs);
+    " pass=NAME" keeps the rows of one pass (dgrad, wgrad) of a CSV with a
+    pass column;
     " rows=A,B" keeps the rows of steps A and B (e.g. rows=05), plus the
     references: step 01, cuDNN, cuBLAS."""
     path = os.path.join(ROOT, csv_rel)
@@ -195,11 +197,13 @@ def render(csv_rel, opts=""):
     options = dict(o.split("=", 1) for o in opts.split())
     if "problem" in options:
         rows = [r for r in rows if r.get("problem") == options["problem"]]
+    if "pass" in options:
+        rows = [r for r in rows if r.get("pass") == options["pass"]]
     if "rows" in options:
         keep = {int(step) for step in options["rows"].split(",")} | {1}
         rows = [r for r in rows if step_of(r["version"]) in keep
                 or r["version"].startswith(("cuDNN", "cuBLAS"))]
-    fields = [f for f in fields if f != "problem"]
+    fields = [f for f in fields if f not in ("problem", "pass")]
     # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
     shown = [f for f in fields
              if title(f) is not None and any((r.get(f) or "") != "" for r in rows)]

@@ -95,6 +95,7 @@ results() {
       echo "08_cutlass_nhwc.csv 08_tensor_cores --layout nhwc $cutlass"
       echo "08_gemm_4096.csv 08_gemm"
       echo "08_gemm_lab.csv 08_gemm --m 1280000 --n 128 --k 1152" ;;
+  10) echo "10_cutlass_nhwc.csv 10_backward --problem cutlass-nhwc --repeat 3 --cudnn-budget 800" ;;
   esac
 }
 
@@ -136,8 +137,8 @@ while [ $# -gt 0 ]; do
     done ;;
   results)
     steps=()
-    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-8]|all)$ ]]; do steps+=("$1"); shift; done
-    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06 07 08)
+    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-8]|10|all)$ ]]; do steps+=("$1"); shift; done
+    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06 07 08 10)
     for step in "${steps[@]}"; do
       while read -r csv program args; do
         say "$program $args"
