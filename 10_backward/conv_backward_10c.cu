@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "conv_backward_shape.cuh"
 #include "conv_cuda.h"
 #include "conv_device.h"
 
@@ -403,25 +404,19 @@ static tc_shape make_shape(const conv_params *p, int splits)
     return g;
 }
 
-/* What both launchers check before touching the device. */
+/* What both launchers check before touching the device: 10a's and 10b's
+ * checks (conv_backward_shape.cuh), and the layout. */
 static conv_status validate(const conv_params *p, const float *a, const char *a_name,
                             const float *b, const char *b_name, const float *out,
                             const char *out_name, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
-    if (st == CONV_OK)
-        st = conv_params_validate(p, msg);
+    conv_status st = bwd_validate(p, a, a_name, b, b_name, out, out_name, msg);
     if (st != CONV_OK)
         return st;
     if (p->layout != CONV_LAYOUT_NHWC)
         return conv_fail(
             msg, CONV_ERR_UNSUPPORTED,
             "10c takes NHWC tensors only (x[N][H][W][C], w[R][S][C][K]): --layout nhwc");
-    if ((long long)p->h + 2LL * p->pad_h + (long long)p->dil_h * p->r > INT_MAX ||
-        (long long)p->w + 2LL * p->pad_w + (long long)p->dil_w * p->s > INT_MAX)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "unsupported image (--h, --w, --pad, --dilation): a window coordinate "
-                         "exceeds 2^31-1");
     return CONV_OK;
 }
 

@@ -1,7 +1,8 @@
 /* Step 10: what the GPU versions 10a (conv_backward_10a.cu) and 10b
- * (conv_backward_10b.cu) share on the host: the problem as their kernels read
- * it (each tensor's strides, whatever the layout) and the checks every
- * launcher makes before its first CUDA call. */
+ * (conv_backward_10b_*.cu) share on the host: the problem as their kernels
+ * read it (each tensor's strides, whatever the layout) and the checks every
+ * launcher makes before its first CUDA call, which 10c
+ * (conv_backward_10c.cu) makes too. */
 #ifndef CONV_BACKWARD_SHAPE_CUH
 #define CONV_BACKWARD_SHAPE_CUH
 
@@ -23,8 +24,8 @@ typedef struct {
 
 /* An offset function of conv_params.h is linear in the indices, so the
  * offset of each unit index is that index's stride. */
-static void strides_of(size_t (*offset)(const conv_params *, int, int, int, int),
-                       const conv_params *p, long long st[4])
+static inline void strides_of(size_t (*offset)(const conv_params *, int, int, int, int),
+                              const conv_params *p, long long st[4])
 {
     st[0] = (long long)offset(p, 1, 0, 0, 0);
     st[1] = (long long)offset(p, 0, 1, 0, 0);
@@ -32,7 +33,7 @@ static void strides_of(size_t (*offset)(const conv_params *, int, int, int, int)
     st[3] = (long long)offset(p, 0, 0, 0, 1);
 }
 
-static bwd_shape make_shape(const conv_params *p)
+static inline bwd_shape make_shape(const conv_params *p)
 {
     bwd_shape sh;
     sh.n = p->n, sh.c = p->c, sh.h = p->h, sh.w = p->w, sh.k = p->k, sh.r = p->r, sh.s = p->s;
@@ -48,9 +49,9 @@ static bwd_shape make_shape(const conv_params *p)
 
 /* Everything both launchers check before touching the device: the pointers,
  * the problem, and window coordinates that fit an int. */
-static conv_status bwd_validate(const conv_params *p, const float *a, const char *a_name,
-                                const float *b, const char *b_name, const float *out,
-                                const char *out_name, conv_msg *msg)
+static inline conv_status bwd_validate(const conv_params *p, const float *a, const char *a_name,
+                                       const float *b, const char *b_name, const float *out,
+                                       const char *out_name, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
     if (st == CONV_OK)
