@@ -35,12 +35,9 @@ conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d
                           const float *d_y, conv_msg *msg);
 
 /* CONV_OK when this GPU and this build run TF32 on tensor cores; else
- * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
+ * CONV_ERR_UNSUPPORTED with one line saying which is missing (for one
+ * kernel: conv_tf32_available(), common/conv_device.h). */
 conv_status tc_available(conv_msg *msg);
-/* The same for one kernel (a __global__ function's address), named `what`
- * in the message: the GPU's compute capability and the code the kernel was
- * compiled as (a compute_75 build runs on any GPU, without tensor cores). */
-conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg);
 
 /* 8a: y = conv(x, w) in TF32 through WMMA; 64 x 64 outputs per block. */
 conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,

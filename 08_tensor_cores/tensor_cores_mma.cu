@@ -603,11 +603,11 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
     const size_t smem = use_two ? two_smem : deep_smem;
     conv_status st;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_mma_kernel", threads, smem, msg)) != CONV_OK ||
-        (st = tc_available_for(kernel,
-                               PREC == TC_3XTF32        ? "8c mma.sync 3xTF32"
-                               : PREC == TC_TF32_XTRUNC ? "8b mma.sync TF32, x truncated"
-                                                        : "8b mma.sync TF32",
-                               msg)) != CONV_OK)
+        (st = conv_tf32_available(kernel,
+                                  PREC == TC_3XTF32        ? "8c mma.sync 3xTF32"
+                                  : PREC == TC_TF32_XTRUNC ? "8b mma.sync TF32, x truncated"
+                                                           : "8b mma.sync TF32",
+                                  msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
     /* the filter as KRSC, rounded but for 3xTF32, which splits it */

@@ -71,7 +71,7 @@ extern "C" conv_status tc_mma_peak(float *d_sink, int blocks, int iters, cudaStr
                          "mma.sync peak: blocks must be positive and iters in [1, %d] (got "
                          "blocks=%d, iters=%d)",
                          TC_PEAK_ITERS_MAX, blocks, iters);
-    conv_status st = tc_available_for((const void *)tc_mma_peak_kernel, "mma.sync peak", msg);
+    conv_status st = conv_tf32_available((const void *)tc_mma_peak_kernel, "mma.sync peak", msg);
     if (st == CONV_OK)
         st = conv_kernel_fits((const void *)tc_mma_peak_kernel, "tc_mma_peak_kernel",
                               TC_PEAK_THREADS, 0, msg);

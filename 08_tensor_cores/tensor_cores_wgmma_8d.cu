@@ -244,7 +244,7 @@ static const void *wgmma_kernel(bool vec)
 extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name,
                                      int threads, size_t smem, conv_msg *msg)
 {
-    conv_status st = tc_available_for(kernel, what, msg);
+    conv_status st = conv_tf32_available(kernel, what, msg);
     if (st != CONV_OK)
         return st;
     int major = 0, minor = 0, built = 0;

@@ -1,7 +1,7 @@
 /* Step 08, 8a: 6f's implicit GEMM with its inner products on the tensor
  * cores, through WMMA (tensor_cores.h). Also here: the checks every version
  * of the step runs before a launch (tc_check(), tc_check_call(),
- * tc_available_for()).
+ * conv_tf32_available(), common/conv_device.h).
  *
  * The GEMM view of an NHWC convolution (as in 6f): C[m][k] = sum_j A[m][j] B[j][k],
  *   m = (n*P + p)*Q + q        the output pixel, M = N*P*Q rows,
@@ -131,35 +131,9 @@ __global__ void __launch_bounds__(TC_THREADS)
 #endif
 }
 
-/* The kernel can run TF32 on tensor cores here: a GPU of compute capability
- * 8.0 or newer, and code compiled for one (a build for compute_75 alone runs
- * its PTX on any GPU, with the body above left out). */
-extern "C" conv_status tc_available_for(const void *kernel, const char *what, conv_msg *msg)
-{
-    int major = 0, minor = 0;
-    const int device = conv_current_device();
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
-    if (major < 8)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "%s: TF32 tensor cores need compute capability 8.0 or newer; this GPU "
-                         "is sm_%d%d",
-                         what, major, minor);
-    struct cudaFuncAttributes attr;
-    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel), msg);
-    if (attr.ptxVersion < 80)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "%s: this build runs compute_%d code on this sm_%d%d GPU, which has no "
-                         "TF32 tensor-core instructions: rebuild with "
-                         "-DCMAKE_CUDA_ARCHITECTURES=%d%d%s (or native)",
-                         what, attr.ptxVersion, major, minor, major, minor,
-                         major == 9 && minor == 0 ? "a" : ""); /* 90a: 8d's wgmma too */
-    return CONV_OK;
-}
-
 extern "C" conv_status tc_available(conv_msg *msg)
 {
-    return tc_available_for((const void *)conv2d_tc_wmma_kernel, "step 08", msg);
+    return conv_tf32_available((const void *)conv2d_tc_wmma_kernel, "step 08", msg);
 }
 
 extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
@@ -192,7 +166,7 @@ extern "C" conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, co
         return st;
     const void *kernel = (const void *)conv2d_tc_wmma_kernel;
     if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
-        (st = tc_available_for(kernel, "8a WMMA TF32", msg)) != CONV_OK)
+        (st = conv_tf32_available(kernel, "8a WMMA TF32", msg)) != CONV_OK)
         return st;
     const tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));

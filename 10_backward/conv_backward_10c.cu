@@ -420,31 +420,12 @@ static conv_status validate(const conv_params *p, const float *a, const char *a_
     return CONV_OK;
 }
 
-/* The kernel can run TF32 here: a GPU of compute capability 8.0 or newer,
- * and code compiled for one (a build of compute_75 PTX alone runs on any
- * GPU with the kernel bodies left out). */
+/* The kernel fits this GPU and can run TF32 here (compute capability 8.0
+ * and code compiled for it: conv_tf32_available). */
 static conv_status tf32_available(const void *kernel, const char *name, conv_msg *msg)
 {
     conv_status st = conv_kernel_fits(kernel, name, BWD_THREADS, 0, msg);
-    if (st != CONV_OK)
-        return st;
-    int major = 0, minor = 0;
-    const int device = conv_current_device();
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
-    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
-    if (major < 8)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "10c: TF32 tensor cores need compute capability 8.0 or newer; this GPU "
-                         "is sm_%d%d",
-                         major, minor);
-    struct cudaFuncAttributes attr;
-    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel), msg);
-    if (attr.ptxVersion < 80)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "10c: this build runs compute_%d code on this sm_%d%d GPU, without TF32 "
-                         "tensor cores: rebuild with -DCMAKE_CUDA_ARCHITECTURES=native",
-                         attr.ptxVersion, major, minor);
-    return CONV_OK;
+    return st == CONV_OK ? conv_tf32_available(kernel, "10c", msg) : st;
 }
 
 extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy,

@@ -350,3 +350,26 @@ conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, 
     }
     return CONV_OK;
 }
+
+conv_status conv_tf32_available(const void *kernel, const char *what, conv_msg *msg)
+{
+    int major = 0, minor = 0;
+    const int device = conv_current_device();
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
+    if (major < 8)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: TF32 tensor cores need compute capability 8.0 or newer; this GPU "
+                         "is sm_%d%d",
+                         what, major, minor);
+    struct cudaFuncAttributes attr;
+    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel), msg);
+    if (attr.ptxVersion < 80)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: this build runs compute_%d code on this sm_%d%d GPU, which has no "
+                         "TF32 tensor-core instructions: rebuild with "
+                         "-DCMAKE_CUDA_ARCHITECTURES=%d%d%s (or native)",
+                         what, attr.ptxVersion, major, minor, major, minor,
+                         major == 9 && minor == 0 ? "a" : ""); /* 90a: Hopper's wgmma too */
+    return CONV_OK;
+}

@@ -129,6 +129,13 @@ size_t conv_smem_limit(void);
 conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, size_t dyn_smem,
                              conv_msg *msg);
 
+/* CONV_OK when `kernel` can run TF32 on tensor cores here: a GPU of compute
+ * capability 8.0 or newer, and the kernel compiled for one (a build for
+ * compute_75 alone runs its PTX on any GPU, without tensor cores). Else
+ * CONV_ERR_UNSUPPORTED with one line that starts with `what` and says which
+ * is missing. Steps 08 and 10 ask it before they launch. */
+conv_status conv_tf32_available(const void *kernel, const char *what, conv_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif

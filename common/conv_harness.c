@@ -182,17 +182,18 @@ static conv_status run_once_checked(conv_gpu_problem *pb, conv_gpu_work work, vo
     return conv_device_canary_check(d_out, nout, &res->canary_bad, msg);
 }
 
-conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
-                                     const conv_verify_opts *within, int warmup, int repeat,
-                                     conv_gpu_result *res, conv_msg *msg)
+/* A device row of either kind (conv for the forward pass, grad for a
+ * backward one), each on the problems of its own pass only. */
+static conv_status measure_device(conv_gpu_problem *pb, device_run run,
+                                  const conv_verify_opts *within, int warmup, int repeat,
+                                  conv_gpu_result *res, conv_msg *msg)
 {
     memset(res, 0, sizeof *res);
     if (pb->d_y == NULL)
         return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    if (pb->p.pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a forward version does not compute %s",
-                         conv_pass_name(pb->p.pass));
-    device_run run = {pb, conv, NULL, ctx};
+    if ((run.grad != NULL) != (pb->p.pass != CONV_PASS_FORWARD))
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a %s version does not compute %s",
+                         run.grad != NULL ? "backward" : "forward", conv_pass_name(pb->p.pass));
     conv_status st = run_once_checked(pb, run_device, &run, NULL, res, msg);
     if (st != CONV_OK)
         return st;
@@ -200,21 +201,20 @@ conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, v
     return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
 }
 
+conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
+                                     const conv_verify_opts *within, int warmup, int repeat,
+                                     conv_gpu_result *res, conv_msg *msg)
+{
+    device_run run = {pb, conv, NULL, ctx};
+    return measure_device(pb, run, within, warmup, repeat, res, msg);
+}
+
 conv_status conv_gpu_problem_measure_grad(conv_gpu_problem *pb, conv_gpu_grad grad, void *ctx,
                                           const conv_verify_opts *within, int warmup, int repeat,
                                           conv_gpu_result *res, conv_msg *msg)
 {
-    memset(res, 0, sizeof *res);
-    if (pb->d_y == NULL)
-        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    if (pb->p.pass == CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a backward version does not compute forward");
     device_run run = {pb, NULL, grad, ctx};
-    conv_status st = run_once_checked(pb, run_device, &run, NULL, res, msg);
-    if (st != CONV_OK)
-        return st;
-    judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
-    return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
+    return measure_device(pb, run, within, warmup, repeat, res, msg);
 }
 
 /* cuDNN's plan of the problem's pass: the timed call, then (untimed, before
