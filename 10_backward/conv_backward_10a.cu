@@ -47,6 +47,7 @@ __global__ void conv2d_backward_data_naive_kernel(const float *__restrict__ dy,
         else /* dx[N][C][H][W] */
             indices_of(i, sh.c, sh.h, sh.w, &n, &c, &ih, &iw);
         /* excerpt: dgrad naive */
+        /* exercise 10-dgrad begin: the gather of one dx element over its taps and K */
         float acc = 0.0f;
         for (int r = 0; r < sh.r; ++r) {
             const int oh = output_of(ih, r, sh.pad_h, sh.stride_h, sh.dil_h, sh.p);
@@ -63,6 +64,14 @@ __global__ void conv2d_backward_data_naive_kernel(const float *__restrict__ dy,
             }
         }
         dx[i] = acc;
+        /* exercise 10-dgrad stub
+        // TODO(exercise 10-dgrad): dx[i] = the sum over the taps (r, s) that reach (ih, iw)
+        // (output_of() gives the output row or column that reads it, or -1) and over every
+        // k of dy[n][k][oh][ow] * w[k][c][r][s], read through the strides sh.ys and sh.ws.
+        // Graded by tests/test_10_backward.c (suite gpu_backward_data_naive).
+        (void)n, (void)c, (void)ih, (void)iw, (void)dy, (void)w;
+        dx[i] = 0.0f;
+           exercise 10-dgrad end */
         /* excerpt end: dgrad naive */
     }
 }
