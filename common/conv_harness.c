@@ -57,8 +57,8 @@ conv_status conv_gpu_problem_create_host(conv_gpu_problem *pb, const conv_params
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the %.1f MB problem",
                          4.0 * ((double)nx + nw + ny) / 1e6);
     }
-    /* the pass's two inputs from the random stream (x, w, dy: streams seed,
-     * seed + 1, seed + 2); its output is written by every row */
+    /* the pass's two inputs, each from its own random stream (x, w, dy: the
+     * start value, plus 1, plus 2); its output is written by every row */
     if (p->pass != CONV_PASS_DGRAD)
         conv_fill_uniform(pb->h_x, nx, seed, -1.0f, 1.0f);
     if (p->pass != CONV_PASS_WGRAD)
