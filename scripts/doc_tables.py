@@ -285,7 +285,8 @@ def load_torch(torch_rel, gpu):
         return {}, [f"PyTorch's rows (file `{torch_rel}`) are left out: they were measured "
                     f"on {name}, this table on {gpu.split(',')[0]}.", ""]
     return ({(r["problem"], r["version"]): float(r["median_ms"]) for r in trows
-             if r["median_ms"] and r["status"] == "ok"},
+             if r["median_ms"] and r["status"] == "ok"
+             and r.get("pass", "forward") == "forward"},
             [f"PyTorch ({meta.get('torch', 'version unknown')}) on {name}, "
              f"{meta.get('date', '')} (file `{torch_rel}`).", ""])
 

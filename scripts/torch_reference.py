@@ -25,6 +25,14 @@ classes (--classes picks them):
     PyTorch TF32   both True (PyTorch's default for convolutions): tensor
                    cores on float data, as conv_bench's "cuDNN graph TF32"
 
+--pass dgrad|wgrad|all times the backward pass instead of (or, with all,
+beside) the forward one, as conv_bench's --pass: the gradient of the input,
+torch.nn.grad.conv2d_input(x.shape, w, dy), and of the weight,
+torch.nn.grad.conv2d_weight(x, w.shape, dy), from a random dy of the
+output's shape; both go to cuDNN's backward functions, as autograd's do.
+Their results are checked for the shape of x and of w, and TF32 against
+FP32, as the forward one's; the CSV then has a column pass after problem.
+
 For each shape: a random float32 input (N,C,H,W) and weight (K,C,R,S) on
 the GPU (torch.channels_last for both in an NHWC problem), then
 F.conv2d(x, w, stride, padding, dilation), no bias, under torch.no_grad()
@@ -86,6 +94,10 @@ LAYOUTS = ("nchw", "nhwc")
 CLASSES = collections.OrderedDict([("fp32", ("PyTorch FP32", False)),
                                    ("tf32", ("PyTorch TF32", True))])
 CSV_COLUMNS = "problem,version,median_ms,min_ms,max_ms,count,status,verdict"
+# --pass: the computations, as conv_bench's --pass names them. A run with a
+# backward pass has a column pass after problem, as conv_bench's files.
+PASSES = ("forward", "dgrad", "wgrad")
+CSV_COLUMNS_PASS = "problem,pass,version,median_ms,min_ms,max_ms,count,status,verdict"
 WARMUP_RANGE = (0, 1000)
 REPEAT_RANGE = (1, 10000)
 TF32_TOLERANCE = 1e-2  # relative L2 error of the TF32 output against the FP32 one
@@ -161,6 +173,12 @@ def parse_args(argv):
     parser.add_argument("--classes", action=Once, metavar="LIST", default="fp32,tf32",
                         help="precision classes, comma-separated: fp32, tf32 "
                              "(default: fp32,tf32)")
+    parser.add_argument("--pass", action=Once, metavar="forward|dgrad|wgrad|all",
+                        dest="passes", default="forward",
+                        help="the computation, as conv_bench's --pass: F.conv2d (forward), "
+                             "the gradient of its input (dgrad: torch.nn.grad.conv2d_input) "
+                             "or of its weight (wgrad: conv2d_weight), or all (default "
+                             "forward)")
     parser.add_argument("--csv", action=Once, metavar="OUT", required=True,
                         help="the CSV to write (required)")
     return parser.parse_args(argv)
@@ -182,6 +200,15 @@ def parse_classes(text):
     if len(set(names)) != len(names):
         raise Refused(f"--classes: '{text}' names a class twice")
     return [name for name in CLASSES if name in names]
+
+
+def parse_passes(text):
+    if text == "all":
+        return list(PASSES)
+    if text not in PASSES:
+        raise Refused(f"--pass: '{text}' is not a pass (expected one of "
+                      f"{', '.join(PASSES)}, all)")
+    return [text]
 
 
 def check_csv_path(path):
@@ -211,6 +238,7 @@ def check_args(args):
     args.warmup = whole_number("warmup", args.warmup, *WARMUP_RANGE)
     args.repeat = whole_number("repeat", args.repeat, *REPEAT_RANGE)
     args.classes = parse_classes(args.classes)
+    args.passes = parse_passes(args.passes)
     check_csv_path(args.csv)
     args.bench = bench_path(args.bench)
     return args
@@ -378,13 +406,22 @@ def time_calls(torch, call, warmup, repeat):
     return statistics.median(ms), ms[0], ms[-1]
 
 
-Row = collections.namedtuple("Row", "problem version times count status verdict")
+Row = collections.namedtuple("Row", "problem pass_ version times count status verdict")
 
 
-def check_outputs(torch, convolve, shape, classes):
+def result_shape(shape, pass_):
+    """What the pass computes: y (N,K,P,Q), dx (N,C,H,W) or dw (K,C,R,S)."""
+    if pass_ == "dgrad":
+        return (shape.n, shape.c, shape.h, shape.w)
+    if pass_ == "wgrad":
+        return (shape.k, shape.c, shape.r, shape.s)
+    return output_shape(shape)
+
+
+def check_outputs(torch, convolve, shape, classes, pass_="forward"):
     """The checks before timing: {class: None if it passed, else why}, and the
     verdict of the passing rows."""
-    want = output_shape(shape)
+    want = result_shape(shape, pass_)
     outputs, why = {}, {}
     for name in ["fp32"] + [c for c in classes if c != "fp32"]:  # FP32 is TF32's reference
         set_class(torch, CLASSES[name][1])
@@ -403,32 +440,43 @@ def check_outputs(torch, convolve, shape, classes):
     return {c: why[c] for c in classes}, verdict + ")"
 
 
-def run_shape(torch, F, shape, classes, warmup, repeat, generator):
-    """The rows of one shape: checked, then timed, class by class."""
+def computation(torch, F, shape, pass_, x, w, dy):
+    """The call that is timed: F.conv2d, or the gradient of its input or of
+    its weight from dy (what autograd's backward calls, one output each)."""
+    geometry = dict(stride=(shape.stride_h, shape.stride_w), padding=(shape.pad_h, shape.pad_w),
+                    dilation=(shape.dil_h, shape.dil_w))
+    if pass_ == "dgrad":
+        return lambda: torch.nn.grad.conv2d_input(x.shape, w, dy, **geometry)
+    if pass_ == "wgrad":
+        return lambda: torch.nn.grad.conv2d_weight(x, w.shape, dy, **geometry)
+    return lambda: F.conv2d(x, w, **geometry)
+
+
+def run_shape(torch, F, shape, classes, warmup, repeat, generator, pass_="forward"):
+    """The rows of one shape and pass: checked, then timed, class by class."""
     rows = []
     try:
         x, w = random_inputs(torch, shape, generator)
-
-        def convolve():
-            return F.conv2d(x, w, stride=(shape.stride_h, shape.stride_w),
-                            padding=(shape.pad_h, shape.pad_w),
-                            dilation=(shape.dil_h, shape.dil_w))
-
-        why, verdict = check_outputs(torch, convolve, shape, classes)
+        dy = None
+        if pass_ != "forward":  # dy has y's shape, in the problem's memory format
+            dy = torch.empty(output_shape(shape), dtype=torch.float32, device="cuda",
+                             memory_format=x.suggest_memory_format()).normal_(generator=generator)
+        convolve = computation(torch, F, shape, pass_, x, w, dy)
+        why, verdict = check_outputs(torch, convolve, shape, classes, pass_)
     except RuntimeError as e:  # out of memory, a shape cuDNN refuses
-        return [Row(shape.name, CLASSES[c][0], None, shape.count, "error",
+        return [Row(shape.name, pass_, CLASSES[c][0], None, shape.count, "error",
                     f"runtime error: {one_line(e)}") for c in classes]
     for c in classes:
         version, tf32 = CLASSES[c]
         if why[c] is not None:
-            rows.append(Row(shape.name, version, None, shape.count, "error", why[c]))
+            rows.append(Row(shape.name, pass_, version, None, shape.count, "error", why[c]))
             continue
         try:
             set_class(torch, tf32)
             times = time_calls(torch, convolve, warmup, repeat)
-            rows.append(Row(shape.name, version, times, shape.count, "ok", verdict))
+            rows.append(Row(shape.name, pass_, version, times, shape.count, "ok", verdict))
         except RuntimeError as e:
-            rows.append(Row(shape.name, version, None, shape.count, "error",
+            rows.append(Row(shape.name, pass_, version, None, shape.count, "error",
                             f"runtime error: {one_line(e)}"))
     return rows
 
@@ -459,12 +507,14 @@ def csv_header(torch, args, argv, shapes):
         lines.append(f"# model: {args.model}, n={shapes[0].n}, {shapes[0].layout}")
     lines.append(f"# torch: {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
                  f"CUDA {torch.version.cuda}")
-    return "\n".join(lines + [CSV_COLUMNS]) + "\n"
+    columns = CSV_COLUMNS if args.passes == ["forward"] else CSV_COLUMNS_PASS
+    return "\n".join(lines + [columns]) + "\n"
 
 
-def csv_line(row):
+def csv_line(row, with_pass=False):
     times = ",".join(f"{t:.6f}" for t in row.times) if row.times else ",,"
-    return (f'"{row.problem}","{row.version}",{times},{row.count},{row.status},'
+    pass_ = f"{row.pass_}," if with_pass else ""
+    return (f'"{row.problem}",{pass_}"{row.version}",{times},{row.count},{row.status},'
             f'"{row.verdict}"\n')
 
 
@@ -473,7 +523,8 @@ TABLE = "{:>10}  {:<24} {:<14} {:>10} {:>10} {:>10}  {}"
 
 def table_line(progress, row):
     times = [f"{t:.4f}" for t in row.times] if row.times else ["-"] * 3
-    return TABLE.format(progress, row.problem, row.version, *times, row.verdict)
+    problem = row.problem if row.pass_ == "forward" else f"{row.problem} {row.pass_}"
+    return TABLE.format(progress, problem, row.version, *times, row.verdict)
 
 
 def run(args, argv):
@@ -495,15 +546,19 @@ def run(args, argv):
         generator.manual_seed(0)
         out.write(csv_header(torch, args, argv, shapes))
         print(f"PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
-              f"CUDA {torch.version.cuda} on {torch.cuda.get_device_name()}: F.conv2d, "
+              f"CUDA {torch.version.cuda} on {torch.cuda.get_device_name()}: "
+              f"{', '.join(args.passes)}, "
               f"warm-up {args.warmup}, then the median of {args.repeat} timed calls")
         print(TABLE.format("progress", "problem", "version", "median ms", "min ms", "max ms",
                            "verdict"), flush=True)
+        with_pass = args.passes != ["forward"]
         for number, shape in enumerate(shapes, start=1):
-            for row in run_shape(torch, F, shape, args.classes, args.warmup, args.repeat,
-                                 generator):
+            rows = [row for pass_ in args.passes
+                    for row in run_shape(torch, F, shape, args.classes, args.warmup,
+                                         args.repeat, generator, pass_)]
+            for row in rows:
                 errors += row.status != "ok"
-                out.write(csv_line(row))
+                out.write(csv_line(row, with_pass))
                 print(table_line(f"{number} of {len(shapes)}", row), flush=True)
             out.flush()
             gc.collect()

@@ -44,6 +44,7 @@ SHAPES = [
     ("fits,1,1,1,5,9,1,5,9,0,0,7,7,1,1,nchw", (1, 1, 1, 1)),
 ]
 COLUMNS = "problem,version,median_ms,min_ms,max_ms,count,status,verdict"
+COLUMNS_PASS = "problem,pass,version,median_ms,min_ms,max_ms,count,status,verdict"
 
 failures = []
 
@@ -132,6 +133,8 @@ def bad_flags(tools, out_dir, marker_torch, marker):
         (["--classes", "fp16"], "--classes"),
         (["--classes", ""], "--classes"),
         (["--classes", "fp32,fp32"], "--classes"),
+        (["--pass", "both"], "--pass: 'both' is not a pass"),
+        (["--pass", "dgrad", "--pass", "wgrad"], "--pass is given twice"),
         (["--bogus", "1"], "--bogus"),
         (["--hel"], "--hel"),
         (["stray"], "stray"),
@@ -294,6 +297,17 @@ def real_run(tools, out_dir, bench):
         if check(p.returncode == 0, f"real run: exit status {p.returncode}: {p.stderr}"):
             print(p.stdout, end="")
             check_result(result, p.stdout)
+        if os.path.exists(result):
+            os.remove(result)
+        # --pass all: each class in each pass, a column pass
+        p = run(args + ["--pass", "all"], out_dir)
+        if check(p.returncode == 0, f"--pass all: exit status {p.returncode}: {p.stderr}"):
+            _, fields, rows = doc_tables.read_csv(result)
+            check(",".join(fields) == COLUMNS_PASS, f"--pass all: columns {fields}")
+            got = sorted((r["pass"], r["version"]) for r in rows if r["status"] == "ok")
+            want = sorted((pa, v) for pa in ("forward", "dgrad", "wgrad")
+                          for v in ("PyTorch FP32", "PyTorch TF32"))
+            check(got == want, f"--pass all: rows {got}")
         if os.path.exists(result):
             os.remove(result)
         hidden = run(args, out_dir, env={"CUDA_VISIBLE_DEVICES": ""})
