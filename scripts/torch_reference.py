@@ -368,10 +368,15 @@ def set_class(torch, tf32):
         torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
+def memory_format_of(torch, shape):
+    """torch.channels_last for an NHWC problem, else the default (NCHW)."""
+    return torch.channels_last if shape.layout == "nhwc" else torch.contiguous_format
+
+
 def random_inputs(torch, shape, generator):
     """x (N,C,H,W) and w (K,C,R,S), float32 on the GPU; channels_last for NHWC
     (allocated so, not copied, so that a large problem needs no second copy)."""
-    memory_format = torch.channels_last if shape.layout == "nhwc" else torch.contiguous_format
+    memory_format = memory_format_of(torch, shape)
     tensors = []
     for dims in ((shape.n, shape.c, shape.h, shape.w), (shape.k, shape.c, shape.r, shape.s)):
         t = torch.empty(dims, dtype=torch.float32, device="cuda", memory_format=memory_format)
@@ -460,7 +465,7 @@ def run_shape(torch, F, shape, classes, warmup, repeat, generator, pass_="forwar
         dy = None
         if pass_ != "forward":  # dy has y's shape, in the problem's memory format
             dy = torch.empty(output_shape(shape), dtype=torch.float32, device="cuda",
-                             memory_format=x.suggest_memory_format()).normal_(generator=generator)
+                             memory_format=memory_format_of(torch, shape)).normal_(generator=generator)
         convolve = computation(torch, F, shape, pass_, x, w, dy)
         why, verdict = check_outputs(torch, convolve, shape, classes, pass_)
     except RuntimeError as e:  # out of memory, a shape cuDNN refuses
