@@ -198,7 +198,7 @@ def render(csv_rel, opts=""):
     if "problem" in options:
         rows = [r for r in rows if r.get("problem") == options["problem"]]
     if "pass" in options:
-        rows = [r for r in rows if r.get("pass") == options["pass"]]
+        rows = [r for r in rows if (r.get("pass") or "forward") == options["pass"]]
     if "rows" in options:
         keep = {int(step) for step in options["rows"].split(",")} | {1}
         rows = [r for r in rows if step_of(r["version"]) in keep
@@ -215,14 +215,14 @@ def render(csv_rel, opts=""):
     out.append(f"Measured on {gpu}, {meta.get('date', 'unknown date')}, with "
                f"`{command}` (file `{csv_rel}`).")
     out.append("")
+    torch = load_torch(options.get("torch") or options.get("references"), gpu,
+                       options.get("pass", "forward"))
     if options.get("summary") == "model":
-        return "\n".join(out) + "\n" + render_model(rows, load_torch(options.get("torch"), gpu))
+        return "\n".join(out) + "\n" + render_model(rows, torch)
     if "summary" in options:
-        return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"),
-                                                       load_torch(options.get("torch"), gpu))
+        return "\n".join(out) + "\n" + render_summary(rows, options.get("class", "FP32"), torch)
     if "references" in options:
-        return "\n".join(out) + "\n" + render_references(rows,
-                                                          load_torch(options["references"], gpu))
+        return "\n".join(out) + "\n" + render_references(rows, torch)
     if "progression" in options:
         return "\n".join(out) + "\n" + render_progression(csv_rel, rows,
                                                            options["progression"].split(","))
@@ -270,9 +270,9 @@ def fastest(rows):
     return min(rows, key=lambda r: float(r["median_ms"]), default=None)
 
 
-def load_torch(torch_rel, gpu):
+def load_torch(torch_rel, gpu, pass_="forward"):
     """The rows of a CSV of scripts/torch_reference.py, {(problem, version): ms}
-    of those that passed, and the lines to print above the table. PyTorch's
+    of those of one pass that passed, and the lines to print above the table. PyTorch's
     times sit beside ours only when both ran on the same GPU: a file from
     another GPU (or none at all) gives no rows and, for another GPU, a line
     that says so."""
@@ -286,7 +286,7 @@ def load_torch(torch_rel, gpu):
                     f"on {name}, this table on {gpu.split(',')[0]}.", ""]
     return ({(r["problem"], r["version"]): float(r["median_ms"]) for r in trows
              if r["median_ms"] and r["status"] == "ok"
-             and r.get("pass", "forward") == "forward"},
+             and (r.get("pass") or "forward") == pass_},
             [f"PyTorch ({meta.get('torch', 'version unknown')}) on {name}, "
              f"{meta.get('date', '')} (file `{torch_rel}`).", ""])
 
