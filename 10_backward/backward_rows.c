@@ -6,6 +6,8 @@
 #include "conv_backward.h"
 #include "conv_cuda.h"
 #include "conv_verify_backward.h"
+#include "tc_host.h"
+#include "tensor_cores.h"
 
 /* The adapters the rows hand to the harness (conv_gpu_grad; ctx unused):
  * dgrad writes d_x from dy (in d_y) and d_w, wgrad d_w from d_x and dy. */
@@ -120,6 +122,89 @@ static conv_status tf32_bound(void *ctx, const conv_gpu_problem *pb, conv_verify
     return CONV_OK;
 }
 
+/* 10d: dgrad as a forward convolution, run by one forward kernel, with the
+ * workspace for the flipped filter allocated before the measurement (the
+ * flip itself is part of the timed call). */
+typedef struct {
+    conv_backward_forward_kernel which;
+    float *d_workspace;
+    size_t bytes;
+} flip_run;
+
+static flip_run flip_6f = {CONV_BACKWARD_FORWARD_6F, NULL, 0};
+static flip_run flip_8b = {CONV_BACKWARD_FORWARD_8B, NULL, 0};
+static flip_run flip_8e = {CONV_BACKWARD_FORWARD_8E, NULL, 0};
+
+static conv_status dgrad_forward(void *ctx, const conv_params *p, float *d_x, float *d_w,
+                                 float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    const flip_run *f = ctx;
+    return conv2d_backward_data_forward(p, f->which, d_y, d_w, d_x, f->d_workspace, f->bytes,
+                                        stream, msg);
+}
+
+static conv_status flip_setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    flip_run *f = ctx;
+    f->bytes = conv2d_backward_data_forward_workspace(&pb->p);
+    f->d_workspace = NULL;
+    return conv_device_alloc(&f->d_workspace, f->bytes / sizeof(float), "10d's flipped filter",
+                             msg);
+}
+
+static void flip_teardown(void *ctx)
+{
+    flip_run *f = ctx;
+    conv_device_free(f->d_workspace);
+    f->d_workspace = NULL;
+    f->bytes = 0;
+}
+
+/* Stride 1, a padding the flipped filter can take, NHWC (the forward
+ * kernels' layout) and the forward kernel's own limits (no CUDA call; 8e
+ * asks for Hopper as step 08's row does; 8b's launcher refuses a GPU
+ * without TF32 with the reason). */
+static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    const flip_run *f = ctx;
+    conv_params fwd;
+    conv_status st = conv2d_backward_data_forward_params(p, &fwd, msg);
+    if (st != CONV_OK)
+        return st;
+    if (p->layout != CONV_LAYOUT_NHWC)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "10d runs the NHWC forward kernels of steps 06 and 08, got NCHW");
+    if (f->which == CONV_BACKWARD_FORWARD_6F)
+        return CONV_OK;
+    st = tc_check(&fwd, msg);
+    if (st == CONV_OK && f->which == CONV_BACKWARD_FORWARD_8E)
+        st = tc_tma_available(msg);
+    return st;
+}
+
+/* 8e truncates dy to TF32 (it is 8e's x) and rounds w': step 08's bound
+ * of that arithmetic over dgrad's depth. */
+static conv_status xtrunc_bound(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
+                                conv_msg *msg)
+{
+    (void)ctx, (void)msg;
+    *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, conv_pass_depth(&pb->p)));
+    return CONV_OK;
+}
+
+static conv_row flip_row(const char *name, flip_run *f)
+{
+    conv_row r = conv_row_grad(name, "10d", CONV_PASS_DGRAD, dgrad_forward, f);
+    r.check = flip_check;
+    r.setup = flip_setup;
+    r.teardown = flip_teardown;
+    if (f->which != CONV_BACKWARD_FORWARD_6F) {
+        r.cls = CONV_CLASS_TF32;
+        r.tolerance = f->which == CONV_BACKWARD_FORWARD_8B ? tf32_bound : xtrunc_bound;
+    }
+    return r;
+}
+
 /* A wgrad row with its split-K workspace. */
 static conv_row split_row(const char *name, const char *key, conv_gpu_grad grad, split_k *sk)
 {
@@ -140,6 +225,9 @@ int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows,
         split_row("10b wgrad implicit GEMM, split-K", "10b", wgrad_igemm, &igemm_split),
         conv_row_grad("10c dgrad TF32 tensor cores", "10c", CONV_PASS_DGRAD, dgrad_tf32, NULL),
         split_row("10c wgrad TF32 tensor cores, split-K", "10c", wgrad_tf32, &tf32_split),
+        flip_row("10d dgrad = forward 6f", &flip_6f),
+        flip_row("10d dgrad = forward 8b", &flip_8b),
+        flip_row("10d dgrad = forward 8e", &flip_8e),
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && n < max_rows; ++i)

@@ -13,7 +13,10 @@ extern "C" {
  * "10a dgrad naive" or "10a wgrad naive" (key "10a"), "10b dgrad implicit
  * GEMM" or "10b wgrad implicit GEMM, split-K" (key "10b", its workspace
  * allocated by the row's setup), the same on TF32 tensor cores (key "10c",
- * class TF32, NHWC). select is unused; returns how many rows were written. */
+ * class TF32, NHWC), and dgrad as a forward convolution, "10d dgrad =
+ * forward 6f" (FP32), "... 8b" and "... 8e" (TF32; key "10d", stride 1,
+ * NHWC, the flipped filter's workspace allocated by the row's setup).
+ * select is unused; returns how many rows were written. */
 int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 #ifdef __cplusplus

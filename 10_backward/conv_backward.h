@@ -10,10 +10,14 @@
  *   conv2d_backward_filter_igemm() wgrad, split-K with a deterministic sum.
  * 10c (conv_backward_10c.cu), both GEMMs on TF32 tensor cores (NHWC):
  *   conv2d_backward_data_tf32(), conv2d_backward_filter_tf32().
+ * 10d (conv_backward_10d.cu), dgrad at stride 1 as a forward convolution of
+ *   dy with the flipped filter, run by step 06's 6f or step 08's 8b or 8e:
+ *   conv2d_backward_data_forward().
  * Both layouts, batch, padding, stride and dilation; device pointers and a
  * stream; every argument validated before any CUDA call, with one line naming
  * the parameter. Lesson: docs/10_backward.md, sections "On the GPU: one
- * thread per gradient element" and "dgrad and wgrad as implicit GEMMs". */
+ * thread per gradient element", "dgrad and wgrad as implicit GEMMs",
+ * "Tensor cores for the gradients" and "dgrad as a forward convolution (10d)". */
 #ifndef CONV_BACKWARD_H
 #define CONV_BACKWARD_H
 
@@ -104,6 +108,51 @@ size_t conv2d_backward_filter_tf32_workspace(const conv_params *p, int splits);
 conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x, const float *d_dy,
                                         float *d_dw, int splits, float *d_workspace,
                                         size_t workspace_bytes, cudaStream_t stream, conv_msg *msg);
+
+/* ---- 10d: dgrad as a forward convolution (conv_backward_10d.cu) ----
+ * At stride 1, dx = conv(dy, w') with w' the filter flipped in both spatial
+ * axes and its channel axes swapped, padded by pad' = dil*(R-1) - pad per
+ * axis, the same dilation, stride 1. Lesson: docs/10_backward.md, section
+ * "dgrad as a forward convolution (10d)". */
+
+/* The forward kernel that runs it: step 06's 6f (FP32, NHWC), step 08's 8b
+ * (mma.sync TF32, NHWC, compute capability 8.0) or 8e (wgmma fed by TMA,
+ * dy truncated to TF32 as 8e truncates x; NHWC, compute capability 9.0 and
+ * sm_90a code). */
+typedef enum {
+    CONV_BACKWARD_FORWARD_6F = 0,
+    CONV_BACKWARD_FORWARD_8B,
+    CONV_BACKWARD_FORWARD_8E,
+    CONV_BACKWARD_FORWARD_COUNT
+} conv_backward_forward_kernel;
+
+/* The forward problem whose output is p's dx, into *fwd: n, c = K, h = P,
+ * w = Q, k = C, the same filter size, padding dil*(filter-1) - pad, stride 1,
+ * the same dilation and layout, the forward pass. CONV_ERR_INVALID for an
+ * invalid p; CONV_ERR_UNSUPPORTED with one line for a stride > 1 or a
+ * padding larger than dil*(filter-1) on either axis. No CUDA call. */
+conv_status conv2d_backward_data_forward_params(const conv_params *p, conv_params *fwd,
+                                                conv_msg *msg);
+
+/* The workspace conv2d_backward_data_forward() needs, in bytes, whichever
+ * kernel runs it: the flipped filter (K*C*R*S floats, rounded up to 64) and,
+ * for 8b, its copy as KRSC; 0 for an invalid (or NULL) p. */
+size_t conv2d_backward_data_forward_workspace(const conv_params *p);
+
+/* w' of p's filter into d_wf (K*C*R*S floats, not d_w), in p's layout:
+ * NCHW w'[c][k][r][s] = w[k][c][R-1-r][S-1-s], NHWC w'[r][s][k][c] =
+ * w[R-1-r][S-1-s][c][k], the forward problem's filter. Only enqueues. */
+conv_status conv2d_backward_data_flip_filter(const conv_params *p, const float *d_w, float *d_wf,
+                                             cudaStream_t stream, conv_msg *msg);
+
+/* dx from dy and w: w' into d_workspace (workspace_bytes of it, at least
+ * what conv2d_backward_data_forward_workspace() says), then the forward
+ * kernel `which` on the forward problem, both on stream. Everything the
+ * forward kernel would refuse is refused before the first launch. */
+conv_status conv2d_backward_data_forward(const conv_params *p, conv_backward_forward_kernel which,
+                                         const float *d_dy, const float *d_w, float *d_dx,
+                                         float *d_workspace, size_t workspace_bytes,
+                                         cudaStream_t stream, conv_msg *msg);
 
 #ifdef __cplusplus
 }

@@ -27,10 +27,11 @@ int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
         CONV_PASS_FLAG("dgrad|wgrad|all", "all"),
-        CONV_VARIANT_FLAG("10a|10b|10c|all",
+        CONV_VARIANT_FLAG("10a|10b|10c|10d|all",
                           "which version(s) to run (10a: one thread per gradient element; 10b: "
                           "implicit GEMMs, wgrad with split-K; 10c: the same on TF32 tensor "
-                          "cores)"),
+                          "cores; 10d: dgrad at stride 1 as a forward convolution with the "
+                          "flipped filter, by steps 06 and 08)"),
         CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {

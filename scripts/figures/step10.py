@@ -225,3 +225,61 @@ def fig_10_igemm_phases(k):
             va="center", fontsize=7.5)
     ax.text(x0, 3.4, "one block per (tile, slice)", ha="left", va="center", fontsize=7)
     return fig
+
+
+# The row of the fourth figure: stride 1, no padding, so pad' = R - 1.
+FL_H, FL_R, FL_PAD = 6, 3, 0
+
+
+def caption_10_dgrad_flip(k):
+    H, R, pad = FL_H, FL_R, FL_PAD
+    P = out_size(H, R, pad)
+    pad2 = R - 1 - pad
+    return paragraph("""
+        One row at stride 1 with H = {H}, a filter of R = {R} taps w[0], w[1], w[2] and
+        padding {pad}, so P = H + 2*pad - (R - 1) = {P} outputs. Top: dy, padded by
+        pad' = (R - 1) - pad = {pad2} zeros on each side. Bottom: dx, each element the forward
+        convolution of the padded dy with the flipped filter w'[r'] = w[R-1-r'], taps r' =
+        0..{R1} from left to right, stride 1: dx[ih] = sum over r' of dy[ih - pad' + r'] *
+        w'[r']. The tap colours are those of w: the leftmost dy a window reads is multiplied
+        by w[{R1}], the rightmost by w[0], which is what the flip does. The padded row has
+        P + 2*pad' = {L} cells and the windows give P + 2*pad' - (R - 1) = {H} outputs, exactly
+        the image's width. The filter's channels are swapped as well (w'[c][k] = w[k][c]): the
+        forward pass of dy sums over its K channels and writes C of them.""",
+                     H=H, R=R, pad=pad, P=P, pad2=pad2, R1=R - 1, L=P + 2 * pad2)
+
+
+@figure("10_dgrad_flip", note="10_backward.md", section="dgrad as a forward convolution (10d)",
+        uses=[], caption=caption_10_dgrad_flip)
+def fig_10_dgrad_flip(k):
+    """10d: a stride-1 row of dgrad as the forward convolution of padded dy with w flipped."""
+    H, R, pad = FL_H, FL_R, FL_PAD
+    P = out_size(H, R, pad)
+    pad2 = R - 1 - pad
+    fig = new_figure(9, 4.4, f"Step 10, 10d: dgrad at stride 1 = forward convolution of dy "
+                     f"(padding {pad2}) with the flipped filter")
+    ax = canvas(fig, (0.02, 0.02, 0.96, 0.86), (-4.5, P + 2 * pad2 + 6), (-0.5, 10.5))
+    x_dy = lambda o: (o + pad2) * 1.0  # noqa: E731  dy[o], its padding on the left at 0
+    x_dx = lambda i: x_dy(i - pad2) + (R - 1) / 2.0  # noqa: E731  below its window
+    for o in range(-pad2, P + pad2):
+        inside = 0 <= o < P
+        box(ax, x_dy(o), 1.0, 1.0, 1.0, COLORS["output"] if inside else "white",
+            hatch=None if inside else "///", text=str(o) if inside else "0", fs=7)
+    ax.text(-0.6, 1.5, "dy[oh]", ha="right", va="center", fontsize=8)
+    ax.text(x_dy(P + pad2) + 0.3, 1.5, f"dy padded by pad' = {pad2}", ha="left", va="center",
+            fontsize=7.5)
+    for i in range(H):
+        box(ax, x_dx(i), 6.0, 1.0, 1.0, COLORS["input"], text=str(i), fs=7)
+        for rf in range(R):  # the flipped tap rf multiplies w[R-1-rf]
+            o = i - pad2 + rf
+            arrow(ax, (x_dy(o) + 0.5, 2.0), (x_dx(i) + 0.5, 6.0), color=TAP_COLORS[R - 1 - rf],
+                  lw=1.2, z=4, ms=7)
+    ax.text(-0.6, 6.5, "dx[ih]", ha="right", va="center", fontsize=8)
+    ax.text(x_dx(H - 1) + 1.6, 6.5, "dx = conv(dy, w')", ha="left", va="center", fontsize=7.5)
+    for r in range(R):  # the filter and, below it, its flip
+        box(ax, -4.3 + 1.3 * r, 3.6, 1.0, 1.0, TAP_COLORS[r], text=f"w[{r}]", fs=6, tc="white")
+        box(ax, -4.3 + 1.3 * r, 8.6, 1.0, 1.0, TAP_COLORS[R - 1 - r], text=f"w'[{r}]", fs=6,
+            tc="white")
+    ax.text(-4.3, 3.3, "the filter w", ha="left", va="bottom", fontsize=7.5)
+    ax.text(-4.3, 8.3, "flipped: w'[r'] = w[R-1-r']", ha="left", va="bottom", fontsize=7.5)
+    return fig
