@@ -9,8 +9,9 @@
  *          M = K, N = C*R*S, K = N*P*Q. The long sum is split over blockIdx.z
  *          into a workspace, whose parts a second kernel adds in a fixed order:
  *          the same result on every run, without atomics.
- * A block computes 64 x 64 outputs with 4 warps of 32 x 32, in steps of 16
- * along the sum: each thread loads its part of step i + 1 into registers
+ * A dgrad block computes 64 x 64 outputs with 4 warps of 32 x 32, a wgrad
+ * block 128 x 128 with 8 warps of 64 x 32, in steps of 16 along the sum:
+ * each thread loads its part of step i + 1 into registers
  * (guarded loads of 4 floats where the channel counts allow, else of one)
  * while the warps multiply step i from shared memory, then stores it into
  * the other of two buffers, rounded to TF32 (cvt.rna).
@@ -33,12 +34,19 @@
 /* the elements of A (and of B) a thread loads per step */
 #define BWD_PER (BWD_BM * BWD_BK / BWD_THREADS)
 /* A tile in shared memory: dgrad's as tile[row][k], rows of BWD_BK + 4 (its
- * loads run along k); wgrad's as tile[k][row], rows of BWD_BM + 8 (its loads
- * run along the rows). Both pads make the fragment reads below conflict-free. */
+ * loads run along k); wgrad's as tile[k][row], rows of WG_BM + 8 below (its
+ * loads run along the rows). Both pads make the fragment reads below
+ * conflict-free. */
 #define BWD_LD_ROW   (BWD_BK + 4)
-#define BWD_LD_K     (BWD_BM + 8)
-#define BWD_TILE     (BWD_BM * BWD_LD_ROW) /* >= BWD_BK * BWD_LD_K */
-#define BWD_MAX_GRID 65535                 /* gridDim.y and gridDim.z */
+#define BWD_TILE     (BWD_BM * BWD_LD_ROW)
+#define BWD_MAX_GRID 65535 /* gridDim.y and gridDim.z */
+/* wgrad's block: 128 x 128 outputs, 8 warps of 64 x 32 (its M = K and N =
+ * C*R*S are small and its sum long, so fewer, larger tiles pay: each value
+ * brought into shared memory serves twice as many products) */
+#define WG_BM      128
+#define WG_THREADS 256
+#define WG_PER     (WG_BM * BWD_BK / WG_THREADS) /* elements of A (and B) a thread loads per step */
+#define WG_LD      (WG_BM + 8)                   /* a tile[k][row]: rows of WG_BM + 8 */
 
 /* What both kernels read of the problem, by value. */
 typedef struct {
@@ -76,45 +84,54 @@ __device__ __forceinline__ void mma_tf32(float c[4], const unsigned a[4], const 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/* One step from shared memory: the warp's 32 x 32 outputs (rows wm.., columns
- * wn..) += A[rows][16] B[16][columns]. Element (row, k) of a tile lies at
+/* One step from shared memory: the warp's 16 MI x 8 NJ outputs (rows wm..,
+ * columns wn..) += A[rows][16] B[16][columns]. Element (row, k) of a tile lies at
  * row * rs + k * ks (rs, ks: the tile's layout). */
-__device__ __forceinline__ void mma_step(float acc[2][4][4], const unsigned *as, const unsigned *bs,
-                                         int wm, int wn, int lane, int rs, int ks)
+template <int MI, int NJ>
+__device__ __forceinline__ void mma_step(float acc[MI][NJ][4], const unsigned *as,
+                                         const unsigned *bs, int wm, int wn, int lane, int rs,
+                                         int ks)
 {
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int k8 = 0; k8 < BWD_BK; k8 += 8) {
-        unsigned a[2][4], b[4][2];
+        unsigned a[MI][4], b[NJ][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < MI; ++i) {
             const unsigned *p = as + (wm + 16 * i + g) * rs + (k8 + t) * ks;
             a[i][0] = p[0], a[i][1] = p[8 * rs], a[i][2] = p[4 * ks], a[i][3] = p[8 * rs + 4 * ks];
         }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
+        for (int j = 0; j < NJ; ++j) {
             const unsigned *p = bs + (wn + 8 * j + g) * rs + (k8 + t) * ks;
             b[j][0] = p[0], b[j][1] = p[4 * ks];
         }
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < NJ; ++j)
                 mma_tf32(acc[i][j], a[i], b[j]);
     }
 }
 
-/* A thread's BWD_PER loaded elements into a tile, rounded to TF32: its
- * loads of V consecutive elements each, load e at first + e * step. */
-template <int V>
-__device__ __forceinline__ void store_tf32(unsigned *tile, const float v[BWD_PER], int first,
-                                           int step)
+/* A thread's PER loaded elements into a tile, rounded to TF32: its loads of
+ * V consecutive elements each, load e at first + e * step (with V = 4 one
+ * 16-byte store each: first and step are multiples of 4). */
+template <int V, int PER>
+__device__ __forceinline__ void store_tf32(unsigned *tile, const float v[PER], int first, int step)
 {
 #pragma unroll
-    for (int e = 0; e < BWD_PER / V; ++e)
+    for (int e = 0; e < PER / V; ++e) {
+        if (V == 4) {
+            const uint4 q = make_uint4(to_tf32(v[4 * e]), to_tf32(v[4 * e + 1]),
+                                       to_tf32(v[4 * e + 2]), to_tf32(v[4 * e + 3]));
+            *(uint4 *)(tile + first + e * step) = q;
+        } else {
 #pragma unroll
-        for (int i = 0; i < V; ++i)
-            tile[first + e * step + i] = to_tf32(v[e * V + i]);
+            for (int i = 0; i < V; ++i)
+                tile[first + e * step + i] = to_tf32(v[e * V + i]);
+        }
+    }
 }
 #endif
 
@@ -188,7 +205,7 @@ __global__ void __launch_bounds__(BWD_THREADS)
                                      float *__restrict__ dx, tc_shape g)
 {
 #if __CUDA_ARCH__ >= 800
-    __shared__ unsigned tiles[2][2][BWD_TILE]; /* [buffer][A, B] */
+    __shared__ __align__(16) unsigned tiles[2][2][BWD_TILE]; /* [buffer][A, B] */
     __shared__ tc_pixel pix[BWD_BM];
     const int ph = (int)blockIdx.z / g.stride_w, pw = (int)blockIdx.z % g.stride_w;
     tc_phase f;
@@ -227,18 +244,20 @@ __global__ void __launch_bounds__(BWD_THREADS)
     float va[BWD_PER], vb[BWD_PER], acc[2][4][4] = {};
     if (steps > 0) {
         dgrad_load<V>(va, vb, dy, w, g, f, pix, 0, kk, row);
-        store_tf32<V>(tiles[0][0], va, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
-        store_tf32<V>(tiles[0][1], vb, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
+        store_tf32<V, BWD_PER>(tiles[0][0], va, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
+        store_tf32<V, BWD_PER>(tiles[0][1], vb, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
     }
     __syncthreads();
     for (int st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more) /* step st + 1's loads in flight while the tensor cores work */
             dgrad_load<V>(va, vb, dy, w, g, f, pix, st + 1, kk, row);
-        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, BWD_LD_ROW, 1);
+        mma_step<2, 4>(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, BWD_LD_ROW, 1);
         if (more) {
-            store_tf32<V>(tiles[(st + 1) & 1][0], va, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
-            store_tf32<V>(tiles[(st + 1) & 1][1], vb, row * BWD_LD_ROW + kk, RS * BWD_LD_ROW);
+            store_tf32<V, BWD_PER>(tiles[(st + 1) & 1][0], va, row * BWD_LD_ROW + kk,
+                                   RS * BWD_LD_ROW);
+            store_tf32<V, BWD_PER>(tiles[(st + 1) & 1][1], vb, row * BWD_LD_ROW + kk,
+                                   RS * BWD_LD_ROW);
         }
         __syncthreads();
     }
@@ -283,12 +302,12 @@ typedef struct {
  * u, this thread's first term of the step, leaves as the next step's (16 on). */
 template <int V>
 __device__ __forceinline__ void
-wgrad_load(float va[BWD_PER], float vb[BWD_PER], const float *__restrict__ x,
+wgrad_load(float va[WG_PER], float vb[WG_PER], const float *__restrict__ x,
            const float *__restrict__ dy, const tc_shape &g, const tc_wload &l, tc_term &u)
 {
-    constexpr int KS = 2 * V; /* BWD_THREADS / (BWD_BM / V) */
+    constexpr int KS = WG_THREADS * V / WG_BM; /* 2 V terms between a thread's loads */
 #pragma unroll
-    for (int e = 0; e < BWD_PER / V; ++e) {
+    for (int e = 0; e < WG_PER / V; ++e) {
         const unsigned ih = u.oh * g.stride_h + l.dh, iw = u.ow * g.stride_w + l.dw;
         load_vec<V>(va + V * e, dy + u.t * g.k + l.k0 + l.col, u.t < l.t1 && l.k_ok);
         load_vec<V>(vb + V * e, x + ((u.n * g.h + ih) * g.w + iw) * g.c + l.c,
@@ -301,22 +320,22 @@ wgrad_load(float va[BWD_PER], float vb[BWD_PER], const float *__restrict__ x,
     }
 }
 
-/* wgrad, split blockIdx.z: output channels 64 blockIdx.y .. by columns
- * 64 blockIdx.x .. of (r, s, c), a sum over the terms (n, oh, ow) of
+/* wgrad, split blockIdx.z: output channels 128 blockIdx.y .. by columns
+ * 128 blockIdx.x .. of (r, s, c), a sum over the terms (n, oh, ow) of
  * [z chunk, (z + 1) chunk), into part z of out (dw itself for one split). */
 template <int V>
-__global__ void __launch_bounds__(BWD_THREADS)
+__global__ void __launch_bounds__(WG_THREADS)
     conv2d_backward_filter_tf32_kernel(const float *__restrict__ x, const float *__restrict__ dy,
                                        float *__restrict__ out, tc_shape g)
 {
 #if __CUDA_ARCH__ >= 800
-    __shared__ unsigned tiles[2][2][BWD_TILE];
+    __shared__ __align__(16) unsigned tiles[2][2][BWD_BK * WG_LD];
     const int tid = threadIdx.x;
-    const long long j0 = (long long)blockIdx.x * BWD_BN;
+    const long long j0 = (long long)blockIdx.x * WG_BM;
     const long long t0 = blockIdx.z * g.chunk;
     tc_wload l;
     l.t1 = t0 + g.chunk < g.npq ? t0 + g.chunk : g.npq;
-    l.col = tid % (BWD_BM / V) * V, l.kt = tid / (BWD_BM / V), l.k0 = blockIdx.y * BWD_BM;
+    l.col = tid % (WG_BM / V) * V, l.kt = tid / (WG_BM / V), l.k0 = blockIdx.y * WG_BM;
     l.k_ok = l.k0 + l.col < g.k, l.j_ok = j0 + l.col < g.crs;
     const int rs = l.j_ok ? (int)((j0 + l.col) / g.c) : 0; /* the tap, r S + s */
     l.c = (int)((j0 + l.col) % g.c);
@@ -325,22 +344,24 @@ __global__ void __launch_bounds__(BWD_THREADS)
     tc_term u; /* the thread's first term */
     u.t = t0 + l.kt, u.n = u.t / ((long long)g.p * g.q);
     u.oh = (int)(u.t % ((long long)g.p * g.q) / g.q), u.ow = (int)(u.t % g.q);
-    const int warp = tid / 32, lane = tid % 32, wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
-    float va[BWD_PER], vb[BWD_PER], acc[2][4][4] = {};
+    /* 8 warps, 2 along K by 4 along C*R*S, each 64 x 32 */
+    const int warp = tid / 32, lane = tid % 32, wm = (warp >> 2) * 64, wn = (warp & 3) * 32;
+    constexpr int KS = WG_THREADS * V / WG_BM; /* the terms between a thread's loads */
+    float va[WG_PER], vb[WG_PER], acc[4][4][4] = {};
     if (steps > 0) {
         wgrad_load<V>(va, vb, x, dy, g, l, u);
-        store_tf32<V>(tiles[0][0], va, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
-        store_tf32<V>(tiles[0][1], vb, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
+        store_tf32<V, WG_PER>(tiles[0][0], va, l.kt * WG_LD + l.col, KS * WG_LD);
+        store_tf32<V, WG_PER>(tiles[0][1], vb, l.kt * WG_LD + l.col, KS * WG_LD);
     }
     __syncthreads();
     for (long long st = 0; st < steps; ++st) {
         const bool more = st + 1 < steps;
         if (more)
             wgrad_load<V>(va, vb, x, dy, g, l, u);
-        mma_step(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, BWD_LD_K);
+        mma_step<4, 4>(acc, tiles[st & 1][0], tiles[st & 1][1], wm, wn, lane, 1, WG_LD);
         if (more) {
-            store_tf32<V>(tiles[(st + 1) & 1][0], va, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
-            store_tf32<V>(tiles[(st + 1) & 1][1], vb, l.kt * BWD_LD_K + l.col, 2 * V * BWD_LD_K);
+            store_tf32<V, WG_PER>(tiles[(st + 1) & 1][0], va, l.kt * WG_LD + l.col, KS * WG_LD);
+            store_tf32<V, WG_PER>(tiles[(st + 1) & 1][1], vb, l.kt * WG_LD + l.col, KS * WG_LD);
         }
         __syncthreads();
     }
@@ -349,7 +370,7 @@ __global__ void __launch_bounds__(BWD_THREADS)
     float *part = out + blockIdx.z * g.crs * g.k;
     const int gq = lane >> 2, tq = lane & 3;
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int jt = 0; jt < 4; ++jt)
 #pragma unroll
@@ -422,9 +443,9 @@ static conv_status validate(const conv_params *p, const float *a, const char *a_
 
 /* The kernel fits this GPU and can run TF32 here (compute capability 8.0
  * and code compiled for it: conv_tf32_available). */
-static conv_status tf32_available(const void *kernel, const char *name, conv_msg *msg)
+static conv_status tf32_available(const void *kernel, const char *name, int threads, conv_msg *msg)
 {
-    conv_status st = conv_kernel_fits(kernel, name, BWD_THREADS, 0, msg);
+    conv_status st = conv_kernel_fits(kernel, name, threads, 0, msg);
     return st == CONV_OK ? conv_tf32_available(kernel, "10c", msg) : st;
 }
 
@@ -451,8 +472,8 @@ extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const flo
     const bool vec = p->k % 4 == 0 && ((uintptr_t)d_dy | (uintptr_t)d_w) % 16 == 0;
     void (*kernel)(const float *, const float *, float *, tc_shape) =
         vec ? conv2d_backward_data_tf32_kernel<4> : conv2d_backward_data_tf32_kernel<1>;
-    if ((st = tf32_available((const void *)kernel, "conv2d_backward_data_tf32_kernel", msg)) !=
-        CONV_OK)
+    if ((st = tf32_available((const void *)kernel, "conv2d_backward_data_tf32_kernel", BWD_THREADS,
+                             msg)) != CONV_OK)
         return st;
     kernel<<<dim3((unsigned)m_tiles, (unsigned)c_tiles, (unsigned)phases), BWD_THREADS, 0,
              stream>>>(d_dy, d_w, d_dx, make_shape(p, 1));
@@ -468,7 +489,7 @@ extern "C" int conv2d_backward_filter_tf32_splits(const conv_params *p, int sm_c
     if (p == NULL || sm_count < 1 || conv_params_validate(p, &msg) != CONV_OK)
         return 1;
     const tc_shape g = make_shape(p, 1);
-    const long long tiles = (g.k + BWD_BM - 1) / BWD_BM * ((g.crs + BWD_BN - 1) / BWD_BN);
+    const long long tiles = (g.k + WG_BM - 1) / WG_BM * ((g.crs + WG_BM - 1) / WG_BM);
     const long long most = (g.npq + 8 * BWD_BK - 1) / (8 * BWD_BK);
     long long splits = (2LL * sm_count + tiles - 1) / tiles;
     splits = splits < most ? splits : most;
@@ -505,7 +526,7 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
                          "workspace_bytes (%zu) is below the %zu bytes that %d splits need",
                          workspace_bytes, need, splits);
     const tc_shape g = make_shape(p, splits);
-    const long long j_tiles = (g.crs + BWD_BN - 1) / BWD_BN, k_tiles = (g.k + BWD_BM - 1) / BWD_BM;
+    const long long j_tiles = (g.crs + WG_BM - 1) / WG_BM, k_tiles = (g.k + WG_BM - 1) / WG_BM;
     if (j_tiles > INT_MAX || k_tiles > BWD_MAX_GRID)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10c wgrad: %lld tiles of C*R*S or %lld of K exceed the grid", j_tiles,
@@ -514,14 +535,14 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
     const bool vec = p->k % 4 == 0 && p->c % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_dy) % 16 == 0;
     void (*kernel)(const float *, const float *, float *, tc_shape) =
         vec ? conv2d_backward_filter_tf32_kernel<4> : conv2d_backward_filter_tf32_kernel<1>;
-    if ((st = tf32_available((const void *)kernel, "conv2d_backward_filter_tf32_kernel", msg)) !=
-            CONV_OK ||
+    if ((st = tf32_available((const void *)kernel, "conv2d_backward_filter_tf32_kernel", WG_THREADS,
+                             msg)) != CONV_OK ||
         (st = conv_kernel_fits((const void *)conv2d_backward_filter_reduce_kernel,
                                "conv2d_backward_filter_reduce_kernel", CONV_BACKWARD_THREADS, 0,
                                msg)) != CONV_OK)
         return st;
-    kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), BWD_THREADS, 0,
-             stream>>>(d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
+    kernel<<<dim3((unsigned)j_tiles, (unsigned)k_tiles, (unsigned)splits), WG_THREADS, 0, stream>>>(
+        d_x, d_dy, splits > 1 ? d_workspace : d_dw, g);
     CONV_CHECK_LAUNCH("conv2d_backward_filter_tf32_kernel", msg);
     if (splits == 1)
         return CONV_OK;
