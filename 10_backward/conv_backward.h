@@ -48,16 +48,26 @@ conv_status conv2d_backward_filter_naive(const conv_params *p, const float *d_x,
                                          float *d_dw, int max_blocks, cudaStream_t stream,
                                          conv_msg *msg);
 
-/* 10b's block tile: TILE x TILE outputs, DEPTH deep, THREADS threads (4 x 4
- * outputs each). wgrad's split rule asks for at most RULE_MAX_SPLITS slices,
- * each at least MIN_SLICE_TILES tiles of DEPTH deep; a caller may ask for up
- * to MAX_SPLITS. */
-#define CONV_BACKWARD_IGEMM_TILE            64
-#define CONV_BACKWARD_IGEMM_DEPTH           16
-#define CONV_BACKWARD_IGEMM_THREADS         256
-#define CONV_BACKWARD_IGEMM_RULE_MAX_SPLITS 32
-#define CONV_BACKWARD_IGEMM_MIN_SLICE_TILES 8
-#define CONV_BACKWARD_IGEMM_MAX_SPLITS      4096
+/* 10b dgrad's block tile: TILE x TILE outputs, DEPTH deep, THREADS threads
+ * (4 x 4 outputs each). */
+#define CONV_BACKWARD_IGEMM_TILE    64
+#define CONV_BACKWARD_IGEMM_DEPTH   16
+#define CONV_BACKWARD_IGEMM_THREADS 256
+
+/* 10b wgrad's, step 06's 6f shape: WGRAD_BM (rows, k) x WGRAD_BN (columns,
+ * (r, s, c)) outputs, WGRAD_DEPTH deep, WGRAD_THREADS threads (8 x 8 outputs
+ * each), WGRAD_BLOCKS_PER_SM blocks per SM promised to the compiler. The
+ * split rule asks for two waves of blocks, at most RULE_MAX_SPLITS slices,
+ * each at least MIN_SLICE_TILES tiles of WGRAD_DEPTH deep; a caller may ask
+ * for up to MAX_SPLITS. */
+#define CONV_BACKWARD_IGEMM_WGRAD_BM            64
+#define CONV_BACKWARD_IGEMM_WGRAD_BN            128
+#define CONV_BACKWARD_IGEMM_WGRAD_DEPTH         16
+#define CONV_BACKWARD_IGEMM_WGRAD_THREADS       128
+#define CONV_BACKWARD_IGEMM_WGRAD_BLOCKS_PER_SM 3
+#define CONV_BACKWARD_IGEMM_RULE_MAX_SPLITS     64
+#define CONV_BACKWARD_IGEMM_MIN_SLICE_TILES     8
+#define CONV_BACKWARD_IGEMM_MAX_SPLITS          4096
 
 /* dx from dy and w as stride_h * stride_w implicit GEMMs, one per phase of
  * the stride (M = the phase's inputs, N = C, depth = its taps x K). Only
@@ -70,9 +80,9 @@ conv_status conv2d_backward_data_igemm(const conv_params *p, const float *d_dy, 
 size_t conv2d_backward_filter_igemm_workspace(const conv_params *p, int splits);
 
 /* The number of slices the rule picks for p on a GPU with sm_count SMs:
- * enough blocks for two per SM, at most RULE_MAX_SPLITS slices, each at
- * least MIN_SLICE_TILES tiles deep; 1 when the output tiles alone fill the
- * GPU (or for a NULL p, sm_count < 1). */
+ * enough blocks for two waves of WGRAD_BLOCKS_PER_SM per SM, at most
+ * RULE_MAX_SPLITS slices, each at least MIN_SLICE_TILES tiles deep; 1 when
+ * the output tiles alone fill the GPU (or for a NULL p, sm_count < 1). */
 int conv2d_backward_filter_igemm_splits(const conv_params *p, int sm_count);
 
 /* dw from x and dy as an implicit GEMM (M = K, N = C*R*S, depth = N*P*Q),

@@ -1,8 +1,9 @@
 /* Step 10, 10b: what its two implicit GEMMs share (conv_backward_10b_data.cu,
- * dgrad; conv_backward_10b_filter.cu, wgrad): the block tile, its inner
- * product over one shared tile, and the host's checks of the GEMM's
- * dimensions. Lesson: docs/10_backward.md, section "dgrad and wgrad as
- * implicit GEMMs". */
+ * dgrad; conv_backward_10b_filter.cu, wgrad): dgrad's block tile and its
+ * inner product over one shared tile (wgrad has its own, step 06's 6f shape,
+ * in its file; it shares THREADS for its reduction kernel), and the host's
+ * checks of the GEMM's dimensions. Lesson: docs/10_backward.md, section
+ * "dgrad and wgrad as implicit GEMMs". */
 #ifndef CONV_BACKWARD_10B_CUH
 #define CONV_BACKWARD_10B_CUH
 
@@ -55,7 +56,7 @@ static conv_status check_dims(const conv_params *p, long long rows, long long co
     return CONV_OK;
 }
 
-static long long tiles_of(long long n)
+static inline long long tiles_of(long long n)
 {
     return (n + TILE - 1) / TILE;
 }

@@ -355,14 +355,13 @@ static size_t igemm_table(conv_params *t)
     return n;
 }
 
-/* Every shape of the table in both layouts, each with every value of `args`
+/* Every shape of `table` in both layouts, each with every value of `args`
  * (10a's grid caps: one thread per element and grids of 1 and 3 blocks;
  * 10b wgrad's splits), exact on small integers; then within the bound on
  * floats with args[0]. */
-static void check_gpu_pass(pass which, version v, const int *args, int n_args)
+static void check_gpu_table(pass which, version v, const conv_params *table, size_t count,
+                            const int *args, int n_args)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_STRIDED + N_IGEMM];
-    size_t count = v == NAIVE ? shape_table(table) : igemm_table(table);
     for (int layout = 0; layout < 2; ++layout)
         for (size_t i = 0; i < count; ++i) {
             conv_params p = table[i];
@@ -391,6 +390,14 @@ static void check_gpu_pass(pass which, version v, const int *args, int n_args)
             free_tensors(&t);
             free(got);
         }
+}
+
+/* The shape table (10a) or the 10b table, as check_gpu_table. */
+static void check_gpu_pass(pass which, version v, const int *args, int n_args)
+{
+    conv_params table[CONV_USUAL_SHAPES + N_STRIDED + N_IGEMM];
+    size_t count = v == NAIVE ? shape_table(table) : igemm_table(table);
+    check_gpu_table(which, v, table, count, args, n_args);
 }
 
 static const int naive_grids[3] = {0, 1, 3};
@@ -465,11 +472,83 @@ Test(gpu_backward_filter_igemm, matches_the_reference_with_every_split_count)
     check_gpu_pass(WGRAD, IGEMM, splits, 6);
 }
 
-/* The depth tiles of wgrad's GEMM: ceil(N*P*Q / DEPTH). */
+/* The paths of wgrad's 64 x 128 tile (conv_backward_10b_filter.cu), each
+ * shape in both layouts (NCHW always loads one float at a time) with the
+ * rule, one slice, 2 and 3 slices, and 40, more than the depth tiles of
+ * every shape here, so that some slices are empty. */
+Test(gpu_backward_filter_igemm, matches_the_reference_on_every_path_of_its_tile)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const conv_params table[] = {
+        /* float4 (NHWC, C and K multiples of 4): K = 136 and C*R*S = 180 past
+         * one tile, depth 126 not a multiple of 16 */
+        conv_shape(2, 20, 9, 7, 136, 3, 3, 1, 1, 1),
+        /* float4, C = 132: one tap spans two column tiles */
+        conv_shape(1, 132, 5, 6, 8, 2, 3, 1, 1, 1),
+        /* float4 with padding 2, stride 2 and dilation 2 */
+        conv_shape(3, 12, 15, 13, 68, 3, 3, 2, 2, 2),
+        /* scalar: C = 7, so a group of 4 columns spans two taps */
+        conv_shape(2, 7, 10, 11, 72, 3, 3, 1, 1, 1),
+        /* scalar: K = 66, C a multiple of 4 */
+        conv_shape(1, 16, 13, 9, 66, 3, 2, 0, 1, 1),
+        /* K = 4 and C*R*S = 4, both below one tile (float4) */
+        conv_shape(2, 4, 6, 6, 4, 1, 1, 0, 1, 1),
+        /* C = 1, K = 3 (scalar), 1x1 filter */
+        conv_shape(1, 1, 5, 3, 3, 1, 1, 0, 1, 1),
+        /* Q = 1: a step of 16 depth rows carries whole output rows */
+        conv_shape(3, 8, 17, 1, 8, 3, 1, 1, 1, 1),
+        /* P*Q = 6 < 16: a step of 16 crosses two images and a row */
+        conv_shape(9, 4, 2, 3, 4, 1, 1, 0, 1, 1),
+    };
+    const int splits[5] = {0, 1, 2, 3, 40};
+    check_gpu_table(WGRAD, IGEMM, table, sizeof table / sizeof table[0], splits, 5);
+}
+
+/* The float4 path needs x and dy on 16-byte boundaries: with either one
+ * `shift` floats past its (256-byte-aligned) allocation, the launcher must
+ * take the scalar path, and the result must not change. */
+Test(gpu_backward_filter_igemm, falls_back_to_scalar_loads_for_unaligned_tensors)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(2, 12, 9, 8, 20, 3, 3, 1, 1, 1); /* float4 when aligned */
+    p.layout = CONV_LAYOUT_NHWC;
+    size_t nx = conv_input_elems(&p), ny = conv_output_elems(&p), nw = conv_filter_elems(&p);
+    tensors t = gradients_of(&p, 41, 1); /* small integers: exact */
+    float *got = malloc(nw * sizeof *got);
+    cr_assert(got != NULL);
+    const int shifts[4][2] = {{0, 0}, {1, 0}, {0, 2}, {3, 1}}; /* x, dy */
+    for (int i = 0; i < 4; ++i) {
+        conv_msg msg = {{0}};
+        float *d_x = conv_test_device_output(nx + 4, "x"),
+              *d_dy = conv_test_device_output(ny + 4, "dy");
+        CONV_ASSERT_OK(conv_device_upload(d_x + shifts[i][0], t.x, nx, &msg), msg);
+        CONV_ASSERT_OK(conv_device_upload(d_dy + shifts[i][1], t.dy, ny, &msg), msg);
+        float *d_dw = conv_test_device_output(nw, "dw");
+        size_t ws = conv2d_backward_filter_igemm_workspace(&p, 2);
+        float *d_ws = conv_test_device_output(ws / sizeof(float), "workspace");
+        CONV_ASSERT_OK(conv2d_backward_filter_igemm(&p, d_x + shifts[i][0], d_dy + shifts[i][1],
+                                                    d_dw, 2, d_ws, ws, 0, &msg),
+                       msg);
+        CONV_ASSERT_OK(conv_device_download(got, d_dw, nw, &msg), msg);
+        conv_test_assert_canary(d_dw, nw, "10b wgrad, x and dy shifted by %d and %d", shifts[i][0],
+                                shifts[i][1]);
+        for (size_t e = 0; e < nw; ++e)
+            cr_assert_eq(got[e], t.dw[e], "wgrad with x, dy shifted by %d, %d: [%zu] = %g, want %g",
+                         shifts[i][0], shifts[i][1], e, got[e], t.dw[e]);
+        conv_device_free(d_x);
+        conv_device_free(d_dy);
+        conv_device_free(d_dw);
+        conv_device_free(d_ws);
+    }
+    free_tensors(&t);
+    free(got);
+}
+
+/* The depth tiles of wgrad's GEMM: ceil(N*P*Q / WGRAD_DEPTH). */
 static int depth_tiles(const conv_params *p)
 {
     long long depth = (long long)p->n * conv_out_h(p) * conv_out_w(p);
-    return (int)((depth + CONV_BACKWARD_IGEMM_DEPTH - 1) / CONV_BACKWARD_IGEMM_DEPTH);
+    return (int)((depth + CONV_BACKWARD_IGEMM_WGRAD_DEPTH - 1) / CONV_BACKWARD_IGEMM_WGRAD_DEPTH);
 }
 
 Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_run)
@@ -580,11 +659,13 @@ Test(backward_igemm_validation, the_workspace_holds_one_partial_filter_per_split
 
 Test(backward_igemm_validation, the_split_rule_fills_the_gpu_with_slices_not_too_thin)
 {
-    /* the HPC101 lab's problem: 2 x 18 tiles of 64 x 64, two blocks per SM on
-     * 132 SMs need ceil(264 / 36) = 8 slices of 1.28 million terms / 8 */
+    /* the HPC101 lab's problem: 2 x 9 tiles of 64 x 128; two waves of 3
+     * blocks per SM on 132 SMs need ceil(792 / 18) = 44 slices of 1.28
+     * million terms / 44 */
     conv_params lab = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
-    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 132), 8);
-    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 18), 1); /* 36 tiles fill 18 SMs */
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 132), 44);
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 3), 1); /* 18 tiles: 2 waves on 3 SMs */
+    cr_assert_eq(conv2d_backward_filter_igemm_splits(&lab, 4), 2); /* 24 blocks: 2 slices */
     /* one output tile and a long sum: capped at RULE_MAX_SPLITS */
     conv_params thin = conv_shape(1, 1, 1000, 1000, 1, 1, 1, 0, 1, 1);
     cr_assert_eq(conv2d_backward_filter_igemm_splits(&thin, 132),
