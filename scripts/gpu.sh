@@ -95,7 +95,8 @@ results() {
       echo "08_cutlass_nhwc.csv 08_tensor_cores --layout nhwc $cutlass"
       echo "08_gemm_4096.csv 08_gemm"
       echo "08_gemm_lab.csv 08_gemm --m 1280000 --n 128 --k 1152" ;;
-  10) echo "10_cutlass_nhwc.csv 10_backward --problem cutlass-nhwc --repeat 3 --cudnn-budget 800" ;;
+  10) echo "10_cutlass_nhwc.csv 10_backward --problem cutlass-nhwc --pass all --repeat 5 --cudnn-budget 1000"
+      echo "10_hpc101_nhwc.csv 10_backward --problem hpc101-nhwc --pass all --repeat 5 --cudnn-budget 1000" ;;
   esac
 }
 
@@ -146,6 +147,11 @@ while [ $# -gt 0 ]; do
         "$bin/$program" $args --csv "$RESULTS/$csv" >"$LOGS/${csv%.csv}.log" 2>&1 || status=1
         grep -vE "^(#|$)" "$LOGS/${csv%.csv}.log" | tail -14
       done < <(results "$step")
+      if [ "$step" = 10 ]; then # PyTorch's gradients beside step 10's rows
+        for problem in cutlass-nhwc hpc101-nhwc; do
+          torch_beside "torch_10_${problem//-/_}.csv" --problem "$problem" --pass all
+        done
+      fi
     done ;;
   ncu)
     problem=$1 step=$2 kernel=$3
