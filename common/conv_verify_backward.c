@@ -157,21 +157,44 @@ size_t conv_backward_filter_depth(const conv_params *p)
     return (size_t)p->n * conv_out_h(p) * conv_out_w(p);
 }
 
+static void coords_of(size_t (*offset)(const conv_params *, int, int, int, int),
+                      const conv_params *p, const int dims[4], size_t at, int idx[4]);
+
+/* The tolerance of the gradient's element at offset `at`: opts' own
+ * function of its indices ((n, c, ih, iw) of dx, (k, c, r, s) of dw) where
+ * it has one, else factor * gamma_depth * sum|products|. */
+static double tolerance_at(const conv_params *p, int dgrad, conv_verify_opts opts, size_t at,
+                           double gamma, double mag)
+{
+    if (opts.point_tol == NULL)
+        return opts.bound_factor * gamma * mag;
+    int idx[4];
+    if (dgrad) {
+        const int dims[4] = {p->n, p->c, p->h, p->w};
+        coords_of(conv_input_offset, p, dims, at, idx);
+    } else {
+        const int dims[4] = {p->k, p->c, p->r, p->s};
+        coords_of(conv_filter_offset, p, dims, at, idx);
+    }
+    return opts.point_tol(opts.point_ctx, idx[0], idx[1], idx[2], idx[3]);
+}
+
 /* got against the double sums, within each element's tolerance; no
  * coordinates (the report's output coordinates name y's elements, not x's
  * or w's). */
-static conv_verify_report verify(const conv_params *p, gradient_sums sums, const float *a,
-                                 const float *b, const float *got, size_t count, size_t depth,
-                                 conv_verify_opts opts)
+static conv_verify_report verify(const conv_params *p, int dgrad, gradient_sums sums,
+                                 const float *a, const float *b, const float *got, size_t count,
+                                 size_t depth, conv_verify_opts opts)
 {
     double *want = malloc(count * sizeof *want), *mag = malloc(count * sizeof *mag);
     conv_verify_report rep = conv_report_init();
     if (want && mag) {
         sums(p, a, b, want, mag);
         int exact = opts.mode == CONV_VERIFY_EXACT;
+        double gamma = conv_gamma(depth);
         for (size_t i = 0; i < count; ++i)
             conv_report_add(&rep, i, got[i], want[i],
-                            opts.bound_factor * conv_gamma(depth) * mag[i], exact);
+                            tolerance_at(p, dgrad, opts, i, gamma, mag[i]), exact);
     }
     conv_report_finish(&rep); /* no element checked: not passed */
     free(want);
@@ -182,7 +205,7 @@ static conv_verify_report verify(const conv_params *p, gradient_sums sums, const
 conv_verify_report conv_backward_data_verify(const conv_params *p, const float *dy, const float *w,
                                              const float *got, conv_verify_opts opts)
 {
-    return verify(p, conv_backward_data_double, dy, w, got, conv_input_elems(p),
+    return verify(p, 1, conv_backward_data_double, dy, w, got, conv_input_elems(p),
                   conv_backward_data_depth(p), opts);
 }
 
@@ -190,7 +213,7 @@ conv_verify_report conv_backward_filter_verify(const conv_params *p, const float
                                                const float *dy, const float *got,
                                                conv_verify_opts opts)
 {
-    return verify(p, conv_backward_filter_double, x, dy, got, conv_filter_elems(p),
+    return verify(p, 0, conv_backward_filter_double, x, dy, got, conv_filter_elems(p),
                   conv_backward_filter_depth(p), opts);
 }
 
@@ -225,7 +248,9 @@ conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const floa
     int exact = opts.mode == CONV_VERIFY_EXACT;
     conv_verify_report rep = conv_report_init();
     for (size_t i = 0; i < count; ++i)
-        conv_report_add(&rep, i, got[i], ref[i], opts.bound_factor * gamma * ref_abs[i], exact);
+        conv_report_add(&rep, i, got[i], ref[i],
+                        tolerance_at(p, p->pass == CONV_PASS_DGRAD, opts, i, gamma, ref_abs[i]),
+                        exact);
     conv_report_finish(&rep);
     return rep;
 }
@@ -284,7 +309,7 @@ conv_verify_report conv_pass_verify_sampled(const conv_params *p, const float *x
             coords_of(conv_filter_offset, p, dims, at, idx);
             conv_backward_filter_point(p, x, dy, idx[0], idx[1], idx[2], idx[3], &want, &mag);
         }
-        conv_report_add(&rep, at, got[at], want, opts.bound_factor * gamma * mag,
+        conv_report_add(&rep, at, got[at], want, tolerance_at(p, dgrad, opts, at, gamma, mag),
                         opts.mode == CONV_VERIFY_EXACT);
     }
     conv_report_finish(&rep);

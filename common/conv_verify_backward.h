@@ -44,7 +44,10 @@ size_t conv_backward_data_depth(const conv_params *p);
 size_t conv_backward_filter_depth(const conv_params *p);
 
 /* A float dx (or dw) against the double sums: exactly, or within
- * opts.bound_factor * gamma_depth * sum|term| per element. */
+ * opts.bound_factor * gamma_depth * sum|term| per element, or within
+ * opts.point_tol(ctx, a, b, c, d) (conv_verify_pointwise) called with the
+ * element's indices: (n, c, ih, iw) of dx, (k, c, r, s) of dw. The same
+ * three modes hold for the functions below. */
 conv_verify_report conv_backward_data_verify(const conv_params *p, const float *dy, const float *w,
                                              const float *got, conv_verify_opts opts);
 conv_verify_report conv_backward_filter_verify(const conv_params *p, const float *x,
@@ -62,7 +65,7 @@ size_t conv_pass_depth(const conv_params *p);
 void conv_pass_reference_double(const conv_params *p, const float *x, const float *w,
                                 const float *dy, double *ref, double *abs_sum);
 /* A float output against that reference computed beforehand (forward:
- * conv_verify_precomputed, with opts' pointwise tolerance if it has one). */
+ * conv_verify_precomputed). */
 conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const float *got,
                                                 const double *ref, const double *ref_abs,
                                                 conv_verify_opts opts);

@@ -239,6 +239,67 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
     }
 }
 
+/* A tolerance of each element's own: 0.75 at the indices (1, 2, 2, 1), 0.25
+ * elsewhere; it counts its calls and those at that element. */
+typedef struct {
+    int calls, at_the_point;
+} point_probe;
+
+static double tol_of_point(const void *ctx, int a, int b, int c, int d)
+{
+    point_probe *probe = (point_probe *)ctx;
+    int here = a == 1 && b == 2 && c == 2 && d == 1;
+    probe->calls++;
+    probe->at_the_point += here;
+    return here ? 0.75 : 0.25;
+}
+
+Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
+{
+    for (int layout = 0; layout < 2; ++layout) {
+        conv_params p = conv_shape(2, 3, 5, 4, 4, 3, 3, 1, 1, 1);
+        p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        tensors t = gradients_of(&p, 91, 0);
+        for (int dgrad = 0; dgrad < 2; ++dgrad) {
+            conv_params q = p;
+            q.pass = dgrad ? CONV_PASS_DGRAD : CONV_PASS_WGRAD;
+            float *got = dgrad ? t.dx : t.dw;
+            size_t total = dgrad ? conv_input_elems(&q) : conv_filter_elems(&q);
+            size_t at =
+                dgrad ? conv_input_offset(&q, 1, 2, 2, 1) : conv_filter_offset(&q, 1, 2, 2, 1);
+            double *ref = malloc(total * sizeof *ref), *mag = malloc(total * sizeof *mag);
+            cr_assert(ref && mag);
+            conv_pass_reference_double(&q, t.x, t.w, t.dy, ref, mag);
+            got[at] += 0.5f; /* within 0.75 there, far outside the dot product's bound */
+            point_probe probe = {0, 0};
+            conv_verify_opts own = conv_verify_pointwise(tol_of_point, &probe);
+            conv_verify_report full = dgrad ? conv_backward_data_verify(&q, t.dy, t.w, got, own)
+                                            : conv_backward_filter_verify(&q, t.x, t.dy, got, own);
+            conv_verify_report pre = conv_pass_verify_precomputed(&q, got, ref, mag, own);
+            conv_verify_report sampled =
+                conv_pass_verify_sampled(&q, t.x, t.w, t.dy, got, total, 5, own);
+            cr_assert(full.passed && pre.passed && sampled.passed, "%s, %s: %zu %zu %zu",
+                      dgrad ? "dgrad" : "wgrad", conv_shape_name(&q), full.mismatches,
+                      pre.mismatches, sampled.mismatches);
+            cr_assert_geq(probe.calls, 3 * (int)total - 2);
+            cr_assert_geq(probe.at_the_point, 2, "the element's indices were never asked");
+            /* the same error where the tolerance is 0.25: caught by each */
+            got[at] -= 0.5f;
+            got[0] += 0.5f;
+            pre = conv_pass_verify_precomputed(&q, got, ref, mag, own);
+            full = dgrad ? conv_backward_data_verify(&q, t.dy, t.w, got, own)
+                         : conv_backward_filter_verify(&q, t.x, t.dy, got, own);
+            cr_assert(!full.passed && !pre.passed && full.first_index == 0 &&
+                          full.first_tol == 0.25,
+                      "%s: a planted error went unseen", dgrad ? "dgrad" : "wgrad");
+            got[0] -= 0.5f;
+            free(ref);
+            free(mag);
+        }
+        free_tensors(&t);
+    }
+}
+
 Test(cpu_backward, the_depth_counts_only_the_taps_that_reach_an_output)
 {
     conv_params p = conv_shape(2, 3, 9, 9, 4, 3, 3, 1, 1, 1);
