@@ -1,13 +1,16 @@
 #include "backward_rows.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv_backward.h"
+#include "conv_backward_cpu.h"
 #include "conv_cuda.h"
 #include "conv_verify_backward.h"
 #include "tc_host.h"
 #include "tensor_cores.h"
+#include "winograd.h"
 
 /* The adapters the rows hand to the harness (conv_gpu_grad; ctx unused):
  * dgrad writes d_x from dy (in d_y) and d_w, wgrad d_w from d_x and dy. */
@@ -129,11 +132,18 @@ typedef struct {
     conv_backward_forward_kernel which;
     float *d_workspace;
     size_t bytes;
+    /* 7b's tolerance: Winograd's bound of the forward problem f, from dy
+     * and the flipped filter (h_wf), for every element or one at a time */
+    conv_params f;
+    const float *h_dy;
+    float *h_wf;
+    double *bound;
 } flip_run;
 
-static flip_run flip_6f = {CONV_BACKWARD_FORWARD_6F, NULL, 0};
-static flip_run flip_8b = {CONV_BACKWARD_FORWARD_8B, NULL, 0};
-static flip_run flip_8e = {CONV_BACKWARD_FORWARD_8E, NULL, 0};
+static flip_run flip_6f = {.which = CONV_BACKWARD_FORWARD_6F};
+static flip_run flip_7b = {.which = CONV_BACKWARD_FORWARD_7B};
+static flip_run flip_8b = {.which = CONV_BACKWARD_FORWARD_8B};
+static flip_run flip_8e = {.which = CONV_BACKWARD_FORWARD_8E};
 
 static conv_status dgrad_forward(void *ctx, const conv_params *p, float *d_x, float *d_w,
                                  float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -146,7 +156,7 @@ static conv_status dgrad_forward(void *ctx, const conv_params *p, float *d_x, fl
 static conv_status flip_setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
     flip_run *f = ctx;
-    f->bytes = conv2d_backward_data_forward_workspace(&pb->p);
+    f->bytes = conv2d_backward_data_forward_workspace(&pb->p, f->which);
     f->d_workspace = NULL;
     return conv_device_alloc(&f->d_workspace, f->bytes / sizeof(float), "10d's flipped filter",
                              msg);
@@ -158,6 +168,8 @@ static void flip_teardown(void *ctx)
     conv_device_free(f->d_workspace);
     f->d_workspace = NULL;
     f->bytes = 0;
+    free(f->h_wf), free(f->bound);
+    f->h_wf = NULL, f->bound = NULL, f->h_dy = NULL;
 }
 
 /* Stride 1, a padding the flipped filter can take, NHWC (the forward
@@ -171,6 +183,8 @@ static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
     conv_status st = conv2d_backward_data_forward_params(p, &fwd, msg);
     if (st != CONV_OK)
         return st;
+    if (f->which == CONV_BACKWARD_FORWARD_7B) /* either layout */
+        return wino_supports(&fwd, WINO_F4, msg);
     if (p->layout != CONV_LAYOUT_NHWC)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10d runs the NHWC forward kernels of steps 06 and 08, got NCHW");
@@ -192,13 +206,50 @@ static conv_status xtrunc_bound(void *ctx, const conv_gpu_problem *pb, conv_veri
     return CONV_OK;
 }
 
+/* 7b's tolerance at dx[n][c][ih][iw]: Winograd's bound (step 07) at the
+ * forward problem's output (n, c, ih, iw), from the table when every
+ * element is verified, else from its tile alone. */
+static double wino_bound_at(const void *ctx, int n, int c, int ih, int iw)
+{
+    const flip_run *f = ctx;
+    if (f->bound != NULL)
+        return f->bound[conv_output_offset(&f->f, n, c, ih, iw)];
+    return wino_error_bound_point(&f->f, WINO_F4, f->h_dy, f->h_wf, n, c, ih, iw);
+}
+
+static conv_status wino_bound(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
+                              conv_msg *msg)
+{
+    flip_run *f = ctx;
+    free(f->h_wf), free(f->bound);
+    f->h_wf = NULL, f->bound = NULL;
+    conv_status st = conv2d_backward_data_forward_params(&pb->p, &f->f, msg);
+    if (st != CONV_OK)
+        return st;
+    f->h_dy = pb->h_y; /* dgrad's dy lives in y's buffer */
+    f->h_wf = malloc(conv_filter_elems(&pb->p) * sizeof *f->h_wf);
+    if (pb->full_verify)
+        f->bound = malloc(conv_input_elems(&pb->p) * sizeof *f->bound);
+    if (f->h_wf == NULL || (pb->full_verify && f->bound == NULL))
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                         "out of host memory for Winograd's error bound");
+    conv2d_backward_data_flip_filter_cpu(&pb->p, &f->f, pb->h_w, f->h_wf);
+    if (pb->full_verify &&
+        (st = wino_error_bound(&f->f, WINO_F4, f->h_dy, f->h_wf, f->bound, msg)) != CONV_OK)
+        return st;
+    *opts = conv_verify_pointwise(wino_bound_at, f);
+    return CONV_OK;
+}
+
 static conv_row flip_row(const char *name, flip_run *f)
 {
     conv_row r = conv_row_grad(name, "10d", CONV_PASS_DGRAD, dgrad_forward, f);
     r.check = flip_check;
     r.setup = flip_setup;
     r.teardown = flip_teardown;
-    if (f->which != CONV_BACKWARD_FORWARD_6F) {
+    if (f->which == CONV_BACKWARD_FORWARD_7B)
+        r.tolerance = wino_bound;
+    else if (f->which != CONV_BACKWARD_FORWARD_6F) {
         r.cls = CONV_CLASS_TF32;
         r.tolerance = f->which == CONV_BACKWARD_FORWARD_8B ? tf32_bound : xtrunc_bound;
     }
@@ -226,6 +277,7 @@ int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows,
         conv_row_grad("10c dgrad TF32 tensor cores", "10c", CONV_PASS_DGRAD, dgrad_tf32, NULL),
         split_row("10c wgrad TF32 tensor cores, split-K", "10c", wgrad_tf32, &tf32_split),
         flip_row("10d dgrad = forward 6f", &flip_6f),
+        flip_row("10d dgrad = forward 7b", &flip_7b),
         flip_row("10d dgrad = forward 8b", &flip_8b),
         flip_row("10d dgrad = forward 8e", &flip_8e),
     };

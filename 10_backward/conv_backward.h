@@ -125,14 +125,16 @@ conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x, 
  * axis, the same dilation, stride 1. Lesson: docs/10_backward.md, section
  * "dgrad as a forward convolution (10d)". */
 
-/* The forward kernel that runs it: step 06's 6f (FP32, NHWC), step 08's 8b
- * (mma.sync TF32, NHWC, compute capability 8.0) or 8e (wgmma fed by TMA,
- * dy truncated to TF32 as 8e truncates x; NHWC, compute capability 9.0 and
- * sm_90a code). */
+/* The forward kernel that runs it: step 06's 6f (FP32, NHWC), step 07's 7b
+ * (Winograd F(4x4, 3x3), FP32 data, 3x3 filters without dilation, both
+ * layouts), step 08's 8b (mma.sync TF32, NHWC, compute capability 8.0) or
+ * 8e (wgmma fed by TMA, dy truncated to TF32 as 8e truncates x; NHWC,
+ * compute capability 9.0 and sm_90a code). */
 typedef enum {
     CONV_BACKWARD_FORWARD_6F = 0,
     CONV_BACKWARD_FORWARD_8B,
     CONV_BACKWARD_FORWARD_8E,
+    CONV_BACKWARD_FORWARD_7B,
     CONV_BACKWARD_FORWARD_COUNT
 } conv_backward_forward_kernel;
 
@@ -144,10 +146,14 @@ typedef enum {
 conv_status conv2d_backward_data_forward_params(const conv_params *p, conv_params *fwd,
                                                 conv_msg *msg);
 
-/* The workspace conv2d_backward_data_forward() needs, in bytes, whichever
- * kernel runs it: the flipped filter (K*C*R*S floats, rounded up to 64) and,
- * for 8b, its copy as KRSC; 0 for an invalid (or NULL) p. */
-size_t conv2d_backward_data_forward_workspace(const conv_params *p);
+/* The workspace conv2d_backward_data_forward() needs with kernel `which`, in
+ * bytes: the flipped filter (K*C*R*S floats, rounded up to 64), then for 8b
+ * its copy as KRSC, for 7b Winograd's U, V and M (wino_workspace_elems of
+ * the forward problem); 0 for an invalid (or NULL) p or an unknown which,
+ * and 7b's flipped filter alone where the forward problem is no convolution
+ * 7b runs. */
+size_t conv2d_backward_data_forward_workspace(const conv_params *p,
+                                              conv_backward_forward_kernel which);
 
 /* w' of p's filter into d_wf (K*C*R*S floats, not d_w), in p's layout:
  * NCHW w'[c][k][r][s] = w[k][c][R-1-r][S-1-s], NHWC w'[r][s][k][c] =

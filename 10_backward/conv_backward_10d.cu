@@ -5,7 +5,8 @@
  * padded by pad' = dil*(R-1) - pad per axis, with the same dilation and
  * stride 1; its output is exactly H x W. So the fastest forward kernels of
  * the course compute dgrad unchanged: step 06's 6f (FP32 implicit GEMM),
- * step 08's 8b (mma.sync TF32) and 8e (wgmma fed by TMA, Hopper). The price
+ * step 07's 7b (Winograd F(4x4, 3x3)), step 08's 8b (mma.sync TF32) and 8e
+ * (wgmma fed by TMA, Hopper). The price
  * is one pass over the filter (K*C*R*S floats) into a workspace before each
  * run. A stride > 1 does not fit: dx is then no convolution of dy but the
  * interleaving of one per stride phase (10b). Lesson: docs/10_backward.md,
@@ -20,6 +21,7 @@
 #include "conv_im2col_gemm.h"
 #include "gemm.h"
 #include "tensor_cores.h"
+#include "winograd.h"
 
 /* excerpt: flip filter */
 /* w' from w, one element of w' per thread (a grid-stride loop), walked in
@@ -90,21 +92,40 @@ extern "C" conv_status conv2d_backward_data_forward_params(const conv_params *p,
 }
 /* excerpt end: forward params */
 
-/* w' first, then (8b) room for 8b's own copy of it as KRSC, 256 bytes on
- * so that both start 16-byte aligned. */
+/* w' first, then what the kernel needs after it (8b: its own copy of w' as
+ * KRSC; 7b: U, V and M), 256 bytes on so that both start 16-byte aligned. */
 static size_t flip_elems(const conv_params *p)
 {
     const size_t n = conv_filter_elems(p);
     return (n + 63) / 64 * 64;
 }
 
-extern "C" size_t conv2d_backward_data_forward_workspace(const conv_params *p)
+/* The floats after w' that `which` needs: 8b's copy of it as KRSC, 7b's U,
+ * V and M (for a forward problem 7b runs). */
+static size_t extra_elems(const conv_params *p, conv_backward_forward_kernel which)
+{
+    conv_params f;
+    conv_msg msg;
+    if (which == CONV_BACKWARD_FORWARD_8B)
+        return conv_filter_elems(p);
+    if (which == CONV_BACKWARD_FORWARD_7B &&
+        conv2d_backward_data_forward_params(p, &f, &msg) == CONV_OK &&
+        wino_supports(&f, WINO_F4, &msg) == CONV_OK)
+        return wino_workspace_elems(&f, WINO_F4);
+    return 0;
+}
+
+extern "C" size_t conv2d_backward_data_forward_workspace(const conv_params *p,
+                                                         conv_backward_forward_kernel which)
 {
     conv_msg msg;
-    if (p == NULL || conv_params_validate(p, &msg) != CONV_OK)
+    if (p == NULL || conv_params_validate(p, &msg) != CONV_OK || (int)which < 0 ||
+        which >= CONV_BACKWARD_FORWARD_COUNT)
         return 0;
-    const size_t n = flip_elems(p) + conv_filter_elems(p);
-    return n > SIZE_MAX / sizeof(float) ? SIZE_MAX : n * sizeof(float);
+    const size_t n = flip_elems(p), extra = extra_elems(p, which);
+    if (extra > SIZE_MAX / sizeof(float) - n)
+        return SIZE_MAX;
+    return (n + extra) * sizeof(float);
 }
 
 /* The transform's launch, for a p whose filter has been checked. */
@@ -141,7 +162,7 @@ extern "C" conv_status conv2d_backward_data_flip_filter(const conv_params *p, co
 }
 
 static const char *const kernel_names[CONV_BACKWARD_FORWARD_COUNT] = {
-    "6f implicit GEMM", "8b mma.sync TF32", "8e wgmma TF32, TMA"};
+    "6f implicit GEMM", "8b mma.sync TF32", "8e wgmma TF32, TMA", "7b Winograd F(4x4, 3x3)"};
 
 /* Whether the forward kernel runs the forward problem f here, asked before
  * anything is launched (what its own launcher would refuse). */
@@ -149,6 +170,8 @@ static conv_status forward_runs(const conv_params *f, conv_backward_forward_kern
                                 const float *d_dy, const float *d_wf, const float *d_dx,
                                 conv_msg *msg)
 {
+    if (which == CONV_BACKWARD_FORWARD_7B) /* either layout; 3x3, no dilation */
+        return wino_check(f, WINO_F4, SIZE_MAX, msg);
     if (f->layout != CONV_LAYOUT_NHWC)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10d runs the NHWC forward kernel %s (dy[N][P][Q][K], w[R][S][C][K]): "
@@ -177,12 +200,12 @@ conv2d_backward_data_forward(const conv_params *p, conv_backward_forward_kernel 
     if (st != CONV_OK)
         return st;
     if ((int)which < 0 || which >= CONV_BACKWARD_FORWARD_COUNT)
-        return conv_fail(msg, CONV_ERR_INVALID, "which must be 6f, 8b or 8e (0, 1 or 2), got %d",
-                         (int)which);
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "which must be 6f, 8b, 8e or 7b (0, 1, 2 or 3), got %d", (int)which);
     conv_params f;
     if ((st = conv2d_backward_data_forward_params(p, &f, msg)) != CONV_OK)
         return st;
-    const size_t need = conv2d_backward_data_forward_workspace(p);
+    const size_t need = conv2d_backward_data_forward_workspace(p, which);
     if (d_workspace == NULL)
         return conv_fail(msg, CONV_ERR_INVALID,
                          "invalid pointer: d_workspace is NULL; 10d needs %zu bytes for the "
@@ -200,6 +223,9 @@ conv2d_backward_data_forward(const conv_params *p, conv_backward_forward_kernel 
         return st;
     if (which == CONV_BACKWARD_FORWARD_6F)
         return conv2d_implicit_gemm(&f, d_dy, d_wf, d_dx, stream, msg);
+    if (which == CONV_BACKWARD_FORWARD_7B) /* U, V and M after w' */
+        return conv2d_winograd(&f, WINO_F4, d_dy, d_wf, d_dx, d_workspace + flip_elems(p),
+                               wino_workspace_elems(&f, WINO_F4), stream, msg);
     if (which == CONV_BACKWARD_FORWARD_8B) /* 8b copies w' as KRSC after it */
         return conv2d_tc_mma(&f, TC_TF32, d_dy, d_wf, d_dx, d_workspace + flip_elems(p),
                              conv2d_tc_mma_workspace_elems(&f), stream, msg);

@@ -53,3 +53,14 @@ conv_status conv2d_backward_filter_cpu(const conv_params *p, const float *h_x, c
         return st;
     return rounded(p, conv_backward_filter_double, h_x, h_dy, h_dw, conv_filter_elems(p), msg);
 }
+
+void conv2d_backward_data_flip_filter_cpu(const conv_params *p, const conv_params *f,
+                                          const float *h_w, float *h_wf)
+{
+    for (int k = 0; k < p->k; ++k)
+        for (int c = 0; c < p->c; ++c)
+            for (int r = 0; r < p->r; ++r)
+                for (int s = 0; s < p->s; ++s)
+                    h_wf[conv_filter_offset(f, c, k, r, s)] =
+                        h_w[conv_filter_offset(p, k, c, p->r - 1 - r, p->s - 1 - s)];
+}

@@ -32,6 +32,12 @@ conv_status conv2d_backward_data_cpu(const conv_params *p, const float *h_dy, co
 conv_status conv2d_backward_filter_cpu(const conv_params *p, const float *h_x, const float *h_dy,
                                        float *h_dw, conv_msg *msg);
 
+/* 10d's flipped filter on the CPU: h_wf at (kf = c, cf = k, r, s) of the
+ * forward problem f (conv2d_backward_data_forward_params) is h_w at
+ * (k, c, R-1-r, S-1-s) of p, each through its problem's offsets. */
+void conv2d_backward_data_flip_filter_cpu(const conv_params *p, const conv_params *f,
+                                          const float *h_w, float *h_wf);
+
 #ifdef __cplusplus
 }
 #endif

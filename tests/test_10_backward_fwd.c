@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "conv_backward.h"
+#include "conv_backward_cpu.h"
 #include "conv_cuda.h"
 #include "conv_device.h"
 #include "conv_tensor.h"
@@ -29,6 +30,7 @@
 #include "conv_verify_backward.h"
 #include "tc_host.h"
 #include "tensor_cores.h"
+#include "winograd.h"
 
 /* The shapes 10d takes: the usual table's shapes at stride 1 (with a padding
  * the flipped filter can take), then shapes of its own. */
@@ -56,18 +58,6 @@ static size_t shape_table(conv_params *t)
                         1); /* C = 129: dx's channels cut 8b's 128-wide tile */
     t[n++] = conv_shape(1, 3, 16, 16, 129, 5, 5, 2, 1, 1); /* a sum past 8b's 32-deep stage */
     return n;
-}
-
-/* The flipped filter on the CPU, through the offsets of both problems:
- * w'(kf = c, cf = k, r, s) = w(k, c, R-1-r, S-1-s). */
-static void flip_cpu(const conv_params *p, const conv_params *f, const float *w, float *wf)
-{
-    for (int k = 0; k < p->k; ++k)
-        for (int c = 0; c < p->c; ++c)
-            for (int r = 0; r < p->r; ++r)
-                for (int s = 0; s < p->s; ++s)
-                    wf[conv_filter_offset(f, c, k, r, s)] =
-                        w[conv_filter_offset(p, k, c, p->r - 1 - r, p->s - 1 - s)];
 }
 
 static conv_params forward_of(const conv_params *p)
@@ -131,8 +121,10 @@ Test(backward_forward, refuses_strides_and_paddings_the_flip_cannot_take)
     cr_assert_eq(conv2d_backward_data_forward_params(&p, &f, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "k");
     cr_assert_eq(conv2d_backward_data_forward_params(NULL, &f, &msg), CONV_ERR_INVALID);
-    cr_assert_eq(conv2d_backward_data_forward_workspace(&p), 0, "no workspace for a bad problem");
-    cr_assert_eq(conv2d_backward_data_forward_workspace(NULL), 0);
+    const conv_backward_forward_kernel f6 = CONV_BACKWARD_FORWARD_6F;
+    cr_assert_eq(conv2d_backward_data_forward_workspace(&p, f6), 0,
+                 "no workspace for a bad problem");
+    cr_assert_eq(conv2d_backward_data_forward_workspace(NULL, f6), 0);
 }
 
 /* The identity on the CPU: the forward double reference of (dy, w') is
@@ -157,7 +149,7 @@ Test(backward_forward, the_forward_convolution_of_the_flipped_filter_is_dgrad)
             cr_assert(w && wf && dy && want && got, "out of host memory");
             conv_fill_small_int(w, nw, 3 * i + 1, -3, 3);
             conv_fill_small_int(dy, ny, 3 * i + 2, -3, 3);
-            flip_cpu(&p, &f, w, wf);
+            conv2d_backward_data_flip_filter_cpu(&p, &f, w, wf);
             conv_backward_data_double(&p, dy, w, want, NULL);
             conv_reference_double(&f, dy, wf, got, NULL);
             for (size_t e = 0; e < nx; ++e)
@@ -174,19 +166,24 @@ Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_
 {
     conv_params p = conv_shape(1, 2, 8, 8, 3, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
-    const size_t need = conv2d_backward_data_forward_workspace(&p);
-    const size_t kcrs = conv_filter_elems(&p);
-    cr_assert_eq(need, ((kcrs + 63) / 64 * 64 + kcrs) * sizeof(float),
-                 "the flipped filter, rounded up to 64 floats, and 8b's copy of it");
-    conv_msg msg = {{0}};
     const conv_backward_forward_kernel f6 = CONV_BACKWARD_FORWARD_6F;
+    const size_t need = conv2d_backward_data_forward_workspace(&p, f6);
+    const size_t kcrs = conv_filter_elems(&p), flipped = (kcrs + 63) / 64 * 64;
+    cr_assert_eq(need, flipped * sizeof(float), "the flipped filter, rounded up to 64 floats");
+    cr_assert_eq(conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_8B),
+                 (flipped + kcrs) * sizeof(float), "and 8b's copy of it");
+    cr_assert_eq(conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_7B),
+                 (flipped + wino_workspace_elems(&p, WINO_F4)) * sizeof(float),
+                 "and 7b's U, V and M (the forward problem has p's sizes here: C = K, P = H)");
+    cr_assert_eq(conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_COUNT), 0);
+    conv_msg msg = {{0}};
     cr_assert_eq(conv2d_backward_data_forward(&p, f6, NULL, fake, fake, fake, need, 0, &msg),
                  CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
     cr_assert_eq(conv2d_backward_data_forward(&p, f6, fake, fake, NULL, fake, need, 0, &msg),
                  CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "d_dx");
-    cr_assert_eq(conv2d_backward_data_forward(&p, (conv_backward_forward_kernel)3, fake, fake, fake,
+    cr_assert_eq(conv2d_backward_data_forward(&p, CONV_BACKWARD_FORWARD_COUNT, fake, fake, fake,
                                               fake, need, 0, &msg),
                  CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "which");
@@ -209,11 +206,28 @@ Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_
     bad = p;
     bad.layout = CONV_LAYOUT_NCHW;
     for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
-        cr_assert_eq(conv2d_backward_data_forward(&bad, (conv_backward_forward_kernel)k, fake, fake,
-                                                  fake, fake, need, 0, &msg),
+        if (k == CONV_BACKWARD_FORWARD_7B)
+            continue; /* 7b takes both layouts */
+        const conv_backward_forward_kernel which = (conv_backward_forward_kernel)k;
+        cr_assert_eq(conv2d_backward_data_forward(
+                         &bad, which, fake, fake, fake, fake,
+                         conv2d_backward_data_forward_workspace(&bad, which), 0, &msg),
                      CONV_ERR_UNSUPPORTED);
         CONV_ASSERT_ONE_LINE(msg.text, "nhwc");
     }
+    /* 7b: a 3x3 filter without dilation, or no Winograd */
+    const size_t need7 = conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_7B);
+    bad = p;
+    bad.dil_h = bad.dil_w = 2;
+    cr_assert_eq(conv2d_backward_data_forward(&bad, CONV_BACKWARD_FORWARD_7B, fake, fake, fake,
+                                              fake, need7, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "Winograd");
+    bad = conv_shape(1, 2, 8, 8, 3, 5, 5, 2, 1, 1);
+    cr_assert_eq(conv2d_backward_data_forward(&bad, CONV_BACKWARD_FORWARD_7B, fake, fake, fake,
+                                              fake, need7, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "3x3");
     bad = p;
     bad.dil_w = 0;
     cr_assert_eq(conv2d_backward_data_forward(&bad, f6, fake, fake, fake, fake, need, 0, &msg),
@@ -232,7 +246,7 @@ Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_
 static void require_kernel(conv_backward_forward_kernel which)
 {
     CONV_TEST_REQUIRE_GPU();
-    if (which == CONV_BACKWARD_FORWARD_6F)
+    if (which == CONV_BACKWARD_FORWARD_6F || which == CONV_BACKWARD_FORWARD_7B)
         return;
     conv_msg why = {{0}};
     conv_status avail =
@@ -242,7 +256,7 @@ static void require_kernel(conv_backward_forward_kernel which)
     cr_assert_eq(avail, CONV_ERR_UNSUPPORTED, "%s", why.text);
     conv_params p = conv_shape(1, 4, 6, 6, 4, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
-    const size_t ws = conv2d_backward_data_forward_workspace(&p);
+    const size_t ws = conv2d_backward_data_forward_workspace(&p, which);
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_dx = conv_test_device_output(conv_input_elems(&p), "dx");
@@ -273,7 +287,7 @@ Test(gpu_backward_forward, flips_the_filter_exactly_in_both_layouts)
                   *got = malloc(nw * sizeof *got);
             cr_assert(w && want && got, "out of host memory");
             conv_fill_uniform(w, nw, 40 + i, -1.0f, 1.0f);
-            flip_cpu(&p, &f, w, want);
+            conv2d_backward_data_flip_filter_cpu(&p, &f, w, want);
             float *d_w = conv_test_device_copy(w, nw, "w");
             float *d_wf = conv_test_device_output(nw, "w'");
             conv_msg msg = {{0}};
@@ -293,7 +307,7 @@ static void run(const conv_params *p, conv_backward_forward_kernel which, const 
                 const float *w, float *got)
 {
     const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    const size_t ws = conv2d_backward_data_forward_workspace(p);
+    const size_t ws = conv2d_backward_data_forward_workspace(p, which);
     float *d_dy = conv_test_device_copy(dy, ny, "dy");
     float *d_w = conv_test_device_copy(w, nw, "w");
     float *d_dx = conv_test_device_output(nx, "dx");
@@ -368,19 +382,83 @@ Test(gpu_backward_forward, dgrad_by_8e_matches_the_reference_within_tf32)
     check_kernel(CONV_BACKWARD_FORWARD_8E);
 }
 
+/* 7b's tolerance at dx[n][c][ih][iw]: Winograd's bound (step 07) of the
+ * forward problem's output (n, c, ih, iw), computed for every element. */
+typedef struct {
+    conv_params f;
+    double *bound;
+} wino_tol;
+
+static double wino_tol_at(const void *ctx, int n, int c, int ih, int iw)
+{
+    const wino_tol *t = ctx;
+    return t->bound[conv_output_offset(&t->f, n, c, ih, iw)];
+}
+
+/* 10d through 7b on the table's shapes that Winograd F(4x4, 3x3) takes, in
+ * both layouts: within Winograd's own bound (its transforms are not exact
+ * even on small integers), checked through the pointwise tolerance of the
+ * backward verification. */
+Test(gpu_backward_forward, dgrad_by_7b_matches_the_reference_within_winograds_bound)
+{
+    require_kernel(CONV_BACKWARD_FORWARD_7B);
+    conv_params table[CONV_USUAL_SHAPES + N_EXTRA];
+    size_t count = shape_table(table), ran = 0;
+    for (int layout = 0; layout < 2; ++layout)
+        for (size_t i = 0; i < count; ++i) {
+            conv_params p = table[i];
+            p.layout = (conv_layout)layout;
+            p.pass = CONV_PASS_DGRAD;
+            wino_tol tol = {forward_of(&p), NULL};
+            conv_msg msg = {{0}};
+            if (wino_supports(&tol.f, WINO_F4, &msg) != CONV_OK)
+                continue;
+            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                         ny = conv_output_elems(&p);
+            float *w = malloc(nw * sizeof *w), *wf = malloc(nw * sizeof *wf);
+            float *dy = malloc(ny * sizeof *dy), *got = malloc(nx * sizeof *got);
+            tol.bound = malloc(nx * sizeof *tol.bound);
+            cr_assert(w && wf && dy && got && tol.bound, "out of host memory");
+            for (int kind = 0; kind < 2; ++kind) {
+                if (kind == 0) {
+                    conv_fill_small_int(w, nw, 23 * i + 1, -4, 4);
+                    conv_fill_small_int(dy, ny, 23 * i + 2, -4, 4);
+                } else {
+                    conv_fill_uniform(w, nw, 23 * i + 3, -1.0f, 1.0f);
+                    conv_fill_uniform(dy, ny, 23 * i + 4, -1.0f, 1.0f);
+                }
+                conv2d_backward_data_flip_filter_cpu(&p, &tol.f, w, wf);
+                CONV_ASSERT_OK(wino_error_bound(&tol.f, WINO_F4, dy, wf, tol.bound, &msg), msg);
+                run(&p, CONV_BACKWARD_FORWARD_7B, dy, w, got);
+                conv_verify_report rep = conv_backward_data_verify(
+                    &p, dy, w, got, conv_verify_pointwise(wino_tol_at, &tol));
+                CONV_ASSERT_REPORT(rep, kind == 0 ? "10d 7b, small integers" : "10d 7b", &p);
+            }
+            free(w), free(wf), free(dy), free(got), free(tol.bound);
+            ++ran;
+        }
+    cr_assert_geq(ran, 10, "only %zu shapes of the table are 3x3 without dilation", ran);
+}
+
 /* A refused call launches nothing: dx and the workspace keep their poison. */
 Test(gpu_backward_forward, a_refused_call_writes_nothing)
 {
     CONV_TEST_REQUIRE_GPU();
     conv_params p = conv_shape(1, 4, 9, 9, 4, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
-    const size_t ws = conv2d_backward_data_forward_workspace(&p);
+    size_t ws = 0; /* room for the hungriest kernel */
+    for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
+        size_t need = conv2d_backward_data_forward_workspace(&p, (conv_backward_forward_kernel)k);
+        ws = need > ws ? need : ws;
+    }
     conv_params strided = p;
     strided.stride_h = strided.stride_w = 2; /* the same tensors hold its smaller dy */
     conv_params padded = p;
     padded.pad_w = 3;
     conv_params nchw = p;
     nchw.layout = CONV_LAYOUT_NCHW;
+    conv_params dilated = p; /* 7b's refusal: Winograd takes no dilation */
+    dilated.dil_h = dilated.dil_w = 2;
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_dx = conv_test_device_output(conv_input_elems(&p), "dx");
@@ -389,12 +467,14 @@ Test(gpu_backward_forward, a_refused_call_writes_nothing)
     conv_msg msg = {{0}};
     for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
         const conv_backward_forward_kernel which = (conv_backward_forward_kernel)k;
+        refused[2] = which == CONV_BACKWARD_FORWARD_7B ? &dilated : &nchw;
         for (int i = 0; i < 3; ++i)
             cr_assert_eq(
                 conv2d_backward_data_forward(refused[i], which, d_dy, d_w, d_dx, d_ws, ws, 0, &msg),
                 CONV_ERR_UNSUPPORTED, "%s: %s", conv_shape_name(refused[i]), msg.text);
+        const size_t need = conv2d_backward_data_forward_workspace(&p, which);
         cr_assert_eq(
-            conv2d_backward_data_forward(&p, which, d_dy, d_w, d_dx, d_ws, ws - 4, 0, &msg),
+            conv2d_backward_data_forward(&p, which, d_dy, d_w, d_dx, d_ws, need - 4, 0, &msg),
             CONV_ERR_INVALID);
         CONV_ASSERT_ONE_LINE(msg.text, "workspace_bytes");
     }
