@@ -1,5 +1,6 @@
 #include "backward_rows.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,8 +184,8 @@ static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
     conv_status st = conv2d_backward_data_forward_params(p, &fwd, msg);
     if (st != CONV_OK)
         return st;
-    if (f->which == CONV_BACKWARD_FORWARD_7B) /* either layout */
-        return wino_supports(&fwd, WINO_F4, msg);
+    if (f->which == CONV_BACKWARD_FORWARD_7B) /* either layout; memory: the setup's to find */
+        return wino_check(&fwd, WINO_F4, SIZE_MAX, msg);
     if (p->layout != CONV_LAYOUT_NHWC)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10d runs the NHWC forward kernels of steps 06 and 08, got NCHW");
