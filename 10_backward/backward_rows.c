@@ -159,8 +159,7 @@ static conv_status flip_setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     flip_run *f = ctx;
     f->bytes = conv2d_backward_data_forward_workspace(&pb->p, f->which);
     f->d_workspace = NULL;
-    return conv_device_alloc(&f->d_workspace, f->bytes / sizeof(float), "10d's flipped filter",
-                             msg);
+    return conv_device_alloc(&f->d_workspace, f->bytes / sizeof(float), "10d's workspace", msg);
 }
 
 static void flip_teardown(void *ctx)
@@ -173,10 +172,10 @@ static void flip_teardown(void *ctx)
     f->h_wf = NULL, f->bound = NULL, f->h_dy = NULL;
 }
 
-/* Stride 1, a padding the flipped filter can take, NHWC (the forward
- * kernels' layout) and the forward kernel's own limits (no CUDA call; 8e
- * asks for Hopper as step 08's row does; 8b's launcher refuses a GPU
- * without TF32 with the reason). */
+/* Stride 1, a padding the flipped filter can take, and the forward kernel's
+ * own limits: 7b's Winograd tile (either layout), NHWC for 6f, 8b and 8e (no
+ * CUDA call; 8e asks for Hopper as step 08's row does; 8b's launcher refuses
+ * a GPU without TF32 with the reason). */
 static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
 {
     const flip_run *f = ctx;
