@@ -26,8 +26,8 @@ static const char *const keys[AUTO_ROW_COUNT] = {"auto", "auto-tf32"};
 static conv_status run(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                        float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    auto_row *r = ctx;
-    return conv2d_auto(p, r->cls, d_x, d_w, d_y, r->d_work, r->work_bytes, stream, NULL, msg);
+    auto_row *r = ctx; /* the choice as it ran: what the verdict and the tolerance name */
+    return conv2d_auto(p, r->cls, d_x, d_w, d_y, r->d_work, r->work_bytes, stream, &r->choice, msg);
 }
 
 /* The problem and the class (the device is asked in setup). No CUDA call. */

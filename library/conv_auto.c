@@ -116,7 +116,8 @@ static int take(rule *r, conv_auto_kernel k, const char *reason)
     return 1;
 }
 
-/* Output tiles of 128 x 128 (8b's and 8c's block) the GEMM view has. */
+/* Output tiles of 128 x 128 (8b's and 8c's block) the GEMM view has; 6f's
+ * tiles are 64 x 128, twice as many blocks. */
 static long long tiles_128(const conv_params *p)
 {
     const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
@@ -138,8 +139,8 @@ static void choose_nhwc(rule *r, conv_class cls)
     }
     if (wino && take(r, CONV_AUTO_7B, "NHWC 3x3 stride 1: Winograd F(4x4, 3x3)"))
         return;
-    if (tiles_128(p) >= r->d->sm_count &&
-        take(r, CONV_AUTO_8C, "NHWC, at least one 128x128 tile per SM: 8c 3xTF32"))
+    if (2 * tiles_128(p) >= r->d->sm_count &&
+        take(r, CONV_AUTO_8C, "NHWC, 128x128 tiles for half the SMs or more: 8c 3xTF32"))
         return;
     if (take(r, CONV_AUTO_6F, "NHWC: 6f implicit GEMM"))
         return;

@@ -194,7 +194,8 @@ Test(conv_auto_rule, takes_the_branches_the_note_measured)
 Test(conv_auto_rule, fills_the_sms_before_it_takes_3xtf32)
 {
     /* ResNet-50's layer4.0.conv2 in NHWC: 32 x 7 x 7 outputs of 512 channels,
-     * 13 x 4 = 52 tiles of 128 x 128 for 132 SMs: 6f; with batch 128, 8c */
+     * 13 x 4 = 52 tiles of 128 x 128, fewer than half of 132 SMs: 6f (its
+     * 64 x 128 tiles make 104 blocks); with batch 128, 8c */
     conv_params p = conv_shape(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
     p.layout = CONV_LAYOUT_NHWC;
     conv_auto_choice ch;
