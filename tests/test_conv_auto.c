@@ -418,3 +418,20 @@ Test(gpu_conv_auto, runs_without_a_workspace)
         conv_gpu_problem_destroy(&pb);
     }
 }
+
+/* Enough 128x128 tiles for 8c's branch on any GPU of up to 266 SMs (133 of
+ * them): 3xTF32 where the GPU has TF32 tensor cores, verified as above. */
+Test(gpu_conv_auto, takes_8c_where_its_tiles_fill_the_gpu)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(4, 16, 130, 130, 16, 3, 3, 1, 2, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    conv_auto_device d;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_device_query(&d, &msg), msg);
+    conv_auto_choice ch;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, d.tf32_tensor_cores ? "8c" : "6f", "%s: %s", ch.key, ch.reason);
+    check_auto_on(&p, 0);
+    check_auto_on(&p, 1);
+}
