@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "auto_rows.h"
 #include "backward_rows.h"
 #include "bench_steps.h"
 #include "conv_cpu.h"
@@ -77,5 +78,7 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         rows[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
         n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
     }
+    if (steps & BENCH_STEP_AUTO) /* the launcher above the steps: what it picks, timed */
+        n += conv_auto_rows(p, NULL, rows + n, max_rows - n);
     return n;
 }

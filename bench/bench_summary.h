@@ -18,7 +18,7 @@ extern "C" {
 /* 1 for a row of ours: a kernel of steps 02-08 that is not a reference of
  * the table. Not ours: step 01 on the CPU, cuDNN (either API), and the rows
  * whose work is cuBLAS's GEMM (step 06's im2col + cuBLAS SGEMM, step 08's
- * GEMM alone). */
+ * GEMM alone), and conv2d_auto's rows (keys "auto..."), which run one of ours. */
 int bench_row_is_ours(const conv_row *row);
 
 /* The fastest verified row of a kind on one layer (ms 0: none). */

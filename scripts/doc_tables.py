@@ -339,7 +339,9 @@ def render_model(rows, torch_rows=({}, [])):
     fastest of ours that the class allows and cuDNN best over it (above 1: ours
     is faster); a last line with the model's totals (time x count summed) where
     every layer has both, and PyTorch's totals where torch_rows (a CSV of
-    scripts/torch_reference.py --model, from load_torch) covers every layer."""
+    scripts/torch_reference.py --model, from load_torch) covers every layer.
+    Where the run has conv2d_auto's rows ("auto FP32", "auto TF32"), a column
+    per class beside ours: the kernel it chose (from its verdict) and its ms."""
     classes = ("FP32", "TF32")
     torch = torch_rows[0]
     timed = [r for r in rows if r["median_ms"] and verified(r)]
@@ -353,10 +355,21 @@ def render_model(rows, torch_rows=({}, [])):
         return fastest([r for r in timed if r["problem"] == layer and mine(r)
                         and class_allows(cls, row_class(r))])
 
+    def auto(layer, cls):
+        """'KEY ms' of conv2d_auto's row of the class on the layer, or '-'."""
+        r = next((r for r in timed if r["problem"] == layer and r["version"] == f"auto {cls}"),
+                 None)
+        m = re.search(r"chose (\S+):", r["verdict"]) if r else None
+        return f"{m.group(1) if m else '?'} {float(r['median_ms']):.4f}" if r else "-"
+
+    has_auto = any(r["version"].startswith("auto ") for r in rows)
     head, rule = "| layer | count |", "|---|---:|"
     for cls in classes:
         head += f" cuDNN best {cls} ms | fastest of ours {cls} | ms | ratio |"
         rule += "---:|---|---:|---:|"
+        if has_auto:
+            head += f" auto {cls}: chose, ms |"
+            rule += "---|"
     out = torch_rows[1] + [head, rule]
     totals = {cls: [0.0, 0.0, 0] for cls in classes}  # cuDNN, ours, layers with both
     for layer in layers:
@@ -374,12 +387,16 @@ def render_model(rows, torch_rows=({}, [])):
                 line += f" {float(ref['median_ms']):.4f} |" if ref else " - |"
                 line += f" {top['version']} | {float(top['median_ms']):.4f} | - |" if top else \
                     " - | - | - |"
+            if has_auto:
+                line += f" {auto(layer, cls)} |"
         out.append(line)
     line = f"| **model total** | {sum(counts.values())} |"
     for cls in classes:
         c, o, n = totals[cls]
         line += (f" {c:.3f} | ours | {o:.3f} | {c / o:.2f}x |" if n == len(layers) and o > 0
                  else " - | - | - | - |")
+        if has_auto:
+            line += " - |"
     out.append(line)
     pt = {cls: sum(counts[l] * torch[(l, f"PyTorch {cls}")] for l in layers)
           for cls in classes if all((l, f"PyTorch {cls}") in torch for l in layers)}

@@ -103,6 +103,13 @@ def main():
               "| 11.500 | 0.70x |", f"model totals weighed by counts: {total}")
         check("FP32 10.000 ms (cuDNN best 1.10x its time)" in model,
               f"PyTorch's FP32 total where it covers every layer, no TF32 total: {model}")
+        chose = row("l1", "auto TF32", "TF32", 0.6, count=3)
+        chose["verdict"] = "OK (10 checked); chose 8b: NHWC, TF32: 8b mma.sync on the tensor cores"
+        with_auto = dt.render_model(layers + [chose])
+        line = table_line(with_auto, "l1")
+        check(line == "| l1 | 3 | 2.0000 | 6f | 1.0000 | 2.00x | - | 1.0000 | 8e | 0.5000 | "
+              "2.00x | 8b 0.6000 |", f"model: conv2d_auto's choice beside ours: {line}")
+        check("auto" not in model, f"no auto column without auto rows: {model}")
         partial = dt.render_model(layers[:4] + [row("l2", "6f", "FP32", 10.0)])
         check("| **model total** | 4 | - | - | - | - |" in partial,
               f"no total where a layer lacks cuDNN: {partial}")

@@ -1,0 +1,29 @@
+/* conv2d_auto's rows (common/conv_rows.h): "auto FP32" (key "auto") and
+ * "auto TF32" (key "auto-tf32"), the launcher as a user calls it, its
+ * workspace allocated around the measurement, verified within the bound of
+ * the kernel it chose; after a verified run the verdict names that kernel
+ * and the branch of the rule. Backward problems are skipped with the reason. */
+#ifndef AUTO_ROWS_H
+#define AUTO_ROWS_H
+
+#include "conv_auto.h"
+#include "conv_rows.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AUTO_ROW_COUNT 2
+
+/* Writes the two rows (select is unused); returns how many were written. */
+int conv_auto_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
+
+/* The choice a row ran with after its setup (NULL for a row that is not one
+ * of these, or before its setup). */
+const conv_auto_choice *conv_auto_row_choice(const conv_row *row);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUTO_ROWS_H */

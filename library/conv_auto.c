@@ -1,0 +1,312 @@
+#include "conv_auto.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conv_cuda.h"
+#include "conv_device.h"
+#include "conv_im2col_gemm.h"
+#include "conv_naive.h"
+#include "conv_prefetch.h"
+#include "conv_tiled_2d.h"
+#include "tensor_cores.h"
+#include "winograd.h"
+
+/* 4a's configuration "32x64, 16 outputs/thread" (04_tiled_2d/conv_tiled_2d_configs.c). */
+#define AUTO_4A_CONFIG 3
+
+static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {"2a", "4a", "5b", "6e", "6f",
+                                                         "7b", "8b", "8c", "8e"};
+
+const char *conv_auto_kernel_key(conv_auto_kernel k)
+{
+    return k >= 0 && k < CONV_AUTO_KERNEL_COUNT ? keys[k] : "?";
+}
+
+conv_class conv_auto_kernel_class(conv_auto_kernel k)
+{
+    return k == CONV_AUTO_8B || k == CONV_AUTO_8E ? CONV_CLASS_TF32 : CONV_CLASS_FP32;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t tensor_bytes(const conv_params *p)
+{
+    return add_sat(add_sat(conv_input_elems(p), conv_filter_elems(p)), conv_output_elems(p)) *
+           sizeof(float);
+}
+
+/* Floats of workspace kernel k needs on p (a problem its check accepted). */
+static size_t workspace_elems(conv_auto_kernel k, const conv_params *p)
+{
+    switch (k) {
+    case CONV_AUTO_6E: return conv2d_im2col_gemm_workspace_elems(p);
+    case CONV_AUTO_7B: return wino_workspace_elems(p, WINO_F4);
+    case CONV_AUTO_8B:
+    case CONV_AUTO_8C: return conv2d_tc_mma_workspace_elems(p);
+    default: return 0;
+    }
+}
+
+/* Kernel k's own checks on p and d: CONV_OK or the reason it refuses. No CUDA call. */
+static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d,
+                           conv_msg *msg)
+{
+    conv_status st;
+    switch (k) {
+    case CONV_AUTO_2A: return conv2d_naive_check(p, msg);
+    case CONV_AUTO_4A: {
+        const conv_tiled_choice c = {CONV_TILED_S1, AUTO_4A_CONFIG, CONV_TILED_WEIGHTS_AUTO};
+        return conv2d_tiled_check(&c, p, msg);
+    }
+    case CONV_AUTO_5B: {
+        conv_prefetch_plan plan;
+        return conv2d_prefetch_plan(CONV_PREFETCH_5B, p, d->smem_per_block, &plan, msg);
+    }
+    case CONV_AUTO_6E: return conv2d_im2col_gemm_check(p, d->free_bytes, msg);
+    case CONV_AUTO_6F: /* the check of 6f's row (06_im2col_gemm/im2col_gemm_rows.c) */
+        if (p->layout != CONV_LAYOUT_NHWC)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "6f implicit GEMM needs NHWC");
+        return conv2d_im2col_gemm_check(p, SIZE_MAX, msg);
+    case CONV_AUTO_7B: return wino_check(p, WINO_F4, d->free_bytes, msg);
+    case CONV_AUTO_8B:
+    case CONV_AUTO_8C:
+    case CONV_AUTO_8E:
+        if (k == CONV_AUTO_8E ? !d->hopper_wgmma : !d->tf32_tensor_cores)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s does not run on sm_%d%d here", keys[k],
+                             d->cc_major, d->cc_minor);
+        if ((st = tc_check(p, msg)) != CONV_OK)
+            return st;
+        if (add_sat(tensor_bytes(p), workspace_elems(k, p) * sizeof(float)) > d->free_bytes)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                             "%s: the tensors and the filter's copy exceed the memory given",
+                             keys[k]);
+        return CONV_OK;
+    default: return conv_fail(msg, CONV_ERR_INVALID, "unknown kernel %d", (int)k);
+    }
+}
+
+/* The rule's state: the choice so far and what fell through on the way. */
+typedef struct {
+    const conv_params *p;
+    const conv_auto_device *d;
+    conv_auto_choice *out;
+    char fell[CONV_MSG_LEN]; /* "7b refused (why); " ... */
+} rule;
+
+/* Picks k with `reason` when its check accepts p; else notes why and returns 0. */
+static int take(rule *r, conv_auto_kernel k, const char *reason)
+{
+    conv_msg why;
+    conv_msg_clear(&why);
+    if (accepts(k, r->p, r->d, &why) != CONV_OK) {
+        size_t used = strlen(r->fell);
+        snprintf(r->fell + used, sizeof r->fell - used, "%s refused: %s; ", keys[k], why.text);
+        return 0;
+    }
+    r->out->kernel = k;
+    r->out->key = keys[k];
+    r->out->cls = conv_auto_kernel_class(k);
+    r->out->workspace_bytes = workspace_elems(k, r->p) * sizeof(float);
+    snprintf(r->out->reason, sizeof r->out->reason, "%s%s", r->fell, reason);
+    return 1;
+}
+
+/* Output tiles of 128 x 128 (8b's and 8c's block) the GEMM view has; 6f's
+ * tiles are 64 x 128, twice as many blocks. */
+static long long tiles_128(const conv_params *p)
+{
+    const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    return (m + 127) / 128 * ((p->k + 127) / 128);
+}
+
+/* excerpt: auto_rule */
+static void choose_nhwc(rule *r, conv_class cls)
+{
+    const conv_params *p = r->p;
+    const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
+                     p->dil_h == 1 && p->dil_w == 1;
+    if (conv_class_allows(cls, CONV_CLASS_TF32)) {
+        if (conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count &&
+            take(r, CONV_AUTO_8E, "NHWC, TF32, large problem on Hopper: 8e wgmma fed by TMA"))
+            return;
+        if (take(r, CONV_AUTO_8B, "NHWC, TF32: 8b mma.sync on the tensor cores"))
+            return;
+    }
+    if (wino && take(r, CONV_AUTO_7B, "NHWC 3x3 stride 1: Winograd F(4x4, 3x3)"))
+        return;
+    if (2 * tiles_128(p) >= r->d->sm_count &&
+        take(r, CONV_AUTO_8C, "NHWC, 128x128 tiles for half the SMs or more: 8c 3xTF32"))
+        return;
+    if (take(r, CONV_AUTO_6F, "NHWC: 6f implicit GEMM"))
+        return;
+    take(r, CONV_AUTO_2A, "NHWC, nothing faster takes it: 2a naive");
+}
+
+static void choose_nchw(rule *r)
+{
+    const conv_params *p = r->p;
+    const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
+                     p->dil_h == 1 && p->dil_w == 1;
+    if (wino && take(r, CONV_AUTO_7B, "NCHW 3x3 stride 1: Winograd F(4x4, 3x3)"))
+        return;
+    if (p->c == 1 && p->k == 1 && conv_out_h(p) >= 64 && conv_out_w(p) >= 32 &&
+        take(r, CONV_AUTO_4A, "NCHW, one channel, an image of whole 32x64 tiles: 4a tiled"))
+        return;
+    if (p->k <= 32 && take(r, CONV_AUTO_5B, "NCHW, at most 32 filters: 5b direct"))
+        return;
+    if (take(r, CONV_AUTO_6E, "NCHW: im2col + 6e GEMM"))
+        return;
+    take(r, CONV_AUTO_2A, "NCHW, nothing faster takes it: 2a naive");
+}
+/* excerpt end: auto_rule */
+
+/* The problem and the class, as both entry points check them first. */
+static conv_status validate(const conv_params *p, conv_class cls, conv_msg *msg)
+{
+    if (p == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: p is NULL");
+    conv_status st = conv_params_validate(p, msg);
+    if (st != CONV_OK)
+        return st;
+    if (p->pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "conv2d_auto runs the forward pass only; got %s (step 10 has the "
+                         "backward passes)",
+                         conv_pass_name(p->pass));
+    if ((int)cls < 0 || cls >= CONV_CLASS_COUNT)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid class: %d", (int)cls);
+    if (cls == CONV_CLASS_FP16)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "conv2d_auto has no FP16 kernels yet: ask for FP32 or TF32");
+    return CONV_OK;
+}
+
+conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_auto_device *d,
+                             conv_auto_choice *out, conv_msg *msg)
+{
+    conv_status st = validate(p, cls, msg);
+    if (st != CONV_OK || (st = conv_check_pointers(d, "d", out, "out", d, "d", msg)) != CONV_OK)
+        return st;
+    if (d->cc_major < 1 || d->cc_minor < 0)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid device: compute capability %d.%d",
+                         d->cc_major, d->cc_minor);
+    if (d->sm_count < 1)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid device: sm_count %d", d->sm_count);
+    memset(out, 0, sizeof *out);
+    rule r = {p, d, out, ""};
+    if (p->layout == CONV_LAYOUT_NHWC)
+        choose_nhwc(&r, cls);
+    else
+        choose_nchw(&r);
+    if (out->key == NULL) /* 2a refused too: its reason */
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "conv2d_auto: no kernel takes it: %s", r.fell);
+    return CONV_OK;
+}
+
+size_t conv2d_auto_workspace(const conv_params *p, conv_class cls, const conv_auto_device *d)
+{
+    conv_auto_choice c;
+    return conv_auto_choose(p, cls, d, &c, NULL) == CONV_OK ? c.workspace_bytes : 0;
+}
+
+conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg)
+{
+    if (d == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: d is NULL");
+    memset(d, 0, sizeof *d);
+    conv_status st = conv_cuda_require_device(msg);
+    if (st != CONV_OK)
+        return st;
+    const int dev = conv_current_device();
+    int smem_sm = 0;
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&d->cc_major, cudaDevAttrComputeCapabilityMajor, dev),
+                    msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&d->cc_minor, cudaDevAttrComputeCapabilityMinor, dev),
+                    msg);
+    CONV_CUDA_CHECK(cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, dev), msg);
+    CONV_CUDA_CHECK(
+        cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), msg);
+    d->smem_per_sm = (size_t)smem_sm;
+    d->smem_per_block = conv_smem_limit();
+    size_t total = 0;
+    CONV_CUDA_CHECK(cudaMemGetInfo(&d->free_bytes, &total), msg);
+    d->tf32_tensor_cores = tc_available(NULL) == CONV_OK;
+    d->hopper_wgmma = tc_tma_available(NULL) == CONV_OK;
+    return CONV_OK;
+}
+
+/* The facts of each device, asked once (the free memory is not kept: the
+ * rule gets the memory the caller gave instead). */
+#define AUTO_MAX_DEVICES 64
+static conv_auto_device known[AUTO_MAX_DEVICES];
+static int known_set[AUTO_MAX_DEVICES];
+
+static conv_status device_facts(conv_auto_device *d, conv_msg *msg)
+{
+    const int dev = conv_current_device();
+    if (dev >= 0 && dev < AUTO_MAX_DEVICES && known_set[dev]) {
+        *d = known[dev];
+        return CONV_OK;
+    }
+    conv_status st = conv_auto_device_query(d, msg);
+    if (st == CONV_OK && dev >= 0 && dev < AUTO_MAX_DEVICES) {
+        known[dev] = *d;
+        known_set[dev] = 1;
+    }
+    return st;
+}
+
+/* excerpt: auto_run */
+static conv_status run(const conv_auto_choice *c, const conv_params *p, const float *d_x,
+                       const float *d_w, float *d_y, float *d_work, size_t work_elems,
+                       cudaStream_t stream, conv_msg *msg)
+{
+    switch (c->kernel) {
+    case CONV_AUTO_4A: return conv2d_tiled_s1(p, AUTO_4A_CONFIG, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_5B: return conv2d_prefetch_5b(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_6E:
+        return conv2d_im2col_gemm(p, d_x, d_w, d_y, d_work, work_elems, GEMM_6E_DBUF, NULL, stream,
+                                  msg);
+    case CONV_AUTO_6F: return conv2d_implicit_gemm(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_7B:
+        return conv2d_winograd(p, WINO_F4, d_x, d_w, d_y, d_work, work_elems, stream, msg);
+    case CONV_AUTO_8B:
+    case CONV_AUTO_8C:
+        return conv2d_tc_mma(p, c->kernel == CONV_AUTO_8B ? TC_TF32 : TC_3XTF32, d_x, d_w, d_y,
+                             d_work, work_elems, stream, msg);
+    case CONV_AUTO_8E: return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
+    default: return conv2d_naive(p, d_x, d_w, d_y, 0, stream, msg);
+    }
+}
+/* excerpt end: auto_run */
+
+conv_status conv2d_auto(const conv_params *p, conv_class cls, const float *d_x, const float *d_w,
+                        float *d_y, float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
+                        conv_auto_choice *chosen, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
+    if (st != CONV_OK)
+        return st;
+    if (workspace_bytes > 0 && d_workspace == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "invalid pointer: d_workspace is NULL with workspace_bytes %zu",
+                         workspace_bytes);
+    if ((st = validate(p, cls, msg)) != CONV_OK) /* before the device is asked */
+        return st;
+    conv_auto_device d;
+    conv_auto_choice c;
+    if ((st = device_facts(&d, msg)) != CONV_OK)
+        return st;
+    /* x, w and y exist already: the workspace must fit in what the caller gave */
+    d.free_bytes = add_sat(tensor_bytes(p), workspace_bytes);
+    if ((st = conv_auto_choose(p, cls, &d, &c, msg)) != CONV_OK)
+        return st;
+    if (chosen != NULL)
+        *chosen = c;
+    return run(&c, p, d_x, d_w, d_y, d_workspace, workspace_bytes / sizeof(float), stream, msg);
+}

@@ -1,0 +1,107 @@
+/* One launcher above the steps: conv2d_auto() picks a step's kernel for a
+ * forward convolution and a precision class by a small rule over the
+ * problem's sizes and the GPU's facts, then runs it.
+ *
+ *   conv_auto_device_query()  the GPU's facts the rule reads (the one function
+ *                             here that asks CUDA; tests fill the struct by hand)
+ *   conv_auto_choose()        the rule: a decision tree over layout, filter,
+ *                             stride, dilation, channels, image and batch, the
+ *                             SM count, the shared memory and the capability.
+ *                             No CUDA call. Each candidate is asked its own
+ *                             check before it is chosen; a refused one falls
+ *                             through to the next branch, down to 6f (NHWC) or
+ *                             2a (any problem).
+ *   conv2d_auto_workspace()   the bytes of workspace the choice needs
+ *   conv2d_auto()             validates, chooses, runs the chosen launcher
+ *
+ * The branches and the measurements behind each: docs/11_auto.md. Forward
+ * pass only; FP32 and TF32 classes (TF32 may run FP32 kernels where they are
+ * faster, conv_class_allows). Device pointers d_. */
+#ifndef CONV_AUTO_H
+#define CONV_AUTO_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "conv_params.h"
+#include "conv_status.h"
+#include "conv_verify.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The facts the rule reads. */
+typedef struct {
+    int cc_major, cc_minor; /* compute capability, e.g. 9 and 0 */
+    int sm_count;           /* streaming multiprocessors */
+    size_t smem_per_block;  /* shared memory one block may use (the opt-in
+                               maximum, capped by CONV_SMEM_LIMIT_KB) */
+    size_t smem_per_sm;     /* shared memory of one SM */
+    size_t free_bytes;      /* device memory for the tensors and a workspace */
+    int tf32_tensor_cores;  /* 1: step 08's TF32 kernels run here (8.0+ and code for it) */
+    int hopper_wgmma;       /* 1: 8d and 8e run here (9.0, sm_90a code, their shared memory) */
+} conv_auto_device;
+
+/* Fills d for the current device (conv_current_device()): CONV_OK, or
+ * CONV_ERR_NO_DEVICE / CONV_ERR_CUDA with one line. */
+conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg);
+
+/* The kernels the rule picks from. */
+typedef enum {
+    CONV_AUTO_2A = 0, /* 2a naive grid-stride: any problem */
+    CONV_AUTO_4A,     /* 4a strategy 1, 32x64 tile, 16 outputs/thread: one channel, NCHW */
+    CONV_AUTO_5B,     /* 5b direct convolution, NCHW, stride 1 */
+    CONV_AUTO_6E,     /* im2col + 6e GEMM (workspace: the column buffer) */
+    CONV_AUTO_6F,     /* 6f implicit GEMM, NHWC */
+    CONV_AUTO_7B,     /* 7b Winograd F(4x4, 3x3) (workspace: U, V, M) */
+    CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
+    CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */
+    CONV_AUTO_8E,     /* 8e wgmma TF32 fed by TMA, NHWC, Hopper */
+    CONV_AUTO_KERNEL_COUNT
+} conv_auto_kernel;
+
+/* The version key of a kernel ("2a", "4a", ... "8e"; "?" for anything else). */
+const char *conv_auto_kernel_key(conv_auto_kernel k);
+/* The precision class of a kernel's arithmetic (TF32 for 8b and 8e). */
+conv_class conv_auto_kernel_class(conv_auto_kernel k);
+
+/* Problems of at least this many floating-point operations per SM go to 8e
+ * where it runs (docs/11_auto.md, "TF32 on tensor cores"). */
+#define CONV_AUTO_8E_FLOP_PER_SM 1e8
+
+typedef struct {
+    conv_auto_kernel kernel;
+    const char *key;           /* conv_auto_kernel_key(kernel) */
+    conv_class cls;            /* the class of its arithmetic */
+    size_t workspace_bytes;    /* device bytes it needs besides x, w and y */
+    char reason[CONV_MSG_LEN]; /* one line: the branch that fired (and what fell through) */
+} conv_auto_choice;
+
+/* The rule. CONV_OK with the choice in out; CONV_ERR_INVALID (a bad problem,
+ * class, device fact or a NULL pointer) or CONV_ERR_UNSUPPORTED (a backward
+ * pass, the FP16 class) with one line. No CUDA call. */
+conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_auto_device *d,
+                             conv_auto_choice *out, conv_msg *msg);
+
+/* The workspace conv_auto_choose's kernel needs, in bytes (0 where the
+ * problem is refused). */
+size_t conv2d_auto_workspace(const conv_params *p, conv_class cls, const conv_auto_device *d);
+
+/* y = conv(x, w) by the kernel the rule picks on the current device (its
+ * facts are asked once per device and kept). d_workspace holds
+ * workspace_bytes (it may be NULL when workspace_bytes is 0): the rule picks
+ * among the kernels whose workspace fits in it, so conv2d_auto_workspace's
+ * size gets the kernel it names, and no workspace still runs (6f or 2a at
+ * worst). chosen (may be NULL) receives the choice. Everything is checked
+ * before any launch: CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line. */
+conv_status conv2d_auto(const conv_params *p, conv_class cls, const float *d_x, const float *d_w,
+                        float *d_y, float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
+                        conv_auto_choice *chosen, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV_AUTO_H */

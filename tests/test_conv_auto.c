@@ -1,0 +1,437 @@
+/* conv2d_auto (library/conv_auto.h): the rule, then the launcher.
+ *
+ * On the CPU: the rule on a table of problems (the course's problems, every
+ * ResNet-50 layer in both layouts, the usual awkward shapes and a few more)
+ * and of GPUs (compute capability 7.5 without TF32, 8.0, 9.0, and a tiny one
+ * with little shared memory and memory), each choice asked again of the
+ * chosen kernel's own check; the branches the note names, on the problems
+ * they were measured on; bad input refused in one line before any work.
+ * On the GPU (suites gpu_*): conv2d_auto against the double reference on the
+ * awkward shapes for each class, exact on small integers where the chosen
+ * kernel is (every kernel but Winograd's), within the chosen kernel's bound
+ * otherwise, the output poisoned with NaN and a canary after it. */
+#include <stdint.h>
+#include <string.h>
+
+#include "auto_rows.h"
+#include "conv_auto.h"
+#include "conv_cuda.h"
+#include "conv_im2col_gemm.h"
+#include "conv_models.h"
+#include "conv_naive.h"
+#include "conv_prefetch.h"
+#include "conv_problems.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "conv_tiled_2d.h"
+#include "tensor_cores.h"
+#include "winograd.h"
+
+#define GIB ((size_t)1 << 30)
+
+/* GPUs by their facts: Turing (no TF32), Ampere, Hopper, and a tiny one. */
+static const conv_auto_device t4 = {7, 5, 40, 64 * 1024, 64 * 1024, 14 * GIB, 0, 0};
+static const conv_auto_device a100 = {8, 0, 108, 163 * 1024, 164 * 1024, 39 * GIB, 1, 0};
+static const conv_auto_device h200 = {9, 0, 132, 227 * 1024, 228 * 1024, 139 * GIB, 1, 1};
+static const conv_auto_device tiny = {7, 5, 1, 48 * 1024, 48 * 1024, (size_t)1 << 20, 0, 0};
+
+/* The chosen kernel's own check and workspace, asked here apart from the rule. */
+static conv_status own_check(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d,
+                             size_t *work_bytes, conv_msg *msg)
+{
+    conv_status st = CONV_OK;
+    size_t elems = 0;
+    switch (k) {
+    case CONV_AUTO_2A: st = conv2d_naive_check(p, msg); break;
+    case CONV_AUTO_4A: {
+        const conv_tiled_choice c = {CONV_TILED_S1, 3, CONV_TILED_WEIGHTS_AUTO};
+        st = conv2d_tiled_check(&c, p, msg);
+        break;
+    }
+    case CONV_AUTO_5B: {
+        conv_prefetch_plan plan;
+        st = conv2d_prefetch_plan(CONV_PREFETCH_5B, p, d->smem_per_block, &plan, msg);
+        break;
+    }
+    case CONV_AUTO_6E:
+        st = conv2d_im2col_gemm_check(p, d->free_bytes, msg);
+        elems = conv2d_im2col_gemm_workspace_elems(p);
+        break;
+    case CONV_AUTO_6F:
+        st = p->layout == CONV_LAYOUT_NHWC ? conv2d_im2col_gemm_check(p, SIZE_MAX, msg)
+                                           : CONV_ERR_UNSUPPORTED;
+        break;
+    case CONV_AUTO_7B:
+        st = wino_check(p, WINO_F4, d->free_bytes, msg);
+        elems = wino_workspace_elems(p, WINO_F4);
+        break;
+    case CONV_AUTO_8B:
+    case CONV_AUTO_8C:
+        st = d->tf32_tensor_cores ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
+        elems = conv2d_tc_mma_workspace_elems(p);
+        break;
+    case CONV_AUTO_8E: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
+    default: st = CONV_ERR_INVALID;
+    }
+    *work_bytes = elems * sizeof(float);
+    return st;
+}
+
+/* The rule on p for each class: a choice whose own check accepts p, of a
+ * class the request allows, a one-line reason, the workspace the kernel
+ * itself asks for (and within the memory given). */
+static void check_choice(const conv_params *p, const conv_auto_device *d, const char *gpu)
+{
+    for (int c = CONV_CLASS_FP32; c <= CONV_CLASS_TF32; ++c) {
+        conv_auto_choice ch;
+        conv_msg msg = {{0}};
+        conv_status st = conv_auto_choose(p, (conv_class)c, d, &ch, &msg);
+        cr_assert_eq(st, CONV_OK, "%s on %s (%s): %s", conv_class_name((conv_class)c),
+                     conv_shape_name(p), gpu, msg.text);
+        cr_assert_str_eq(ch.key, conv_auto_kernel_key(ch.kernel));
+        cr_assert(conv_class_allows((conv_class)c, ch.cls), "%s picked %s, of class %s",
+                  conv_class_name((conv_class)c), ch.key, conv_class_name(ch.cls));
+        cr_assert(ch.reason[0] != '\0' && strchr(ch.reason, '\n') == NULL,
+                  "reason of %s on %s: '%s'", ch.key, conv_shape_name(p), ch.reason);
+        size_t work = 0;
+        st = own_check(ch.kernel, p, d, &work, &msg);
+        cr_assert_eq(st, CONV_OK, "%s (%s, %s) refuses %s: %s", ch.key, ch.reason, gpu,
+                     conv_shape_name(p), msg.text);
+        cr_assert_eq(ch.workspace_bytes, work, "%s's workspace on %s", ch.key, conv_shape_name(p));
+        cr_assert_eq(conv2d_auto_workspace(p, (conv_class)c, d), work);
+        if (d->cc_major < 8)
+            cr_assert(ch.kernel != CONV_AUTO_8B && ch.kernel != CONV_AUTO_8C &&
+                          ch.kernel != CONV_AUTO_8E,
+                      "%s on sm_%d%d", ch.key, d->cc_major, d->cc_minor);
+        if (p->layout == CONV_LAYOUT_NCHW)
+            cr_assert(ch.kernel != CONV_AUTO_6F && ch.kernel < CONV_AUTO_8B, "%s on NCHW", ch.key);
+    }
+}
+
+static void check_on_every_gpu(const conv_params *p)
+{
+    check_choice(p, &t4, "T4");
+    check_choice(p, &a100, "A100");
+    check_choice(p, &h200, "H200");
+    check_choice(p, &tiny, "a tiny GPU");
+}
+
+/* The usual shapes, and a few more: strides 3, a prime channel count, one
+ * channel on a large image, more filters than a tile holds. */
+static size_t awkward_shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 3, 23, 17, 5, 3, 3, 1, 3, 1);
+    t[n++] = conv_shape(1, 7, 13, 13, 131, 1, 1, 0, 1, 1);
+    t[n++] = conv_shape(1, 1, 70, 40, 1, 5, 5, 2, 1, 1);
+    t[n++] = conv_shape(3, 5, 9, 11, 37, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 17, 1, 1, 3, 1, 1, 0, 1, 1);
+    return n;
+}
+
+Test(conv_auto_rule, picks_a_kernel_that_accepts_every_awkward_shape_on_every_gpu)
+{
+    conv_params t[CONV_USUAL_SHAPES + 8];
+    size_t n = awkward_shapes(t);
+    for (size_t i = 0; i < n; ++i)
+        for (int l = 0; l < 2; ++l) {
+            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            check_on_every_gpu(&t[i]);
+        }
+}
+
+Test(conv_auto_rule, picks_a_kernel_that_accepts_every_problem_of_the_course)
+{
+    int count = 0;
+    const conv_problem *all = conv_problems(&count);
+    cr_assert(count > 0);
+    for (int i = 0; i < count; ++i)
+        check_on_every_gpu(&all[i].params);
+}
+
+Test(conv_auto_rule, picks_a_kernel_that_accepts_every_resnet50_layer)
+{
+    static conv_model_layer layers[CONV_MODEL_MAX_CONVS];
+    for (int l = 0; l < 2; ++l) {
+        int count = 0;
+        conv_msg msg = {{0}};
+        conv_layout layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        CONV_ASSERT_OK(
+            conv_model_layers("resnet50", 32, layout, layers, CONV_MODEL_MAX_CONVS, &count, &msg),
+            msg);
+        cr_assert(count > 10);
+        for (int i = 0; i < count; ++i)
+            check_on_every_gpu(&layers[i].params);
+    }
+}
+
+/* The key the rule picks for a named problem of the course. */
+static const char *key_of(const char *problem, conv_class cls, const conv_auto_device *d)
+{
+    const conv_problem *pr = conv_problem_find(problem);
+    cr_assert(pr != NULL, "no problem %s", problem);
+    static conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_choose(&pr->params, cls, d, &ch, &msg), msg);
+    return ch.key;
+}
+
+Test(conv_auto_rule, takes_the_branches_the_note_measured)
+{
+    /* NHWC 3x3 stride 1: Winograd in FP32, the tensor cores in TF32 (8e on Hopper) */
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_FP32, &h200), "7b");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &h200), "8e");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &a100), "8b");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &t4), "7b"); /* no TF32 on 7.5 */
+    cr_assert_str_eq(key_of("cutlass", CONV_CLASS_TF32, &h200), "7b");   /* NCHW */
+    /* NCHW: few filters, one channel, the 1D problem */
+    cr_assert_str_eq(key_of("lecture", CONV_CLASS_FP32, &h200), "5b");
+    cr_assert_str_eq(key_of("ece408-l2", CONV_CLASS_TF32, &t4), "5b");
+    cr_assert_str_eq(key_of("hpc101-image", CONV_CLASS_FP32, &h200), "4a");
+    cr_assert_str_eq(key_of("conv1d", CONV_CLASS_FP32, &h200), "5b");
+}
+
+Test(conv_auto_rule, fills_the_sms_before_it_takes_3xtf32)
+{
+    /* ResNet-50's layer4.0.conv2 in NHWC: 32 x 7 x 7 outputs of 512 channels,
+     * 13 x 4 = 52 tiles of 128 x 128, fewer than half of 132 SMs: 6f (its
+     * 64 x 128 tiles make 104 blocks); with batch 128, 8c */
+    conv_params p = conv_shape(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
+    p.n = 128;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8c", "%s: %s", ch.key, ch.reason);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &t4, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
+}
+
+Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)
+{
+    const conv_problem *pr = conv_problem_find("hpc101");
+    conv_auto_device d = h200;
+    d.free_bytes = conv_input_elems(&pr->params) * 3 * sizeof(float); /* no room for U, V, M */
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_choose(&pr->params, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "2a", "%s: %s", ch.key, ch.reason);
+    cr_assert_eq(ch.workspace_bytes, 0);
+    CONV_ASSERT_ONE_LINE(ch.reason, "7b refused");
+    conv_params nhwc = pr->params;
+    nhwc.layout = CONV_LAYOUT_NHWC;
+    CONV_ASSERT_OK(conv_auto_choose(&nhwc, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8c", "%s: %s", ch.key, ch.reason); /* the filter's copy fits */
+    d = t4;
+    d.free_bytes = conv_input_elems(&pr->params) * 3 * sizeof(float);
+    CONV_ASSERT_OK(conv_auto_choose(&nhwc, CONV_CLASS_TF32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
+    cr_assert_eq(ch.workspace_bytes, 0);
+}
+
+Test(conv_auto_rule, refuses_bad_input_in_one_line)
+{
+    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv_auto_choose(NULL, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "p is NULL");
+    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, NULL, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d is NULL");
+    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, NULL, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "out is NULL");
+    conv_params bad = p;
+    bad.c = 0;
+    cr_assert_eq(conv_auto_choose(&bad, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "C");
+    cr_assert_eq(conv_auto_choose(&p, (conv_class)7, &h200, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "class");
+    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
+    conv_auto_device d = h200;
+    d.sm_count = 0;
+    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "sm_count");
+    conv_params back = p;
+    back.pass = CONV_PASS_DGRAD;
+    cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "forward pass only");
+    cr_assert_eq(conv2d_auto_workspace(&back, CONV_CLASS_FP32, &h200), 0);
+}
+
+/* Without a GPU a call that reached the device would say so: these must stop first. */
+Test(conv_auto_launcher, refuses_bad_input_before_any_cuda_call)
+{
+    conv_test_hide_gpus();
+    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    float fake[4];
+    float *f = fake;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, NULL, f, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_x");
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, NULL, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_y");
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, f, NULL, 64, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_workspace");
+    cr_assert_eq(conv2d_auto(NULL, CONV_CLASS_FP32, f, f, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "p is NULL");
+    conv_params back = p;
+    back.pass = CONV_PASS_WGRAD;
+    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP32, f, f, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "wgrad");
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
+    p.k = -1;
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_TF32, f, f, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "K");
+}
+
+Test(conv_auto_launcher, says_no_device_in_one_line)
+{
+    conv_test_hide_gpus();
+    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    float fake[4];
+    conv_msg msg = {{0}};
+    conv_auto_device d;
+    cr_assert_eq(conv_auto_device_query(&d, &msg), CONV_ERR_NO_DEVICE);
+    cr_assert(strchr(msg.text, '\n') == NULL, "%s", msg.text);
+    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, fake, fake, fake, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_NO_DEVICE);
+}
+
+Test(conv_auto_rows, skip_a_backward_problem_with_the_reason)
+{
+    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    p.pass = CONV_PASS_DGRAD;
+    conv_row rows[AUTO_ROW_COUNT];
+    cr_assert_eq(conv_auto_rows(&p, NULL, rows, AUTO_ROW_COUNT), AUTO_ROW_COUNT);
+    conv_msg msg = {{0}};
+    for (int i = 0; i < AUTO_ROW_COUNT; ++i) {
+        cr_assert_eq(rows[i].check(rows[i].ctx, &p, &msg), CONV_ERR_UNSUPPORTED);
+        CONV_ASSERT_ONE_LINE(msg.text, "forward pass only");
+    }
+    cr_assert_eq(rows[0].cls, CONV_CLASS_FP32);
+    cr_assert_eq(rows[1].cls, CONV_CLASS_TF32);
+}
+
+/* ---- on the GPU ---- */
+
+/* conv2d_auto through its row on p in class `which` (0: FP32, 1: TF32):
+ * small integers exact where the chosen kernel is exact (all but 7b), else
+ * within its bound; uniform floats within the chosen kernel's bound. */
+static void check_auto_on(const conv_params *p, int which)
+{
+    conv_row rows[AUTO_ROW_COUNT];
+    conv_auto_rows(p, NULL, rows, AUTO_ROW_COUNT);
+    conv_row *row = &rows[which];
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(row->check(row->ctx, p, &msg), msg);
+    conv_gpu_problem pb = conv_test_device_problem(*p, 1);
+    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *want = conv_host_alloc(ny);
+    cr_assert(want != NULL);
+    char label[2 * CONV_MSG_LEN];
+    for (int ints = 1; ints >= 0; --ints) {
+        if (ints) {
+            conv_fill_small_int(pb.h_x, nx, 11, -3, 3);
+            conv_fill_small_int(pb.h_w, nw, 12, -3, 3);
+        } else {
+            conv_fill_uniform(pb.h_x, nx, 13, -1.0f, 1.0f);
+            conv_fill_uniform(pb.h_w, nw, 14, -1.0f, 1.0f);
+        }
+        conv_test_run_row(&pb, row, row->name); /* poisoned output, canary checked */
+        const conv_auto_choice *ch = conv_auto_row_choice(row);
+        cr_assert(ch != NULL);
+        conv_verify_report rep;
+        if (ints && ch->kernel != CONV_AUTO_7B) {
+            CONV_ASSERT_OK(conv_test_host_reference(p, pb.h_x, pb.h_w, want, &msg), msg);
+            rep = conv_compare_exact(p, pb.h_y, want, ny);
+        } else {
+            rep = conv_test_verify_row(row, &pb);
+        }
+        snprintf(label, sizeof label, "%s chose %s (%s), %s", row->name, ch->key, ch->reason,
+                 ints ? "small integers" : "uniform floats");
+        CONV_ASSERT_REPORT(rep, label, p);
+    }
+    conv_host_free(want);
+    conv_gpu_problem_destroy(&pb);
+}
+
+static void check_awkward_shapes(int which)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params t[CONV_USUAL_SHAPES + 8];
+    size_t n = awkward_shapes(t);
+    for (size_t i = 0; i < n; ++i)
+        for (int l = 0; l < 2; ++l) {
+            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            check_auto_on(&t[i], which);
+        }
+}
+
+Test(gpu_conv_auto, fp32_matches_the_reference_on_awkward_shapes)
+{
+    check_awkward_shapes(0);
+}
+
+Test(gpu_conv_auto, tf32_matches_the_reference_on_awkward_shapes)
+{
+    check_awkward_shapes(1);
+}
+
+/* Without a workspace it still runs: a kernel that needs none, within its bound. */
+Test(gpu_conv_auto, runs_without_a_workspace)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(2, 8, 20, 18, 16, 3, 3, 1, 1, 1);
+    for (int l = 0; l < 2; ++l) {
+        p.layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        conv_gpu_problem pb = conv_test_device_problem(p, 1);
+        conv_fill_small_int(pb.h_x, conv_input_elems(&p), 21, -3, 3);
+        conv_fill_small_int(pb.h_w, conv_filter_elems(&p), 22, -3, 3);
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_device_upload(pb.d_x, pb.h_x, conv_input_elems(&p), &msg), msg);
+        CONV_ASSERT_OK(conv_device_upload(pb.d_w, pb.h_w, conv_filter_elems(&p), &msg), msg);
+        CONV_ASSERT_OK(conv_device_poison(pb.d_y, conv_output_elems(&p), &msg), msg);
+        conv_auto_choice ch;
+        CONV_ASSERT_OK(
+            conv2d_auto(&p, CONV_CLASS_FP32, pb.d_x, pb.d_w, pb.d_y, NULL, 0, pb.stream, &ch, &msg),
+            msg);
+        cr_assert_eq(ch.workspace_bytes, 0, "%s: %s", ch.key, ch.reason);
+        cr_assert_eq(cudaStreamSynchronize(pb.stream), cudaSuccess);
+        CONV_ASSERT_OK(conv_device_download(pb.h_y, pb.d_y, conv_output_elems(&p), &msg), msg);
+        conv_test_assert_canary(pb.d_y, conv_output_elems(&p), "conv2d_auto (%s)", ch.key);
+        float *want = conv_host_alloc(conv_output_elems(&p));
+        CONV_ASSERT_OK(conv_test_host_reference(&p, pb.h_x, pb.h_w, want, &msg), msg);
+        conv_verify_report rep = conv_compare_exact(&p, pb.h_y, want, conv_output_elems(&p));
+        CONV_ASSERT_REPORT(rep, ch.key, &p);
+        conv_host_free(want);
+        conv_gpu_problem_destroy(&pb);
+    }
+}
+
+/* Enough 128x128 tiles for 8c's branch on any GPU of up to 266 SMs (133 of
+ * them): 3xTF32 where the GPU has TF32 tensor cores, verified as above. */
+Test(gpu_conv_auto, takes_8c_where_its_tiles_fill_the_gpu)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape(4, 16, 130, 130, 16, 3, 3, 1, 2, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    conv_auto_device d;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_device_query(&d, &msg), msg);
+    conv_auto_choice ch;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, d.tf32_tensor_cores ? "8c" : "6f", "%s: %s", ch.key, ch.reason);
+    check_auto_on(&p, 0);
+    check_auto_on(&p, 1);
+}
