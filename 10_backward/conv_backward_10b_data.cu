@@ -89,7 +89,6 @@ __global__ void __launch_bounds__(THREADS)
     for (int k0 = 0; k0 < depth; k0 += DEPTH) {
         /* This thread's column of A and row of B: kidx = t*K + k, k fastest
          * (contiguous in NHWC's dy and RSCK's w). */
-        /* excerpt: dgrad load */
         const int kidx = k0 + tx;
         const bool in = kidx < depth;
         const int k = in ? kidx % sh.k : 0, t = in ? kidx / sh.k : 0;
@@ -99,10 +98,12 @@ __global__ void __launch_bounds__(THREADS)
         for (int l = 0; l < 4; ++l) {
             float v = 0.0f;
             if (in && ok[l]) {
+                /* excerpt: dgrad exact division */
                 const int oh = (ihp[l] - r * sh.dil_h) / sh.stride_h; /* exact division */
                 const int ow = (iwp[l] - s * sh.dil_w) / sh.stride_w;
                 if (oh >= 0 && oh < sh.p && ow >= 0 && ow < sh.q)
                     v = dy[img[l] * sh.ys[0] + k * sh.ys[1] + oh * sh.ys[2] + ow * sh.ys[3]];
+                /* excerpt end: dgrad exact division */
             }
             as[tx][ty + 16 * l] = v;
             const int c = col0 + ty + 16 * l;
@@ -110,7 +111,6 @@ __global__ void __launch_bounds__(THREADS)
                                       ? w[k * sh.ws[0] + c * sh.ws[1] + r * sh.ws[2] + s * sh.ws[3]]
                                       : 0.0f;
         }
-        /* excerpt end: dgrad load */
         __syncthreads();
         tile_fma(acc, as, bs, ty, tx);
         __syncthreads();

@@ -41,7 +41,6 @@ static_assert(WG_TPR * WG_DEPTH == WG_THREADS && WG_LA * WG_GAP == WG_BM &&
                   WG_LB * WG_GAP == WG_BN && WG_THREADS == 16 * (WG_BM / 8) && WG_BN == 128,
               "the thread layout below assumes 8 x 16 threads of 8 x 8 outputs");
 
-/* excerpt: wgrad depth step */
 /* The depth index j = (n*P + oh)*Q + ow a thread loads next, as its digits,
  * and WG_DEPTH written in the same digits: adding it is three additions with
  * at most one carry each, no division. */
@@ -59,6 +58,7 @@ __device__ __forceinline__ depth_pos depth_pos_at(int j, const bwd_shape &sh)
     return d;
 }
 
+/* excerpt: wgrad depth step */
 __device__ __forceinline__ void depth_step(depth_pos &d, const bwd_shape &sh)
 {
     d.j += WG_DEPTH;
@@ -72,7 +72,6 @@ __device__ __forceinline__ void depth_step(depth_pos &d, const bwd_shape &sh)
 }
 /* excerpt end: wgrad depth step */
 
-/* excerpt: wgrad load */
 /* One thread's share of a depth tile, from depth row d.j: A[k .. k+3][j] for
  * k = k0 + WG_GAP*l (dy[n][k][oh][ow]) and B[j][col .. col+3] for
  * col = col_first + WG_GAP*l, whose first column is the tap (r, s) = (cr[l],
@@ -108,12 +107,14 @@ wgrad_load(float ra[WG_LA][4], float rb[WG_LB][4], const float *__restrict__ x,
     for (int l = 0; l < WG_LB; ++l) {
         const int col = col_first + WG_GAP * l;
         if (VEC) { /* C % 4 == 0: the 4 columns are channels c .. c+3 of one tap */
+            /* excerpt: wgrad x float4 */
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             const int ih = ih0 + cr[l] * sh.dil_h, iw = iw0 + cs[l] * sh.dil_w;
             if (in && col < cols && ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w)
                 v = *reinterpret_cast<const float4 *>(x + x_at + ih * sh.xs[2] + iw * sh.xs[3] +
                                                       cc[l]);
             rb[l][0] = v.x, rb[l][1] = v.y, rb[l][2] = v.z, rb[l][3] = v.w;
+            /* excerpt end: wgrad x float4 */
         } else { /* each column its own (r, s, c): step c, then s, then r */
             int c = cc[l], s = cs[l], r = cr[l];
 #pragma unroll
@@ -131,7 +132,6 @@ wgrad_load(float ra[WG_LA][4], float rb[WG_LB][4], const float *__restrict__ x,
         }
     }
 }
-/* excerpt end: wgrad load */
 
 /* The staged registers into one shared buffer, as they are: both tiles are
  * depth-major, sa[depth row][row of A] and sb[depth row][column of B]. */

@@ -23,7 +23,6 @@
 #include "tensor_cores.h"
 #include "winograd.h"
 
-/* excerpt: flip filter */
 /* w' from w, one element of w' per thread (a grid-stride loop), walked in
  * w''s memory order so that the writes are coalesced. The forward problem's
  * filter has K_fwd = C output and C_fwd = K input channels:
@@ -38,12 +37,14 @@ __global__ void conv2d_backward_data_flip_filter_kernel(const float *__restrict_
         long long t = e;
         long long src;
         if (nhwc) { /* e = ((rf*S + sf)*K + kk)*C + cc */
+            /* excerpt: flip nhwc */
             const int cc = (int)(t % c);
             t /= c;
             const int kk = (int)(t % k);
             t /= k;
             const int sf = (int)(t % s), rf = (int)(t / s);
             src = (((long long)(r - 1 - rf) * s + (s - 1 - sf)) * c + cc) * k + kk;
+            /* excerpt end: flip nhwc */
         } else { /* e = ((cc*K + kk)*R + rf)*S + sf */
             const int sf = (int)(t % s);
             t /= s;
@@ -55,7 +56,6 @@ __global__ void conv2d_backward_data_flip_filter_kernel(const float *__restrict_
         wf[e] = w[src];
     }
 }
-/* excerpt end: flip filter */
 
 /* excerpt: forward params */
 extern "C" conv_status conv2d_backward_data_forward_params(const conv_params *p, conv_params *fwd,

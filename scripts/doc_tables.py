@@ -97,8 +97,8 @@ in a student tree, written from the stubbed sources, it shows the stub. A
 file that a student tree leaves out (listed in exercises/withheld.txt there)
 keeps the table, number or excerpt that the solution tree generated from it.
 
-    python3 scripts/doc_tables.py docs/*.md         rewrite the notes in place
-    python3 scripts/doc_tables.py --check docs/*.md  exit 1 if a note is stale
+    python3 scripts/doc_tables.py docs/*.md docs/lab/*.md          rewrite the notes in place
+    python3 scripts/doc_tables.py --check docs/*.md docs/lab/*.md  exit 1 if a note is stale
 """
 import csv
 import io
