@@ -99,7 +99,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const float *p)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_addr(p)));
 }
-/* excerpt end: ldmatrix */
 
 /* The b operands of two tiles of x^T, pixels (rows of the stage) `rows` ..
  * + 7 and + 8 .. + 15, columns col .. col + 7, in one instruction: matrix 0
@@ -116,7 +115,6 @@ __device__ __forceinline__ void ldmatrix_x(unsigned b[4], const float *rows, int
     ldmatrix_x4(b, rows + row * BK + stage_col<BK>(row, col + 4 * (i & 1)));
 }
 
-/* excerpt: w fragments */
 /* The a operand of a tile of w^T, the 16 channels of rows `rows` .. + 15,
  * columns col .. col + 7: matrix 0 = rows 0-7, columns 0-3 gives w^T[g][t]
  * = a0; matrix 1, rows 8-15, gives w^T[g+8][t] = a1; matrices 2 and 3 the
@@ -128,7 +126,7 @@ __device__ __forceinline__ void ldmatrix_w(unsigned a[4], const float *rows, int
     const int row = (lane & 7) + 8 * (i & 1);
     ldmatrix_x4(a, rows + row * BK + stage_col<BK>(row, col + 4 * (i >> 1)));
 }
-/* excerpt end: w fragments */
+/* excerpt end: ldmatrix */
 
 /* Where a column j of A lies in the filter: channel c of tap (r, s), and
  * what that tap adds to a row's (h0, w0) and px: dh = r dil_h, dw = s dil_w
