@@ -442,3 +442,21 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
     conv_row row = conv_row_device(what, NULL, conv, ctx);
     conv_test_check_row(p, &row, reference);
 }
+
+void conv_test_assert_row(const conv_row *row, const char *key, const char *name)
+{
+    size_t len = strlen(name);
+    int prefix = len > 0 && name[len - 1] == '(';
+    cr_assert_str_eq(row->key, key);
+    cr_assert(prefix ? strncmp(row->name, name, len) == 0 : strcmp(row->name, name) == 0,
+              "row %s is named '%s', not '%s'", key, row->name, name);
+}
+
+double conv_test_tol_of_point(const void *ctx, int a, int b, int c, int d)
+{
+    conv_test_point_tol *probe = (conv_test_point_tol *)ctx;
+    int here = a == probe->at[0] && b == probe->at[1] && c == probe->at[2] && d == probe->at[3];
+    probe->calls++;
+    probe->at_the_point += here;
+    return here ? 0.75 : 0.25;
+}

@@ -149,6 +149,21 @@ conv_verify_report conv_test_verify_row(conv_row *row, conv_gpu_problem *pb);
  * teardown. Fails the running test with `what` and the shape. */
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
 
+/* A row's key (the value of --variant that picks it) and its name; a wanted
+ * name that ends in '(' is the name's beginning (what follows varies, e.g.
+ * the OpenMP row's thread count). */
+void conv_test_assert_row(const conv_row *row, const char *key, const char *name);
+
+/* A pointwise tolerance (conv_verify_pointwise) for the tests of the checks:
+ * 0.75 at the element whose four indices are `at` ((n, k, oh, ow) of an
+ * output, (n, c, ih, iw) of dx, (k, c, r, s) of dw), 0.25 elsewhere. It
+ * counts its calls and those at that element. */
+typedef struct {
+    int at[4];
+    int calls, at_the_point;
+} conv_test_point_tol;
+double conv_test_tol_of_point(const void *ctx, int a, int b, int c, int d);
+
 /* Hides every GPU from the running test (CUDA_VISIBLE_DEVICES=""), so that a
  * test of the no-device paths runs the same way on a machine with a GPU. Call
  * it before the test's first CUDA call (each Criterion test runs in its own

@@ -239,21 +239,6 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
     }
 }
 
-/* A tolerance of each element's own: 0.75 at the indices (1, 2, 2, 1), 0.25
- * elsewhere; it counts its calls and those at that element. */
-typedef struct {
-    int calls, at_the_point;
-} point_probe;
-
-static double tol_of_point(const void *ctx, int a, int b, int c, int d)
-{
-    point_probe *probe = (point_probe *)ctx;
-    int here = a == 1 && b == 2 && c == 2 && d == 1;
-    probe->calls++;
-    probe->at_the_point += here;
-    return here ? 0.75 : 0.25;
-}
-
 Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
 {
     for (int layout = 0; layout < 2; ++layout) {
@@ -271,8 +256,9 @@ Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
             cr_assert(ref && mag);
             conv_pass_reference_double(&q, t.x, t.w, t.dy, ref, mag);
             got[at] += 0.5f; /* within 0.75 there, far outside the dot product's bound */
-            point_probe probe = {0, 0};
-            conv_verify_opts own = conv_verify_pointwise(tol_of_point, &probe);
+            /* a tolerance of each element's own: 0.75 at (1, 2, 2, 1) */
+            conv_test_point_tol probe = {{1, 2, 2, 1}, 0, 0};
+            conv_verify_opts own = conv_verify_pointwise(conv_test_tol_of_point, &probe);
             conv_verify_report full = dgrad ? conv_backward_data_verify(&q, t.dy, t.w, got, own)
                                             : conv_backward_filter_verify(&q, t.x, t.dy, got, own);
             conv_verify_report pre = conv_pass_verify_precomputed(&q, got, ref, mag, own);
