@@ -443,13 +443,19 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
     conv_test_check_row(p, &row, reference);
 }
 
-void conv_test_assert_row(const conv_row *row, const char *key, const char *name)
+void conv_test_assert_rows(conv_test_rows_fn rows, const conv_params *p,
+                           const char *const named[][2], int count)
 {
-    size_t len = strlen(name);
-    int prefix = len > 0 && name[len - 1] == '(';
-    cr_assert_str_eq(row->key, key);
-    cr_assert(prefix ? strncmp(row->name, name, len) == 0 : strcmp(row->name, name) == 0,
-              "row %s is named '%s', not '%s'", key, row->name, name);
+    conv_row r[32];
+    cr_assert_eq(rows(p, NULL, r, 32), count, "%s", conv_shape_name(p));
+    for (int i = 0; i < count; ++i) {
+        const char *key = named[i][0], *name = named[i][1];
+        size_t len = strlen(name);
+        int prefix = len > 0 && name[len - 1] == '(';
+        cr_assert_str_eq(r[i].key, key);
+        cr_assert(prefix ? strncmp(r[i].name, name, len) == 0 : strcmp(r[i].name, name) == 0,
+                  "row %s is named '%s', not '%s'", key, r[i].name, name);
+    }
 }
 
 double conv_test_tol_of_point(const void *ctx, int a, int b, int c, int d)

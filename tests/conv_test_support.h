@@ -149,10 +149,12 @@ conv_verify_report conv_test_verify_row(conv_row *row, conv_gpu_problem *pb);
  * teardown. Fails the running test with `what` and the shape. */
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
 
-/* A row's key (the value of --variant that picks it) and its name; a wanted
- * name that ends in '(' is the name's beginning (what follows varies, e.g.
- * the OpenMP row's thread count). */
-void conv_test_assert_row(const conv_row *row, const char *key, const char *name);
+/* rows(p) lists `count` rows, the i-th with the key named[i][0] (the value
+ * of --variant that picks it) and the name named[i][1]; a wanted name that
+ * ends in '(' is the name's beginning (what follows varies, e.g. the OpenMP
+ * row's thread count). Nothing runs. */
+void conv_test_assert_rows(conv_test_rows_fn rows, const conv_params *p,
+                           const char *const named[][2], int count);
 
 /* A pointwise tolerance (conv_verify_pointwise) for the tests of the checks:
  * 0.75 at the element whose four indices are `at` ((n, k, oh, ow) of an
