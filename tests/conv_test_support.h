@@ -29,6 +29,15 @@
         }                                                                                          \
     } while (0)
 
+/* Call first in a GPU test of cuDNN (conv_cudnn.h): CONV_TEST_REQUIRE_GPU(),
+ * then a GPU build without cuDNN fails the test (the reference is required). */
+#define CONV_TEST_REQUIRE_CUDNN()                                                                  \
+    do {                                                                                           \
+        CONV_TEST_REQUIRE_GPU();                                                                   \
+        cr_assert(conv_cudnn_compiled(),                                                           \
+                  "GPU build without cuDNN: the reference is required here");                      \
+    } while (0)
+
 int conv_test_gpu_available(char *reason, size_t len);
 
 /* A shape of the test tables, built field by field (layout NCHW). */
