@@ -52,6 +52,14 @@ conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad,
 #define CONV_USUAL_SHAPES 14
 size_t conv_usual_shapes(conv_params *t);
 
+/* The usual shapes and CONV_STRIDED_SHAPES strided kin after them, for the
+ * kernels whose index arithmetic turns on the stride (the backward pass):
+ * stride 2 over an odd image, an even filter at an even stride, stride 3
+ * (rows no tap reaches), a stride larger than the filter (gaps), stride and
+ * dilation 2. Returns how many it wrote. */
+#define CONV_STRIDED_SHAPES 5
+size_t conv_strided_shapes(conv_params *t);
+
 /* Describes a shape for assertion messages. */
 const char *conv_shape_name(const conv_params *p);
 
