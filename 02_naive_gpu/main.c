@@ -28,11 +28,11 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 int main(int argc, char **argv)
 {
     static const conv_flag flags[] = {
+        /* --variant first, then --host-repeat: declared here, in that order */
         CONV_VARIANT_FLAG("2a|2b|all",
                           "which kernel(s) to run (2a: grid-stride loop, 2b: 16x16 blocks)"),
         {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
          100},
-        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "02_naive_gpu",
@@ -42,6 +42,7 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .renamed = "gridstride=2a|2d=2b"},
         .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
+        .cudnn_search = 1,
         .ref_names = {"cuDNN", "serial", "OpenMP"},
         .bandwidth_column = 1,
         .rows = rows,

@@ -61,9 +61,6 @@ int main(int argc, char **argv)
         {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
         {"mask", CONV_FLAG_INT, "M", "mask width, odd (3d: at most 769)", "7", 1,
          CONV1D_MAX_MASK_WIDTH},
-        CONV_VARIANT_FLAG("3a|3b|3c|3d|3e|all", "which kernel(s) to run (3a: naive, 3b: naive x4, "
-                                                "3c, 3d, 3e: the lecture's strategies 1, 2, 3)"),
-        CONV_CUDNN_SEARCH_FLAGS,
     };
     static const conv_program prog = {
         .cli = {.program = "03_tiled_1d",
@@ -77,6 +74,10 @@ int main(int argc, char **argv)
                 .default_warmup = 2,
                 .default_repeat = 20},
         .title = "1D \"same\" convolution, mask in constant memory",
+        .variant = {"3a|3b|3c|3d|3e|all",
+                    "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's "
+                    "strategies 1, 2, 3)"},
+        .cudnn_search = 1,
         .ref_names = {"cuDNN", "D2D copy"},
         .bandwidth_column = 1,
         .measure_copy = 1,

@@ -34,13 +34,7 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 
 int main(int argc, char **argv)
 {
-    static const conv_flag flags[] = {
-        GEMM_SHAPE_FLAGS,
-        CONV_VARIANT_FLAG(
-            "6a|6b|6c|6d|6e|cublas|all",
-            "which versions to run (6a naive, 6b shared, 6c register tiles, 6d float4, 6e double "
-            "buffered; cuBLAS SGEMM always runs: it is the reference)"),
-    };
+    static const conv_flag flags[] = {GEMM_SHAPE_FLAGS};
     static const conv_program prog = {
         .cli = {.program = "06_gemm",
                 .summary = "Step 06's GEMMs alone: C = A * B with 6a naive .. 6e double-buffered "
@@ -49,6 +43,9 @@ int main(int argc, char **argv)
                 .shape = CONV_CLI_SHAPE_NONE,
                 .renamed = "--gemm=--variant"},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N], FP32, row-major",
+        .variant = {"6a|6b|6c|6d|6e|cublas|all",
+                    "which versions to run (6a naive, 6b shared, 6c register tiles, 6d float4, "
+                    "6e double buffered; cuBLAS SGEMM always runs: it is the reference)"},
         .ref_names = {"cuBLAS"},
         .problems = gemm_program_problem,
         .rows = rows,

@@ -10,8 +10,8 @@
 extern "C" {
 #endif
 
-/* --m, --n, --k, the first three flags of such a program, then its
- * CONV_VARIANT_FLAG: opt->number[GEMM_FLAG_M] is M. */
+/* --m, --n, --k, the first three flags of such a program (its --variant
+ * comes after them): opt->number[GEMM_FLAG_M] is M. */
 #define GEMM_SHAPE_FLAGS                                                                           \
     {"m", CONV_FLAG_INT, "M", "rows of A and C", "4096", 1, GEMM_MAX_DIM},                         \
         {"n", CONV_FLAG_INT, "N", "columns of B and C", "4096", 1, GEMM_MAX_DIM},                  \

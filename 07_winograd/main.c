@@ -70,21 +70,17 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
 
 int main(int argc, char **argv)
 {
-    static const conv_flag flags[] = {
-        CONV_VARIANT_FLAG(
-            "7a|7b|7c|all",
-            "which step 07 versions to run (7a: F(2x2,3x3), 7b: F(4x4,3x3), 7c: fused F(4x4,3x3))"),
-        CONV_CUDNN_SEARCH_FLAGS,
-    };
     static const conv_program prog = {
         .cli = {.program = "07_winograd",
                 .summary = "Step 07: Winograd convolution F(2x2,3x3) and F(4x4,3x3): filter and "
                            "input transforms, a batched GEMM of step 06, output transform (7a, "
                            "7b), and all of it in one kernel (7c); 3x3 filters, stride 1, NCHW "
                            "and NHWC; against cuDNN and step 06.",
-                CONV_FLAGS(flags),
                 .default_problem = "cutlass"},
         .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused and fused",
+        .variant = {"7a|7b|7c|all", "which step 07 versions to run (7a: F(2x2,3x3), 7b: "
+                                    "F(4x4,3x3), 7c: fused F(4x4,3x3))"},
+        .cudnn_search = 1,
         .ref_names = {"cuDNN", "step 06"},
         .rows = rows,
         .describe = describe,

@@ -37,11 +37,7 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
 
 int main(int argc, char **argv)
 {
-    static const conv_flag flags[] = {
-        GEMM_SHAPE_FLAGS,
-        CONV_VARIANT_FLAG("8a|8b|8b-xt|8c|8d|8e|cublas-tf32|all",
-                          "which versions to run (cuBLAS SGEMM always runs: it is the reference)"),
-    };
+    static const conv_flag flags[] = {GEMM_SHAPE_FLAGS};
     static const conv_program prog = {
         .cli = {.program = "08_gemm",
                 .summary = "Step 08's kernels on the GEMM alone: C = A * B on the tensor cores "
@@ -51,6 +47,8 @@ int main(int argc, char **argv)
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N] on the tensor cores, row-major",
+        .variant = {"8a|8b|8b-xt|8c|8d|8e|cublas-tf32|all",
+                    "which versions to run (cuBLAS SGEMM always runs: it is the reference)"},
         .ref_names = {"cuBLAS", "cuBLAS TF32"},
         .problems = gemm_program_problem,
         .rows = rows,

@@ -13,13 +13,39 @@
  * can take seconds), this many timed runs unless --host-repeat says more. */
 #define HOST_REPEAT 3
 
+/* Puts flag f at out[*n] if it fits, and counts it. */
+static void add_flag(conv_flag *out, int max, int *n, conv_flag f)
+{
+    if (*n < max)
+        out[*n] = f;
+    ++*n;
+}
+
+int conv_program_flags(const conv_program *prog, conv_flag *out, int max)
+{
+    static const conv_flag cudnn[] = {CONV_CUDNN_SEARCH_FLAGS};
+    int n = 0;
+    if (prog->passes != NULL)
+        add_flag(out, max, &n, (conv_flag)CONV_PASS_FLAG(prog->passes, "all"));
+    for (int i = 0; i < prog->cli.n_flags; ++i)
+        add_flag(out, max, &n, prog->cli.flags[i]);
+    if (prog->variant.choices != NULL)
+        add_flag(out, max, &n,
+                 (conv_flag)CONV_VARIANT_FLAG(prog->variant.choices, prog->variant.help));
+    for (int i = 0; prog->cudnn_search && i < (int)(sizeof cudnn / sizeof cudnn[0]); ++i)
+        add_flag(out, max, &n, cudnn[i]);
+    return n;
+}
+
 const char *conv_program_flag(const conv_program *prog, const conv_cli_options *opt,
                               const char *name)
 {
+    conv_flag flags[CONV_CLI_MAX_FLAGS];
+    int n = conv_program_flags(prog, flags, CONV_CLI_MAX_FLAGS);
     if (name == NULL)
         return NULL;
-    for (int i = 0; i < prog->cli.n_flags; ++i)
-        if (strcmp(prog->cli.flags[i].name, name) == 0)
+    for (int i = 0; i < n && i < CONV_CLI_MAX_FLAGS; ++i)
+        if (strcmp(flags[i].name, name) == 0)
             return opt->value[i];
     return NULL;
 }
@@ -63,6 +89,8 @@ static conv_run_opts run_opts(const conv_program *prog, const conv_cli_options *
 /* Everything about one run, so that the steps below stay short. */
 typedef struct {
     const conv_program *prog;
+    conv_flag flags[CONV_CLI_MAX_FLAGS]; /* all of its flags (conv_program_flags) */
+    conv_cli_spec cli;                   /* prog->cli with them */
     conv_cli_options opt;
     conv_named_problem problems[CONV_PROGRAM_MAX_PROBLEMS];
     int n_problems;
@@ -275,9 +303,9 @@ static int expand_passes(run_state *s, conv_msg *msg)
     if (pick == NULL)
         return 0;
     const char *choices = "";
-    for (int i = 0; i < prog->cli.n_flags; ++i)
-        if (strcmp(prog->cli.flags[i].name, "pass") == 0)
-            choices = prog->cli.flags[i].metavar;
+    for (int i = 0; i < s->cli.n_flags; ++i)
+        if (strcmp(s->cli.flags[i].name, "pass") == 0)
+            choices = s->cli.flags[i].metavar;
     conv_pass passes[CONV_PASS_COUNT];
     int n_passes = 0;
     for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
@@ -329,7 +357,10 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     conv_msg msg = {{0}};
     memset(&s, 0, sizeof s);
     s.prog = prog;
-    conv_status st = conv_cli_parse(argc, argv, &prog->cli, &s.opt, stdout, &msg);
+    s.cli = prog->cli;
+    s.cli.flags = s.flags;
+    s.cli.n_flags = conv_program_flags(prog, s.flags, CONV_CLI_MAX_FLAGS);
+    conv_status st = conv_cli_parse(argc, argv, &s.cli, &s.opt, stdout, &msg);
     if (st == CONV_HELP_SHOWN)
         return 0;
     if (st == CONV_OK && prog->problems != NULL) {

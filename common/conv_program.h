@@ -18,7 +18,12 @@
  *      program's summary if it has one (a model's totals);
  *   6. print "verdict: OK" (exit 0) or "verdict: FAILED" (exit 1).
  * A model run is a run whose problems are the distinct layers of a model
- * (conv_models.h): the same steps, with each layer's count in the files. */
+ * (conv_models.h): the same steps, with each layer's count in the files.
+ *
+ * A program states only what is its own: its texts, its rows and their
+ * references, and of the flags every step shares (--pass, --variant, the
+ * cuDNN search) just their values; every field it leaves out is a default
+ * (0 or NULL: not taken, not printed, the standard behaviour). */
 #ifndef CONV_PROGRAM_H
 #define CONV_PROGRAM_H
 
@@ -95,6 +100,17 @@ typedef struct {
 typedef struct {
     conv_cli_spec cli; /* the program's name, summary and own flags */
     const char *title; /* the first line of its output, after its name */
+    /* The flags most programs share, by their values alone (NULL, 0: the
+     * program does not take them): --pass with these choices, "all" by
+     * default (CONV_PASS_FLAG), before the program's own flags (cli.flags);
+     * --variant with these choices and this help (CONV_VARIANT_FLAG), after
+     * them; and the cuDNN graph rows' search flags (CONV_CUDNN_SEARCH_FLAGS),
+     * last. */
+    const char *passes;
+    struct {
+        const char *choices, *help;
+    } variant;
+    int cudnn_search;
     /* The reference columns of the table, in the order of the rows' .ref;
      * the first NULL ends them. */
     const char *ref_names[CONV_MAX_REFS];
@@ -144,6 +160,12 @@ int conv_program_main(const conv_program *prog, int argc, char **argv);
  * was not given. For a program's problems() that takes --problem and
  * problems of its own. */
 int conv_program_named_problems(const conv_cli_options *opt, conv_named_problem *out, int max);
+
+/* The program's flags as the parser sees them (--pass, cli.flags, --variant,
+ * the cuDNN search flags, as the program asks for them), at most max;
+ * returns how many the program has (more than max: the parser rejects the
+ * program). opt->value[i] is the value of out[i]. */
+int conv_program_flags(const conv_program *prog, conv_flag *out, int max);
 
 /* The value of the program's flag `name` after parsing (NULL if it has none). */
 const char *conv_program_flag(const conv_program *prog, const conv_cli_options *opt,

@@ -691,18 +691,27 @@ def write_number(number, like):
     return f"{number:.{decimals}f}"
 
 
-def fill_values(text, note, problems):
+def fill_markers(pattern, kind, errors, fill, text, note, problems):
+    """Each marker of `pattern` in text replaced by fill(m); a marker of a
+    withheld path stays as it is, and so does one whose fill raises one of
+    `errors` (the error goes to problems, "NOTE: KIND marker: ...")."""
     def one(m):
         if withheld(m.group("path")):
             return m.group(0)
         try:
-            number = value_of(m.group("path"), m.group("sel"))
-        except (ValueError, KeyError) as e:
-            problems.append(f"{note}: value marker: {e}")
+            return fill(m)
+        except errors as e:
+            problems.append(f"{note}: {kind} marker: {e}")
             return m.group(0)
+    return pattern.sub(one, text)
+
+
+def fill_values(text, note, problems):
+    def fill(m):
+        number = value_of(m.group("path"), m.group("sel"))
         return m.group(0).replace("-->" + m.group("text") + "<!--",
                                   "-->" + write_number(number, m.group("text")) + "<!--", 1)
-    return VALUE.sub(one, text)
+    return fill_markers(VALUE, "value", (ValueError, KeyError), fill, text, note, problems)
 
 
 # Times, rates and ratios the prose may only show through a value marker.
@@ -769,17 +778,11 @@ def without_exercise_markers(lines):
 
 
 def fill_code(text, note, problems):
-    def one(m):
-        if withheld(m.group("path")):
-            return m.group(0)
-        try:
-            body = excerpt(m.group("path"), m.group("name"))
-        except ValueError as e:
-            problems.append(f"{note}: code marker: {e}")
-            return m.group(0)
+    def fill(m):
+        body = excerpt(m.group("path"), m.group("name"))
         lang = "cuda" if m.group("path").endswith((".cu", ".cuh")) else "c"
         return m.group(1) + f"```{lang}\n" + "\n".join(body) + "\n```\n" + m.group(5)
-    return CODE.sub(one, text)
+    return fill_markers(CODE, "code", ValueError, fill, text, note, problems)
 
 
 def process(note, check):

@@ -55,6 +55,17 @@ size_t conv_usual_shapes(conv_params *t)
     return n;
 }
 
+size_t conv_strided_shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 3, 11, 13, 2, 3, 3, 1, 2, 1); /* stride 2 over an odd image */
+    t[n++] = conv_shape(1, 2, 16, 16, 3, 4, 4, 1, 2, 1); /* even filter, even stride */
+    t[n++] = conv_shape(1, 2, 17, 14, 2, 3, 3, 0, 3, 1); /* stride 3: rows no tap reaches */
+    t[n++] = conv_shape(2, 1, 15, 15, 2, 2, 2, 0, 4, 1); /* stride > filter: gaps */
+    t[n++] = conv_shape(1, 2, 19, 17, 2, 3, 3, 2, 2, 2); /* stride and dilation 2 */
+    return n;
+}
+
 const char *conv_shape_name(const conv_params *p)
 {
     static char buf[256]; /* each Criterion test runs in its own process */
@@ -441,4 +452,28 @@ void conv_test_check_gpu_conv(const conv_params *p, conv_gpu_conv conv, void *ct
 {
     conv_row row = conv_row_device(what, NULL, conv, ctx);
     conv_test_check_row(p, &row, reference);
+}
+
+void conv_test_assert_rows(conv_test_rows_fn rows, const conv_params *p,
+                           const char *const named[][2], int count)
+{
+    conv_row r[32];
+    cr_assert_eq(rows(p, NULL, r, 32), count, "%s", conv_shape_name(p));
+    for (int i = 0; i < count; ++i) {
+        const char *key = named[i][0], *name = named[i][1];
+        size_t len = strlen(name);
+        int prefix = len > 0 && name[len - 1] == '(';
+        cr_assert_str_eq(r[i].key, key);
+        cr_assert(prefix ? strncmp(r[i].name, name, len) == 0 : strcmp(r[i].name, name) == 0,
+                  "row %s is named '%s', not '%s'", key, r[i].name, name);
+    }
+}
+
+double conv_test_tol_of_point(const void *ctx, int a, int b, int c, int d)
+{
+    conv_test_point_tol *probe = (conv_test_point_tol *)ctx;
+    int here = a == probe->at[0] && b == probe->at[1] && c == probe->at[2] && d == probe->at[3];
+    probe->calls++;
+    probe->at_the_point += here;
+    return here ? 0.75 : 0.25;
 }

@@ -29,6 +29,15 @@
         }                                                                                          \
     } while (0)
 
+/* Call first in a GPU test of cuDNN (conv_cudnn.h): CONV_TEST_REQUIRE_GPU(),
+ * then a GPU build without cuDNN fails the test (the reference is required). */
+#define CONV_TEST_REQUIRE_CUDNN()                                                                  \
+    do {                                                                                           \
+        CONV_TEST_REQUIRE_GPU();                                                                   \
+        cr_assert(conv_cudnn_compiled(),                                                           \
+                  "GPU build without cuDNN: the reference is required here");                      \
+    } while (0)
+
 int conv_test_gpu_available(char *reason, size_t len);
 
 /* A shape of the test tables, built field by field (layout NCHW). */
@@ -42,6 +51,14 @@ conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad,
  * appends the shapes its own kernels need after them. */
 #define CONV_USUAL_SHAPES 14
 size_t conv_usual_shapes(conv_params *t);
+
+/* The usual shapes and CONV_STRIDED_SHAPES strided kin after them, for the
+ * kernels whose index arithmetic turns on the stride (the backward pass):
+ * stride 2 over an odd image, an even filter at an even stride, stride 3
+ * (rows no tap reaches), a stride larger than the filter (gaps), stride and
+ * dilation 2. Returns how many it wrote. */
+#define CONV_STRIDED_SHAPES 5
+size_t conv_strided_shapes(conv_params *t);
 
 /* Describes a shape for assertion messages. */
 const char *conv_shape_name(const conv_params *p);
@@ -148,6 +165,23 @@ conv_verify_report conv_test_verify_row(conv_row *row, conv_gpu_problem *pb);
  * buffer (pb->h_y, or h_x for dgrad, h_w for wgrad), canary check,
  * teardown. Fails the running test with `what` and the shape. */
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what);
+
+/* rows(p) lists `count` rows, the i-th with the key named[i][0] (the value
+ * of --variant that picks it) and the name named[i][1]; a wanted name that
+ * ends in '(' is the name's beginning (what follows varies, e.g. the OpenMP
+ * row's thread count). Nothing runs. */
+void conv_test_assert_rows(conv_test_rows_fn rows, const conv_params *p,
+                           const char *const named[][2], int count);
+
+/* A pointwise tolerance (conv_verify_pointwise) for the tests of the checks:
+ * 0.75 at the element whose four indices are `at` ((n, k, oh, ow) of an
+ * output, (n, c, ih, iw) of dx, (k, c, r, s) of dw), 0.25 elsewhere. It
+ * counts its calls and those at that element. */
+typedef struct {
+    int at[4];
+    int calls, at_the_point;
+} conv_test_point_tol;
+double conv_test_tol_of_point(const void *ctx, int a, int b, int c, int d);
 
 /* Hides every GPU from the running test (CUDA_VISIBLE_DEVICES=""), so that a
  * test of the no-device paths runs the same way on a machine with a GPU. Call

@@ -239,15 +239,9 @@ Test(cpu_conv1d, rejects_even_masks_zero_width_and_null_pointers)
  * that picks it: 1a serial, 1b OpenMP, and on a 1D problem 1c. */
 Test(cpu_rows, name_each_version_by_its_key)
 {
-    conv_row rows[4];
-    conv_params p = conv_params_default();
-    cr_assert_eq(conv_cpu_rows(&p, NULL, rows, 4), 2);
-    cr_assert_str_eq(rows[0].key, "1a");
-    cr_assert_str_eq(rows[0].name, "1a serial (CPU)");
-    cr_assert_str_eq(rows[1].key, "1b");
-    cr_assert(strncmp(rows[1].name, "1b OpenMP (", 11) == 0, "%s", rows[1].name);
-    conv_params one_d = conv1d_as_conv_params(1000, 7);
-    cr_assert_eq(conv_cpu_rows(&one_d, NULL, rows, 4), 3);
-    cr_assert_str_eq(rows[2].key, "1c");
-    cr_assert_str_eq(rows[2].name, "1c conv1d_cpu_same (CPU)");
+    static const char *const named[][2] = {
+        {"1a", "1a serial (CPU)"}, {"1b", "1b OpenMP ("}, {"1c", "1c conv1d_cpu_same (CPU)"}};
+    conv_params p = conv_params_default(), one_d = conv1d_as_conv_params(1000, 7);
+    conv_test_assert_rows(conv_cpu_rows, &p, named, 2);
+    conv_test_assert_rows(conv_cpu_rows, &one_d, named, 3);
 }

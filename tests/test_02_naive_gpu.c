@@ -181,11 +181,8 @@ Test(gpu_conv2d_naive_rows, every_row_matches_the_reference_on_the_usual_shapes_
  * that picks it (no GPU needed: nothing runs). */
 Test(conv2d_naive_rows, name_each_kernel_by_its_key)
 {
-    conv_row rows[4];
+    static const char *const named[][2] = {{"2a", "2a naive grid-stride"},
+                                           {"2b", "2b naive 16x16 blocks"}};
     conv_params p = conv_params_default();
-    cr_assert_eq(conv_naive_rows(&p, NULL, rows, 4), 2);
-    cr_assert_str_eq(rows[0].key, "2a");
-    cr_assert_str_eq(rows[0].name, "2a naive grid-stride");
-    cr_assert_str_eq(rows[1].key, "2b");
-    cr_assert_str_eq(rows[1].name, "2b naive 16x16 blocks");
+    conv_test_assert_rows(conv_naive_rows, &p, named, 2);
 }

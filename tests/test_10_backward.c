@@ -81,23 +81,10 @@ static double forward_dot(const conv_params *p, const float *a, const float *b, 
     return s;
 }
 
-/* The table: the usual shapes and their strided kin, in both layouts. */
-#define N_STRIDED 5
-static size_t shape_table(conv_params *t)
-{
-    size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 3, 11, 13, 2, 3, 3, 1, 2, 1); /* stride 2 over an odd image */
-    t[n++] = conv_shape(1, 2, 16, 16, 3, 4, 4, 1, 2, 1); /* even filter, even stride */
-    t[n++] = conv_shape(1, 2, 17, 14, 2, 3, 3, 0, 3, 1); /* stride 3: rows no tap reaches */
-    t[n++] = conv_shape(2, 1, 15, 15, 2, 2, 2, 0, 4, 1); /* stride > filter: gaps */
-    t[n++] = conv_shape(1, 2, 19, 17, 2, 3, 3, 2, 2, 2); /* stride and dilation 2 */
-    return n;
-}
-
 Test(cpu_backward, the_adjoint_identity_holds_exactly_on_small_integers)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_STRIDED];
-    size_t count = shape_table(table);
+    conv_params table[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES];
+    size_t count = conv_strided_shapes(table);
     for (int layout = 0; layout < 2; ++layout)
         for (size_t i = 0; i < count; ++i) {
             conv_params p = table[i];
@@ -215,8 +202,8 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
 
 Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_STRIDED];
-    size_t count = shape_table(table);
+    conv_params table[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES];
+    size_t count = conv_strided_shapes(table);
     for (size_t i = 0; i < count; ++i) {
         conv_params p = table[i];
         tensors t = gradients_of(&p, 3 * i + 1, 0);
@@ -239,21 +226,6 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
     }
 }
 
-/* A tolerance of each element's own: 0.75 at the indices (1, 2, 2, 1), 0.25
- * elsewhere; it counts its calls and those at that element. */
-typedef struct {
-    int calls, at_the_point;
-} point_probe;
-
-static double tol_of_point(const void *ctx, int a, int b, int c, int d)
-{
-    point_probe *probe = (point_probe *)ctx;
-    int here = a == 1 && b == 2 && c == 2 && d == 1;
-    probe->calls++;
-    probe->at_the_point += here;
-    return here ? 0.75 : 0.25;
-}
-
 Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
 {
     for (int layout = 0; layout < 2; ++layout) {
@@ -271,8 +243,9 @@ Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
             cr_assert(ref && mag);
             conv_pass_reference_double(&q, t.x, t.w, t.dy, ref, mag);
             got[at] += 0.5f; /* within 0.75 there, far outside the dot product's bound */
-            point_probe probe = {0, 0};
-            conv_verify_opts own = conv_verify_pointwise(tol_of_point, &probe);
+            /* a tolerance of each element's own: 0.75 at (1, 2, 2, 1) */
+            conv_test_point_tol probe = {{1, 2, 2, 1}, 0, 0};
+            conv_verify_opts own = conv_verify_pointwise(conv_test_tol_of_point, &probe);
             conv_verify_report full = dgrad ? conv_backward_data_verify(&q, t.dy, t.w, got, own)
                                             : conv_backward_filter_verify(&q, t.x, t.dy, got, own);
             conv_verify_report pre = conv_pass_verify_precomputed(&q, got, ref, mag, own);
@@ -404,7 +377,7 @@ static void run_gpu(const conv_params *p, pass which, version v, const tensors *
 #define N_IGEMM 5
 static size_t igemm_table(conv_params *t)
 {
-    size_t n = shape_table(t);
+    size_t n = conv_strided_shapes(t);
     t[n++] = conv_shape(1, 3, 20, 18, 5, 3, 3, 1, 3, 2);  /* stride 3, dilation 2 */
     t[n++] = conv_shape(2, 2, 21, 19, 3, 3, 3, 2, 4, 2);  /* stride 4, dilation 2: empty phases */
     t[n++] = conv_shape(2, 70, 9, 7, 67, 3, 3, 1, 2, 1);  /* C, K across tile edges */
@@ -456,8 +429,8 @@ static void check_gpu_table(pass which, version v, const conv_params *table, siz
 /* The shape table (10a) or the 10b table, as check_gpu_table. */
 static void check_gpu_pass(pass which, version v, const int *args, int n_args)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_STRIDED + N_IGEMM];
-    size_t count = v == NAIVE ? shape_table(table) : igemm_table(table);
+    conv_params table[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + N_IGEMM];
+    size_t count = v == NAIVE ? conv_strided_shapes(table) : igemm_table(table);
     check_gpu_table(which, v, table, count, args, n_args);
 }
 

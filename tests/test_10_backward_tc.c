@@ -32,12 +32,7 @@ typedef enum { DGRAD, WGRAD } pass;
 #define N_EXTRA 16
 static size_t shape_table(conv_params *t)
 {
-    size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 3, 11, 13, 2, 3, 3, 1, 2, 1);  /* stride 2 over an odd image */
-    t[n++] = conv_shape(1, 2, 16, 16, 3, 4, 4, 1, 2, 1);  /* even filter, even stride */
-    t[n++] = conv_shape(1, 2, 17, 14, 2, 3, 3, 0, 3, 1);  /* stride 3: rows no tap reaches */
-    t[n++] = conv_shape(2, 1, 15, 15, 2, 2, 2, 0, 4, 1);  /* stride > filter: phases without taps */
-    t[n++] = conv_shape(1, 2, 19, 17, 2, 3, 3, 2, 2, 2);  /* stride and dilation 2 */
+    size_t n = conv_strided_shapes(t);                    /* the usual shapes, strides 2, 3 and 4 */
     t[n++] = conv_shape(1, 3, 20, 22, 5, 5, 5, 4, 3, 2);  /* stride 3, dilation 2 */
     t[n++] = conv_shape(2, 2, 13, 18, 3, 4, 3, 3, 2, 3);  /* stride 2, dilation 3 */
     t[n++] = conv_shape(1, 70, 9, 10, 37, 3, 3, 1, 1, 1); /* C, K past a tile, K % 16 != 0 */

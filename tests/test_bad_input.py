@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 
+from conv_test_support import check, verdict
+
 # (arguments, what the one line must contain), for every program.
 COMMON = [
     (["--repeat", "0"], "--repeat"),
@@ -199,15 +201,6 @@ TAKES_PROBLEM = {"01_cpu_serial", "02_naive_gpu", "03_tiled_1d", "04_tiled_2d",
                  "05_prefetch_float4", "06_im2col_gemm", "07_winograd", "08_tensor_cores",
                  "10_backward", "conv_bench"}
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
 def run_case(name, path, args, needle, tmp):
     # Every case also asks for a CSV file: a rejected command must not write it.
     csv_path = os.path.join(tmp, "out.csv")
@@ -245,9 +238,7 @@ def main(programs):
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for done in pool.map(lambda c: one(*c), cases):
             pass
-    print(f"{len(cases)} bad inputs over {len(programs)} programs; "
-          f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
-    return 1 if failures else 0
+    return verdict(f"{len(cases)} bad inputs over {len(programs)} programs")
 
 
 if __name__ == "__main__":

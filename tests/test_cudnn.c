@@ -164,8 +164,7 @@ static void check_cudnn(conv_params p)
 
 Test(gpu_reference, cudnn_matches_the_double_reference_in_both_layouts)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params shapes[] = {
         conv_shape(1, 6, 96, 64, 6, 6, 6, 0, 1, 1), conv_shape(2, 3, 29, 31, 5, 3, 3, 1, 1, 1),
         conv_shape(1, 2, 31, 29, 3, 5, 5, 2, 2, 1), conv_shape(3, 4, 23, 17, 2, 3, 3, 2, 1, 2),
@@ -183,8 +182,7 @@ Test(gpu_reference, cudnn_matches_the_double_reference_in_both_layouts)
  * compute capability 8.0 it never has). */
 Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     int major = 0;
     cr_assert_eq(
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, conv_current_device()),
@@ -220,8 +218,7 @@ Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
  * product to read): then the algorithm is named and nothing is asserted. */
 Test(gpu_reference, cudnn_tf32_rounds_both_inputs_to_nearest)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(8, 128, 32, 32, 128, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
     size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);

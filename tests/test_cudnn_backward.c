@@ -204,8 +204,7 @@ static size_t fp32_shapes(conv_params *t)
 
 static void check_fp32(api a)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params shapes[8];
     size_t n = fp32_shapes(shapes);
     for (int pass = 0; pass < CONV_PASS_COUNT; ++pass)
@@ -233,8 +232,7 @@ Test(gpu_reference, cudnn_graph_dgrad_and_wgrad_match_the_double_references_in_f
  * refusal is checked, then the test is skipped. */
 static void check_tf32(api a)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     int major = 0, minor = 0, dev = conv_current_device();
     cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
                  cudaSuccess);
@@ -278,8 +276,7 @@ Test(gpu_reference, cudnn_graph_dgrad_and_wgrad_with_tf32_are_within_the_tf32_bo
  * runs, and NULL stands for the given one. finish does nothing for them. */
 Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(1, 4, 9, 8, 6, 3, 3, 1, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
     size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
@@ -331,8 +328,7 @@ Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
 /* The search's log names the pass on every line. */
 Test(gpu_reference, the_graph_search_log_names_the_pass)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(2, 8, 12, 10, 8, 3, 3, 1, 1, 1);
     size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);

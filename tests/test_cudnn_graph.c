@@ -312,8 +312,7 @@ static unsigned check_graph(conv_params p, conv_class cls, const conv_cudnn_grap
 
 Test(gpu_reference, cudnn_graph_fp32_matches_the_double_reference_in_both_layouts)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params shapes[] = {
         conv_shape(1, 6, 96, 64, 6, 6, 6, 0, 1, 1), conv_shape(2, 3, 29, 31, 5, 3, 3, 1, 1, 1),
         conv_shape(1, 2, 31, 29, 3, 5, 5, 2, 2, 1), conv_shape(3, 4, 23, 17, 2, 3, 3, 2, 1, 2),
@@ -335,8 +334,7 @@ Test(gpu_reference, cudnn_graph_fp32_matches_the_double_reference_in_both_layout
  * one, which is then faster), never an engine that converts to half. */
 Test(gpu_reference, cudnn_graph_tf32_is_within_its_bound_and_never_down_converts)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_cudnn_graph_opts o = quick();
     for (int layout = 0; layout < 2; ++layout) {
         conv_params p = conv_shape(2, 32, 20, 22, 64, 3, 3, 1, 1, 1);
@@ -351,8 +349,7 @@ Test(gpu_reference, cudnn_graph_tf32_is_within_its_bound_and_never_down_converts
  * a budget too short for a second candidate still gives one plan. */
 Test(gpu_reference, cudnn_graph_keeps_to_its_workspace_cap_and_its_budget)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(2, 16, 24, 24, 32, 3, 3, 1, 1, 1);
     conv_gpu_problem pb = conv_test_device_problem(p, 5);
     conv_msg msg = {{0}};
@@ -388,8 +385,7 @@ Test(gpu_reference, cudnn_graph_keeps_to_its_workspace_cap_and_its_budget)
  * need larger workspaces) still runs right after the search. */
 Test(gpu_reference, the_search_log_accounts_for_every_candidate)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(2, 32, 30, 26, 48, 5, 5, 2, 1, 1);
     p.layout = CONV_LAYOUT_NHWC;
     conv_gpu_problem pb = conv_test_device_problem(p, 13);
@@ -434,8 +430,7 @@ Test(gpu_reference, the_search_log_accounts_for_every_candidate)
  * is the one asked for. */
 Test(gpu_reference, the_cudnn_graph_rows_name_their_engine)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(1, 8, 17, 19, 8, 3, 3, 1, 1, 1);
     conv_gpu_problem pb = conv_test_device_problem(p, 9);
     conv_row rows[2] = {conv_row_cudnn_graph(CONV_CLASS_FP32),

@@ -290,8 +290,7 @@ Test(gpu_harness, standard_check_accepts_a_correct_convolution_on_awkward_shapes
  * gpu_reference: NVIDIA's libraries; see conv_register_tests.) */
 Test(gpu_reference, cudnn_through_the_harness_is_verified_and_timed)
 {
-    CONV_TEST_REQUIRE_GPU();
-    cr_assert(conv_cudnn_compiled(), "GPU build without cuDNN: the reference is required here");
+    CONV_TEST_REQUIRE_CUDNN();
     conv_gpu_problem pb = conv_test_device_problem(conv_shape(2, 3, 29, 31, 4, 3, 3, 1, 1, 1), 7);
     conv_msg msg = {{0}};
     conv_gpu_result res;

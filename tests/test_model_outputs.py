@@ -16,17 +16,10 @@ import subprocess
 import sys
 import tempfile
 
+from conv_test_support import check, verdict
+
 HEADER = "name,count,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,dil_h,dil_w,layout"
 CLASSES = ("FP32", "TF32")  # the classes with rows on every GPU: FP32 rows stand for TF32 too
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
 
 def run(args, env=None):
     p = subprocess.run(args, capture_output=True, text=True, timeout=540, env=env)
@@ -147,8 +140,7 @@ def main(bench):
     with tempfile.TemporaryDirectory() as tmp:
         check_run(bench, tmp)
         check_problem_files_unchanged(bench, tmp)
-    print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

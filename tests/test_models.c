@@ -194,36 +194,35 @@ Test(cpu_models, every_layer_is_valid_and_takes_the_batch_and_layout_asked_for)
         }
 }
 
-Test(cpu_models, unknown_model_is_refused_in_one_line_listing_the_known_ones)
+/* conv_model_layers (distinct: 1) or conv_model_convolutions of model at
+ * batch n with room for `room` layers: refused in one line that says `want`,
+ * with no layer. */
+static void assert_refused(int distinct, const char *model, int n, int room, const char *want)
 {
     static conv_model_layer l[MAX];
     int count = -1;
     conv_msg msg = {{0}};
-    cr_assert_eq(conv_model_layers("resnet51", 32, CONV_LAYOUT_NCHW, l, MAX, &count, &msg),
-                 CONV_ERR_INVALID);
+    conv_status st =
+        distinct ? conv_model_layers(model, n, CONV_LAYOUT_NCHW, l, room, &count, &msg)
+                 : conv_model_convolutions(model, n, CONV_LAYOUT_NCHW, l, room, &count, &msg);
+    cr_assert_eq(st, CONV_ERR_INVALID, "%s, n = %d: not refused", model, n);
     cr_assert_eq(count, 0);
-    CONV_ASSERT_ONE_LINE(msg.text, "'resnet51'");
-    CONV_ASSERT_ONE_LINE(msg.text, "resnet50");
-    cr_assert(strchr(msg.text, '\n') == NULL);
-    cr_assert_eq(conv_model_convolutions("", 1, CONV_LAYOUT_NCHW, l, MAX, &count, &msg),
-                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, want);
+}
+
+Test(cpu_models, unknown_model_is_refused_in_one_line_listing_the_known_ones)
+{
+    assert_refused(1, "resnet51", 32, MAX, "'resnet51'");
+    assert_refused(1, "resnet51", 32, MAX, "resnet50");
+    assert_refused(0, "", 1, MAX, "");
     cr_assert_null(conv_model_about("resnet51"));
 }
 
 Test(cpu_models, bad_batch_and_too_little_room_are_refused_naming_the_limit)
 {
-    static conv_model_layer l[MAX];
-    int count = -1;
-    conv_msg msg = {{0}};
-    cr_assert_eq(conv_model_layers("resnet50", 0, CONV_LAYOUT_NCHW, l, MAX, &count, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "n = 0");
-    cr_assert_eq(conv_model_layers("resnet50", 32, CONV_LAYOUT_NCHW, l, 16, &count, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "23 distinct convolutions, room for 16");
-    cr_assert_eq(conv_model_convolutions("resnet50", 1, CONV_LAYOUT_NCHW, l, 50, &count, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "53 convolutions, room for 50");
+    assert_refused(1, "resnet50", 0, MAX, "n = 0");
+    assert_refused(1, "resnet50", 32, 16, "23 distinct convolutions, room for 16");
+    assert_refused(0, "resnet50", 1, 50, "53 convolutions, room for 50");
 }
 
 Test(cpu_models, names_list_the_catalogue_in_order)

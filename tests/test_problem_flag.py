@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from conv_test_support import check, verdict
+
 # What each GPU program can run, named (every one also takes "all").
 RUNS = {
     "02_naive_gpu": [["lecture"], ["conv1d"], ["ece408-l1"]],
@@ -33,15 +35,6 @@ RUNS = {
     "08_tensor_cores": [["cutlass-nhwc"], ["hpc101", "--layout", "nhwc"]],
 }
 NO_PROBLEM = {"06_gemm", "08_gemm"}
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
 
 def run(args, cwd=None):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
@@ -113,9 +106,7 @@ def main(programs):
     check_layouts(paths["conv_bench"], problems)
     if "01_cpu_serial" in paths:
         check_cpu_run(paths["01_cpu_serial"])
-    print(f"--problem in {len(paths)} programs; "
-          f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
-    return 1 if failures else 0
+    return verdict(f"--problem in {len(paths)} programs")
 
 
 if __name__ == "__main__":

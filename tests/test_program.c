@@ -378,6 +378,42 @@ Test(program, the_value_of_a_program_flag_is_found_by_name)
     cr_assert_null(conv_program_flag(&cpu_prog, &opt, NULL));
 }
 
+/* The flags a program states by their values alone take their places
+ * around its own: --pass first, then its own flags, --variant, and the cuDNN
+ * search flags last; the parser sees them all, and they are found by name. */
+Test(program, the_shared_flags_stand_around_the_programs_own)
+{
+    static const conv_flag own[] = {{"width", CONV_FLAG_INT, "W", "a width", "8", 1, 100}};
+    conv_program prog = {.cli = {.program = "prog", CONV_FLAGS(own)},
+                         .passes = "dgrad|wgrad|all",
+                         .variant = {"9a|9b|all", "which versions"},
+                         .cudnn_search = 1};
+    static const char *const order[] = {"pass",         "width",           "variant",
+                                        "cudnn-budget", "cudnn-workspace", "cudnn-log"};
+    conv_flag flags[CONV_CLI_MAX_FLAGS];
+    cr_assert_eq(conv_program_flags(&prog, flags, CONV_CLI_MAX_FLAGS), 6);
+    for (int i = 0; i < 6; ++i)
+        cr_assert_str_eq(flags[i].name, order[i]);
+    cr_assert_str_eq(flags[0].def, "all");
+    cr_assert_str_eq(flags[2].metavar, "9a|9b|all");
+    conv_cli_spec cli = prog.cli;
+    cli.flags = flags;
+    cli.n_flags = 6;
+    conv_cli_options opt;
+    conv_msg msg = {{0}};
+    const char *argv[] = {"prog", "--variant", "9b", "--width", "5", "--pass", "wgrad"};
+    FILE *sink = fopen("/dev/null", "w");
+    CONV_ASSERT_OK(conv_cli_parse(ARGC(argv), (char **)argv, &cli, &opt, sink, &msg), msg);
+    fclose(sink);
+    cr_assert_str_eq(conv_program_flag(&prog, &opt, "variant"), "9b");
+    cr_assert_str_eq(conv_program_flag(&prog, &opt, "width"), "5");
+    cr_assert_str_eq(conv_program_flag(&prog, &opt, "pass"), "wgrad");
+    cr_assert_str_eq(conv_program_flag(&prog, &opt, "cudnn-budget"), "5000");
+    /* none of them: the program's own flags alone */
+    conv_program plain = {.cli = {.program = "prog", CONV_FLAGS(own)}};
+    cr_assert_eq(conv_program_flags(&plain, flags, CONV_CLI_MAX_FLAGS), 1);
+}
+
 /* ---- --problem: the catalogue's problems as the run's problems ---- */
 
 /* Rows that take small inputs only: every problem of the catalogue is too

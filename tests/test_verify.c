@@ -165,13 +165,22 @@ Test(verify, compare_exact_is_bitwise_on_values)
     cr_assert(strstr(desc, "FAILED") != NULL, "%s", desc);
 }
 
+/* The double reference of pr and its magnitudes, in buffers the caller frees. */
+static void reference_of(const problem *pr, double **ref, double **mag)
+{
+    size_t total = conv_output_elems(&pr->p);
+    *ref = malloc(total * sizeof **ref);
+    *mag = malloc(total * sizeof **mag);
+    cr_assert(*ref != NULL && *mag != NULL);
+    conv_reference_double(&pr->p, pr->x, pr->w, *ref, *mag);
+}
+
 Test(verify, the_precomputed_reference_gives_the_same_report_as_the_full_check)
 {
     problem pr = make_problem(0);
     size_t total = conv_output_elems(&pr.p);
-    double *ref = malloc(total * sizeof *ref), *mag = malloc(total * sizeof *mag);
-    cr_assert(ref != NULL && mag != NULL);
-    conv_reference_double(&pr.p, pr.x, pr.w, ref, mag);
+    double *ref, *mag;
+    reference_of(&pr, &ref, &mag);
     pr.y[7] += 0.5f;
     pr.y[total - 1] = NAN;
     conv_verify_report full = conv_verify_full(&pr.p, pr.x, pr.w, pr.y, conv_verify_bound(1.0));
@@ -188,39 +197,24 @@ Test(verify, the_precomputed_reference_gives_the_same_report_as_the_full_check)
     free_problem(&pr);
 }
 
-/* A tolerance of each output's own: here 0.25 everywhere but at (1, 2, 3, 4),
- * where it is 0.75, and it records where it was asked. */
-typedef struct {
-    int calls, asked_at_the_point;
-} point_tol_probe;
-
-static double tol_of_point(const void *ctx, int n, int k, int oh, int ow)
-{
-    point_tol_probe *probe = (point_tol_probe *)ctx;
-    probe->calls++;
-    int here = n == 1 && k == 2 && oh == 3 && ow == 4;
-    probe->asked_at_the_point += here;
-    return here ? 0.75 : 0.25;
-}
-
 Test(verify, a_pointwise_tolerance_is_used_at_each_output_by_every_check)
 {
     problem pr = make_problem(0);
     size_t total = conv_output_elems(&pr.p);
-    double *ref = malloc(total * sizeof *ref), *mag = malloc(total * sizeof *mag);
-    cr_assert(ref != NULL && mag != NULL);
-    conv_reference_double(&pr.p, pr.x, pr.w, ref, mag);
+    double *ref, *mag;
+    reference_of(&pr, &ref, &mag);
     size_t at = conv_output_offset(&pr.p, 1, 2, 3, 4);
     pr.y[at] += 0.5f; /* within 0.75 there, outside the dot product's bound */
-    point_tol_probe probe = {0, 0};
-    conv_verify_opts own = conv_verify_pointwise(tol_of_point, &probe);
+    /* a tolerance of each output's own: 0.75 at (1, 2, 3, 4), 0.25 elsewhere */
+    conv_test_point_tol probe = {{1, 2, 3, 4}, 0, 0};
+    conv_verify_opts own = conv_verify_pointwise(conv_test_tol_of_point, &probe);
     conv_verify_report full = conv_verify_full(&pr.p, pr.x, pr.w, pr.y, own);
     conv_verify_report pre = conv_verify_precomputed(&pr.p, pr.y, ref, mag, own);
     conv_verify_report sampled = conv_verify_sampled(&pr.p, pr.x, pr.w, pr.y, total, 1, own);
     cr_assert(full.passed && pre.passed && sampled.passed, "%zu %zu %zu", full.mismatches,
               pre.mismatches, sampled.mismatches);
     cr_assert_geq(probe.calls, 3 * (int)total - 1);
-    cr_assert_geq(probe.asked_at_the_point, 2);
+    cr_assert_geq(probe.at_the_point, 2);
     /* the same error elsewhere, where the tolerance is 0.25: caught */
     pr.y[at] -= 0.5f;
     pr.y[0] += 0.5f;

@@ -64,6 +64,19 @@ F23_V = ["d0 - d2", "d1 + d2", "d2 - d1", "d1 - d3"]  # v = B^T d
 F23_Y = [("y0 =", ["+", "+", "+", ""]), ("y1 =", ["", "+", "-", "-"])]  # A^T m, by column
 
 
+def tile(ax, x, y, side, color, label):
+    """A side x side tile at (x, y), its cells outlined in white, its name in the middle."""
+    box(ax, x, y, side, side, color, ec="none", z=1)
+    grid_lines(ax, x, y, side, side, color="#ffffff", lw=0.5)
+    ax.text(x + side / 2, y + side / 2, label, ha="center", va="center", fontsize=9, zorder=5)
+
+
+def transform(ax, x_from, x_to, y, formula):
+    """The arrow at height y from a tile ending at x_from to one starting at x_to, and its formula."""
+    arrow(ax, (x_from + 0.3, y), (x_to - 0.3, y))
+    ax.text(x_from + 2.4, y - 0.2, formula, ha="center", va="bottom", fontsize=7.5)
+
+
 def caption_07_f23_dataflow(k):
     m4 = tile_sides(k)[-1]
     a4 = m4 + 2
@@ -148,27 +161,14 @@ def fig_07_f23_dataflow(k):
                  f"{m * m} outputs (direct: {9 * m * m})", fontsize=8, va="bottom",
                  fontweight="bold")
         # input tile d and V
-        box(ax2, x0, yd, a, a, COLORS["input"], ec="none", z=1)
-        grid_lines(ax2, x0, yd, a, a, color="#ffffff", lw=0.5)
-        ax2.text(x0 + a / 2, yd + a / 2, "d", ha="center", va="center", fontsize=9, zorder=5)
+        tile(ax2, x0, yd, a, COLORS["input"], "d")
         xv = x0 + a + 4.5
-        arrow(ax2, (x0 + a + 0.3, yd + a / 2), (xv - 0.3, yd + a / 2))
-        ax2.text(x0 + a + 2.4, yd + a / 2 - 0.2, "B^T d B", ha="center", va="bottom",
-                 fontsize=7.5)
-        box(ax2, xv, yd, a, a, COLORS["input"], ec="none", z=1)
-        grid_lines(ax2, xv, yd, a, a, color="#ffffff", lw=0.5)
-        ax2.text(xv + a / 2, yd + a / 2, "V", ha="center", va="center", fontsize=9, zorder=5)
+        transform(ax2, x0 + a, xv, yd + a / 2, "B^T d B")
+        tile(ax2, xv, yd, a, COLORS["input"], "V")
         # filter g and U
-        gy = yg + (a - 3) / 2
-        box(ax2, x0 + (a - 3), gy, 3, 3, COLORS["weight"], ec="none", z=1)
-        grid_lines(ax2, x0 + (a - 3), gy, 3, 3, color="#ffffff", lw=0.5)
-        ax2.text(x0 + a - 1.5, gy + 1.5, "g", ha="center", va="center", fontsize=9, zorder=5)
-        arrow(ax2, (x0 + a + 0.3, yg + a / 2), (xv - 0.3, yg + a / 2))
-        ax2.text(x0 + a + 2.4, yg + a / 2 - 0.2, "G g G^T", ha="center", va="bottom",
-                 fontsize=7.5)
-        box(ax2, xv, yg, a, a, COLORS["weight"], ec="none", z=1)
-        grid_lines(ax2, xv, yg, a, a, color="#ffffff", lw=0.5)
-        ax2.text(xv + a / 2, yg + a / 2, "U", ha="center", va="center", fontsize=9, zorder=5)
+        tile(ax2, x0 + (a - 3), yg + (a - 3) / 2, 3, COLORS["weight"], "g")
+        transform(ax2, x0 + a, xv, yg + a / 2, "G g G^T")
+        tile(ax2, xv, yg, a, COLORS["weight"], "U")
         # M = U .* V, then Y
         xm, ym = xv + a + 3.5, (yd + yg) / 2
         arrow(ax2, (xv + a + 0.3, yd + a / 2), (xm - 0.3, ym + a / 2 - 0.6), lw=0.9)
