@@ -21,6 +21,24 @@
 #include "gemm_check.h"
 #include "gemm_dbuf.cuh"
 
+/* A failed CUDA call: one line naming it, exit status 1. */
+#define TUNE_CHECK(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "06_tune_6e: %s failed: %s\n", #call, cudaGetErrorString(err_));       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+/* A failed call of the project's: its one-line message, exit status 1. */
+#define TUNE_OK(call)                                                                              \
+    do {                                                                                           \
+        if ((call) != CONV_OK) {                                                                   \
+            fprintf(stderr, "06_tune_6e: %s\n", msg.text);                                         \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
 template <int BM, int TM, int BK, int MINB, int WR>
 __global__ void __launch_bounds__(16 * BM / TM, MINB)
     tune_gemm_kernel(int m, int n, int k, const float *__restrict__ a, const float *__restrict__ b,
@@ -67,13 +85,13 @@ static const cfg cfgs[] = {CFG(64, 8, 16, 3, 4),   CFG(64, 8, 16, 3, 2), CFG(128
  * shared memory for them). */
 static void prefer_shared(const cfg *cf)
 {
-    cudaFuncSetAttribute(cf->g, cudaFuncAttributePreferredSharedMemoryCarveout,
-                         cudaSharedmemCarveoutMaxShared);
-    cudaFuncSetAttribute(cf->f, cudaFuncAttributePreferredSharedMemoryCarveout,
-                         cudaSharedmemCarveoutMaxShared);
+    TUNE_CHECK(cudaFuncSetAttribute(cf->g, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+    TUNE_CHECK(cudaFuncSetAttribute(cf->f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
     int gb = 0, fb = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf->g, cf->threads, 0);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf->f, cf->threads, 0);
+    TUNE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gb, cf->g, cf->threads, 0));
+    TUNE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fb, cf->f, cf->threads, 0));
     printf("%-26s blocks per SM: gemm %d, implicit %d\n", cf->name, gb, fb);
 }
 
@@ -119,20 +137,21 @@ static int cmp_float(const void *pa, const void *pb)
 static float time_it(const run_args *r)
 {
     cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
+    TUNE_CHECK(cudaEventCreate(&e0));
+    TUNE_CHECK(cudaEventCreate(&e1));
     for (int i = 0; i < 3; ++i)
         run_once(r);
+    TUNE_CHECK(cudaGetLastError());
     float t[TIME_REPS];
     for (int i = 0; i < TIME_REPS; ++i) {
-        cudaEventRecord(e0);
+        TUNE_CHECK(cudaEventRecord(e0));
         run_once(r);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&t[i], e0, e1);
+        TUNE_CHECK(cudaEventRecord(e1));
+        TUNE_CHECK(cudaEventSynchronize(e1));
+        TUNE_CHECK(cudaEventElapsedTime(&t[i], e0, e1));
     }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+    TUNE_CHECK(cudaEventDestroy(e0));
+    TUNE_CHECK(cudaEventDestroy(e1));
     qsort(t, TIME_REPS, sizeof t[0], cmp_float);
     return t[TIME_REPS / 2];
 }
@@ -142,12 +161,32 @@ static int chosen(const cfg *cf, int argc, char **argv)
     return argc < 2 || strstr(cf->name, argv[1]) != NULL;
 }
 
+static const char usage[] =
+    "usage: 06_tune_6e [CONFIG_SUBSTRING [GEMM_SHAPES]]\n"
+    "Times the configurations of 6e/6f's kernel whose name contains CONFIG_SUBSTRING (all\n"
+    "without it) against cuBLAS on the benchmark's GEMMs, then 6f on two convolutions;\n"
+    "GEMM_SHAPES (1 to 3): only that many GEMM shapes and no convolutions. Needs a GPU.\n";
+
 int main(int argc, char **argv)
 {
     conv_msg msg = {{0}};
-    int nshapes = argc > 2 ? atoi(argv[2]) : 3;
-    conv_cublas *cb;
-    conv_cublas_create(&cb, &msg);
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    int nshapes = 3;
+    if (argc > 2) {
+        char *end = NULL;
+        long v = strtol(argv[2], &end, 10);
+        if (argc > 3 || end == argv[2] || *end != '\0' || v < 1 || v > 3) {
+            fprintf(stderr, "06_tune_6e: GEMM_SHAPES must be 1, 2 or 3, with nothing after it "
+                            "(see --help)\n");
+            return 2;
+        }
+        nshapes = (int)v;
+    }
+    conv_cublas *cb = NULL;
+    TUNE_OK(conv_cublas_create(&cb, &msg));
     for (int ci = 0; ci < NCFGS; ++ci)
         if (chosen(&cfgs[ci], argc, argv))
             prefer_shared(&cfgs[ci]);
@@ -156,11 +195,11 @@ int main(int argc, char **argv)
         int *sh = shapes[si];
         int m = sh[0], n = sh[1], k = sh[2];
         float *a, *b, *c;
-        cudaMalloc(&a, (size_t)m * k * 4);
-        cudaMalloc(&b, (size_t)k * n * 4);
-        cudaMalloc(&c, (size_t)m * n * 4);
-        gemm_fill_uniform(a, (size_t)m * k, 1, -1, 1, 0, &msg);
-        gemm_fill_uniform(b, (size_t)k * n, 2, -1, 1, 0, &msg);
+        TUNE_CHECK(cudaMalloc(&a, (size_t)m * k * 4));
+        TUNE_CHECK(cudaMalloc(&b, (size_t)k * n * 4));
+        TUNE_CHECK(cudaMalloc(&c, (size_t)m * n * 4));
+        TUNE_OK(gemm_fill_uniform(a, (size_t)m * k, 1, -1, 1, 0, &msg));
+        TUNE_OK(gemm_fill_uniform(b, (size_t)k * n, 2, -1, 1, 0, &msg));
         double fl = 2.0 * m * n * k;
         run_args r = {RUN_CUBLAS, NULL, cb, m, n, k, 0, 0, a, b, c, {}, &msg};
         float ref = time_it(&r);
@@ -173,18 +212,19 @@ int main(int argc, char **argv)
                 continue;
             r.cf = cf;
             r.tiles = (m + cf->bm - 1) / cf->bm * r.tiles_n;
-            cudaMemset(c, 0xff, (size_t)m * n * 4);
+            TUNE_CHECK(cudaMemset(c, 0xff, (size_t)m * n * 4));
             float ms = time_it(&r);
             gemm_check_report rep;
             char verdict[256];
-            gemm_check_sampled(m, n, k, a, b, c, 256, 5, &rep, verdict, sizeof verdict, &msg);
+            TUNE_OK(
+                gemm_check_sampled(m, n, k, a, b, c, 256, 5, &rep, verdict, sizeof verdict, &msg));
             printf("  %-26s %.3f ms %.1f TFLOP/s  %.1f%% of cuBLAS  %s  %s\n", cf->name, ms,
                    fl / ms / 1e9, 100.0 * ref / ms, verdict,
                    cudaGetErrorString(cudaGetLastError()));
         }
-        cudaFree(a);
-        cudaFree(b);
-        cudaFree(c);
+        TUNE_CHECK(cudaFree(a));
+        TUNE_CHECK(cudaFree(b));
+        TUNE_CHECK(cudaFree(c));
     }
     /* 6f on the lab problem and the CUTLASS problem (NHWC, 3x3 same) */
     int probs[2][4] = {{128, 100, 100, 128}, {8, 224, 224, 128}};
@@ -194,11 +234,11 @@ int main(int argc, char **argv)
         implicit_geom g = {C, H, W, 3, 3, H, W, 1, 1, 1, 1, 1, 1};
         int m = N * H * W, n = K, k = C * 9;
         float *x, *w, *y;
-        cudaMalloc(&x, (size_t)N * H * W * C * 4);
-        cudaMalloc(&w, (size_t)k * n * 4);
-        cudaMalloc(&y, (size_t)m * n * 4);
-        gemm_fill_uniform(x, (size_t)N * H * W * C, 1, -1, 1, 0, &msg);
-        gemm_fill_uniform(w, (size_t)k * n, 2, -1, 1, 0, &msg);
+        TUNE_CHECK(cudaMalloc(&x, (size_t)N * H * W * C * 4));
+        TUNE_CHECK(cudaMalloc(&w, (size_t)k * n * 4));
+        TUNE_CHECK(cudaMalloc(&y, (size_t)m * n * 4));
+        TUNE_OK(gemm_fill_uniform(x, (size_t)N * H * W * C, 1, -1, 1, 0, &msg));
+        TUNE_OK(gemm_fill_uniform(w, (size_t)k * n, 2, -1, 1, 0, &msg));
         run_args r = {RUN_IMPLICIT, NULL, cb, m, n, k, 0, 1, x, w, y, g, &msg};
         printf("6f N=%d %dx%d C=K=%d\n", N, H, W, C);
         for (int ci = 0; ci < NCFGS; ++ci) {
@@ -211,9 +251,10 @@ int main(int argc, char **argv)
             printf("  %-26s %.3f ms %.1f TFLOP/s %s\n", cf->name, ms, 2.0 * m * n * k / ms / 1e9,
                    cudaGetErrorString(cudaGetLastError()));
         }
-        cudaFree(x);
-        cudaFree(w);
-        cudaFree(y);
+        TUNE_CHECK(cudaFree(x));
+        TUNE_CHECK(cudaFree(w));
+        TUNE_CHECK(cudaFree(y));
     }
+    conv_cublas_destroy(cb);
     return 0;
 }
