@@ -328,7 +328,6 @@ template <int MI, int PREC>
 __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_frags<MI> &f)
 {
     constexpr bool THREE = PREC == TC_3XTF32;
-    /* excerpt: three products */
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -337,6 +336,7 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_f
                 mma_m16n8k8_tf32(acc[i][jj], f.a[i], f.b[jj]);
                 continue;
             }
+            /* excerpt: three products */
             /* 8c: this k-step's three products on a fresh sum, the small
              * terms first, then one float addition per element, rounded
              * to nearest */
@@ -347,8 +347,8 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_f
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] += t[v];
+            /* excerpt end: three products */
         }
-    /* excerpt end: three products */
 }
 #endif
 
