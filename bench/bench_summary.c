@@ -128,8 +128,9 @@ bench_total bench_summary_total(const bench_summary *s, conv_class cls)
 }
 
 /* The widths of the columns: a layer's name, a kernel of ours or of cuDNN,
- * conv2d_auto's choice (or the layers a total covers: "23 of 23 layers"). */
-enum { NAME_W = 22, LABEL_W = 34, AUTO_W = 15 };
+ * conv2d_auto's choice (or the layers a total covers: "23 of 23 layers"), a
+ * ratio (cuDNN's, then auto's, whose heads are longer). */
+enum { NAME_W = 22, LABEL_W = 34, AUTO_W = 15, RATIO_W = 8, AUTO_RATIO_W = 9 };
 
 /* One column: a row's label (or the layers a total covers) and its ms; "-"
  * for what is missing. */
@@ -143,12 +144,12 @@ static void print_cell(FILE *out, int width, const char *text, double ms)
 }
 
 /* A ratio column ("-" for 0). */
-static void print_ratio(FILE *out, double ratio)
+static void print_ratio(FILE *out, int width, double ratio)
 {
     char text[32] = "-";
     if (ratio > 0.0)
         snprintf(text, sizeof text, "%.2fx", ratio);
-    fprintf(out, " %8s", text);
+    fprintf(out, " %*s", width, text);
 }
 
 /* a over b, 0 unless both ran. */
@@ -164,19 +165,20 @@ static void print_class(const bench_summary *s, conv_class cls, FILE *out)
         fprintf(out, "\n%s: no verified row of this class on any layer\n", conv_class_name(cls));
         return;
     }
-    fprintf(out, "\n%-*s %5s  %-*s %10s  %-*s %10s %8s  %-*s %10s %8s %8s\n", NAME_W,
+    fprintf(out, "\n%-*s %5s  %-*s %10s  %-*s %10s %*s  %-*s %10s %*s %*s\n", NAME_W,
             conv_class_name(cls), "count", LABEL_W, "ours (fastest verified)", "ms", LABEL_W,
-            "cuDNN best", "ms", "ratio", AUTO_W, "auto (chose)", "ms", "vs ours", "vs cuDNN");
+            "cuDNN best", "ms", RATIO_W, "ratio", AUTO_W, "auto (chose)", "ms", AUTO_RATIO_W,
+            "vs ours", AUTO_RATIO_W, "vs cuDNN");
     for (int i = 0; i < s->n_layers; ++i) {
         const bench_layer_best *l = &s->layers[i];
         const bench_best *ours = &l->ours[cls], *cudnn = &l->cudnn[cls], *aut = &l->auto_row[cls];
         fprintf(out, "%-*s %5d", NAME_W, l->name, l->count);
         print_cell(out, LABEL_W, ours->label, ours->ms);
         print_cell(out, LABEL_W, cudnn->label, cudnn->ms);
-        print_ratio(out, over(cudnn->ms, ours->ms));
+        print_ratio(out, RATIO_W, over(cudnn->ms, ours->ms));
         print_cell(out, AUTO_W, aut->label, aut->ms);
-        print_ratio(out, over(ours->ms, aut->ms));
-        print_ratio(out, over(cudnn->ms, aut->ms));
+        print_ratio(out, AUTO_RATIO_W, over(ours->ms, aut->ms));
+        print_ratio(out, AUTO_RATIO_W, over(cudnn->ms, aut->ms));
         fputc('\n', out);
     }
     char ours[48], cudnn[48], aut[48];
@@ -186,10 +188,10 @@ static void print_class(const bench_summary *s, conv_class cls, FILE *out)
     fprintf(out, "%-*s %5d", NAME_W, "total (count x ms)", t.convolutions);
     print_cell(out, LABEL_W, ours, t.ours_ms);
     print_cell(out, LABEL_W, cudnn, t.cudnn_ms);
-    print_ratio(out, t.ratio);
+    print_ratio(out, RATIO_W, t.ratio);
     print_cell(out, AUTO_W, aut, t.auto_ms);
-    print_ratio(out, t.auto_vs_ours);
-    print_ratio(out, t.auto_vs_cudnn);
+    print_ratio(out, AUTO_RATIO_W, t.auto_vs_ours);
+    print_ratio(out, AUTO_RATIO_W, t.auto_vs_cudnn);
     fputc('\n', out);
     /* What a user of conv2d_auto loses to its rule, against picking the
      * fastest of ours on each layer by hand. */
