@@ -120,10 +120,10 @@ bench_total bench_summary_total(const bench_summary *s, conv_class cls)
         cudnn_auto += cudnn > 0.0 && aut > 0.0;
     }
     t.ratio = same_layers_ratio(t.cudnn_ms, t.ours_ms, ours_cudnn, t.cudnn_layers, t.ours_layers);
-    t.auto_vs_ours = same_layers_ratio(t.ours_ms, t.auto_ms, ours_auto, t.ours_layers,
-                                       t.auto_layers);
-    t.auto_vs_cudnn = same_layers_ratio(t.cudnn_ms, t.auto_ms, cudnn_auto, t.cudnn_layers,
-                                        t.auto_layers);
+    t.auto_vs_ours =
+        same_layers_ratio(t.ours_ms, t.auto_ms, ours_auto, t.ours_layers, t.auto_layers);
+    t.auto_vs_cudnn =
+        same_layers_ratio(t.cudnn_ms, t.auto_ms, cudnn_auto, t.cudnn_layers, t.auto_layers);
     return t;
 }
 

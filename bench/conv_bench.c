@@ -18,8 +18,8 @@
  * a summary after the last one weighs each layer by how often it occurs. The
  * model fixes the shapes but for the batch (--n, default 32) and --layout.
  * With --json, the file gets the summary's totals too ("summary", after the
- * layers; bench/bench_summary.h). Step 01's CPU rows would take minutes per layer there: they are skipped
- * unless --cpu-rows asks for them.
+ * layers; bench/bench_summary.h). Step 01's CPU rows would take minutes per
+ * layer there: they are skipped unless --cpu-rows asks for them.
  *
  * --list prints the problems the other flags select, as CSV, and exits
  * without looking for a GPU: the shapes for a script that times another
