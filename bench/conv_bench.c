@@ -17,8 +17,9 @@
  * distinct convolution of the model is a problem, named after its layer, and
  * a summary after the last one weighs each layer by how often it occurs. The
  * model fixes the shapes but for the batch (--n, default 32) and --layout.
- * Step 01's CPU rows would take minutes per layer there: they are skipped
- * unless --cpu-rows asks for them.
+ * With --json, the file gets the summary's totals too ("summary", after the
+ * layers; bench/bench_summary.h). Step 01's CPU rows would take minutes per
+ * layer there: they are skipped unless --cpu-rows asks for them.
  *
  * --list prints the problems the other flags select, as CSV, and exits
  * without looking for a GPU: the shapes for a script that times another
@@ -45,6 +46,7 @@ static conv_model_layer layers[CONV_PROGRAM_MAX_PROBLEMS];
 static char abouts[CONV_PROGRAM_MAX_PROBLEMS][96];
 static char model_run[128];                    /* "resnet50, n=32, nchw" */
 static bench_summary summary[CONV_PASS_COUNT]; /* a model run's, per pass */
+static const char *model_json;                 /* its --json file (NULL: none) */
 
 /* The first problem flag a model run cannot take (all but --n and --layout). */
 static const char *fixed_by_model(const conv_cli_options *opt, int *batch)
@@ -149,6 +151,7 @@ static const char *model_counts(const conv_cli_options *opt, int *counts, int n_
         return NULL;
     for (int i = 0; i < n_problems; ++i)
         counts[i] = layers[i].count;
+    model_json = opt->json_path;
     return model_run;
 }
 
@@ -188,6 +191,48 @@ static void print_summary(FILE *out)
         if (summary[pass].n_layers > 0)
             bench_summary_print(&summary[pass], run, out);
     }
+}
+
+/* The totals of a model run into its --json file, which the program body
+ * has written and closed: it ends with the layers' list and the closing
+ * brace ("\n  ]\n}\n"); "summary" goes in before that brace, one object
+ * per pass that ran (bench_summary_json). Returns 0, or 1 with one line. */
+static int append_summary_json(const char *path)
+{
+    static const char end[] = "\n}\n";
+    const long end_len = (long)(sizeof end - 1);
+    char tail[sizeof end] = "";
+    FILE *f = fopen(path, "r+b");
+    int bad = f == NULL || fseek(f, -end_len, SEEK_END) != 0 ||
+              fread(tail, 1, (size_t)end_len, f) != (size_t)end_len ||
+              memcmp(tail, end, (size_t)end_len) != 0 || fseek(f, -end_len, SEEK_END) != 0;
+    if (!bad) {
+        fprintf(f, ",\n  \"summary\": [");
+        int first = 1;
+        for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
+            if (summary[pass].n_layers == 0)
+                continue;
+            fprintf(f, "%s\n    ", first ? "" : ",");
+            bench_summary_json(&summary[pass], (conv_pass)pass, 4, f);
+            first = 0;
+        }
+        fprintf(f, "\n  ]\n}\n");
+        bad = ferror(f) != 0;
+    }
+    if (f != NULL)
+        bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "conv_bench: --json: adding the model's totals to %s failed\n", path);
+    return bad;
+}
+
+/* 1 when a model run has measured at least one layer (its summary is not empty). */
+static int summary_filled(void)
+{
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass)
+        if (summary[pass].n_layers > 0)
+            return 1;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -230,5 +275,8 @@ int main(int argc, char **argv)
         .problem_done = layer_done,
         .run_summary = print_summary,
     };
-    return conv_program_main(&prog, argc, argv);
+    int status = conv_program_main(&prog, argc, argv);
+    if (model_json != NULL && summary_filled() && append_summary_json(model_json) != 0)
+        status = 1;
+    return status;
 }

@@ -337,11 +337,16 @@ def render_model(rows, torch_rows=({}, [])):
     """The layers of a model run (conv_bench --model: a count column), one line
     each: how often it occurs, then per class (FP32, TF32) cuDNN best, the
     fastest of ours that the class allows and cuDNN best over it (above 1: ours
-    is faster); a last line with the model's totals (time x count summed) where
-    every layer has both, and PyTorch's totals where torch_rows (a CSV of
-    scripts/torch_reference.py --model, from load_torch) covers every layer.
-    Where the run has conv2d_auto's rows ("auto FP32", "auto TF32"), a column
-    per class beside ours: the kernel it chose (from its verdict) and its ms."""
+    is faster), and conv2d_auto's row of the class ("auto FP32", "auto TF32"):
+    the kernel it chose (from its verdict) and its ms, "-" where it did not run
+    (a run without conv2d_auto's rows has "-" on every layer). A last line with
+    the model's totals (time x count summed) where every layer has both, and
+    conv2d_auto's total with its time over ours' where it and ours cover every
+    layer (conv_bench's "auto:" line); PyTorch's totals where torch_rows (a CSV
+    of scripts/torch_reference.py --model, from load_torch) covers every
+    layer. As conv_bench's summary (bench/bench_summary.c), an FP32 row of ours
+    stands for TF32 too, conv2d_auto's rows each for their own class only: its
+    TF32 row has already chosen among the kernels TF32 allows."""
     classes = ("FP32", "TF32")
     torch = torch_rows[0]
     timed = [r for r in rows if r["median_ms"] and verified(r)]
@@ -355,28 +360,29 @@ def render_model(rows, torch_rows=({}, [])):
         return fastest([r for r in timed if r["problem"] == layer and mine(r)
                         and class_allows(cls, row_class(r))])
 
-    def auto(layer, cls):
-        """'KEY ms' of conv2d_auto's row of the class on the layer, or '-'."""
-        r = next((r for r in timed if r["problem"] == layer and r["version"] == f"auto {cls}"),
-                 None)
+    def auto_row(layer, cls):
+        """conv2d_auto's verified row of the class on the layer, or None."""
+        return next((r for r in timed if r["problem"] == layer and r["version"] == f"auto {cls}"),
+                    None)
+
+    def auto(r):
+        """'KEY ms' of conv2d_auto's row, or '-'."""
         m = re.search(r"chose (\S+):", r["verdict"]) if r else None
         return f"{m.group(1) if m else '?'} {float(r['median_ms']):.4f}" if r else "-"
 
-    has_auto = any(r["version"].startswith("auto ") for r in rows)
     head, rule = "| layer | count |", "|---|---:|"
     for cls in classes:
-        head += f" cuDNN best {cls} ms | fastest of ours {cls} | ms | ratio |"
-        rule += "---:|---|---:|---:|"
-        if has_auto:
-            head += f" auto {cls}: chose, ms |"
-            rule += "---|"
+        head += f" cuDNN best {cls} ms | fastest of ours {cls} | ms | ratio | auto {cls}: chose, ms |"
+        rule += "---:|---|---:|---:|---|"
     out = torch_rows[1] + [head, rule]
     totals = {cls: [0.0, 0.0, 0] for cls in classes}  # cuDNN, ours, layers with both
+    autos = {cls: [0.0, 0.0, 0] for cls in classes}  # auto, ours, layers with both
     for layer in layers:
         line = f"| {layer} | {counts[layer]} |"
         for cls in classes:
             ref = best(layer, cls, lambda r: r["version"].startswith("cuDNN"))
             top = best(layer, cls, kernel)
+            chose = auto_row(layer, cls)
             if ref and top:
                 c, o = float(ref["median_ms"]), float(top["median_ms"])
                 totals[cls][0] += counts[layer] * c
@@ -387,16 +393,20 @@ def render_model(rows, torch_rows=({}, [])):
                 line += f" {float(ref['median_ms']):.4f} |" if ref else " - |"
                 line += f" {top['version']} | {float(top['median_ms']):.4f} | - |" if top else \
                     " - | - | - |"
-            if has_auto:
-                line += f" {auto(layer, cls)} |"
+            if chose and top:
+                autos[cls][0] += counts[layer] * float(chose["median_ms"])
+                autos[cls][1] += counts[layer] * float(top["median_ms"])
+                autos[cls][2] += 1
+            line += f" {auto(chose)} |"
         out.append(line)
     line = f"| **model total** | {sum(counts.values())} |"
     for cls in classes:
         c, o, n = totals[cls]
         line += (f" {c:.3f} | ours | {o:.3f} | {c / o:.2f}x |" if n == len(layers) and o > 0
                  else " - | - | - | - |")
-        if has_auto:
-            line += " - |"
+        a, o, n = autos[cls]
+        line += (f" {a:.3f}, {a / o:.3f}x the time of ours |" if n == len(layers) and a > 0
+                 and o > 0 else " - |")
     out.append(line)
     pt = {cls: sum(counts[l] * torch[(l, f"PyTorch {cls}")] for l in layers)
           for cls in classes if all((l, f"PyTorch {cls}") in torch for l in layers)}

@@ -95,12 +95,14 @@ def main():
                                "Test GPU")
         model = dt.render_model(layers, ttorch)
         line = table_line(model, "l2")
-        check("| l2 | 1 | 5.0000 | 6f | 10.0000 | 0.50x | 5.0000 | 6f | 10.0000 | 0.50x |"
-              == line, f"model: a TF32 run may use FP32 rows of both sides: {line}")
+        check("| l2 | 1 | 5.0000 | 6f | 10.0000 | 0.50x | - | 5.0000 | 6f | 10.0000 | 0.50x | - |"
+              == line, f"model: a TF32 run may use FP32 rows of both sides; no auto row: {line}")
+        check("auto FP32: chose, ms |" in model and "auto TF32: chose, ms |" in model,
+              f"the auto columns, though the run has no auto rows: {model}")
         total = table_line(model, "**model total**")
         # FP32: cuDNN 3*2 + 5 = 11, ours 3*1 + 10 = 13; TF32: cuDNN 3*1 + 5 = 8, ours 3*0.5 + 10
-        check(total == "| **model total** | 4 | 11.000 | ours | 13.000 | 0.85x | 8.000 | ours "
-              "| 11.500 | 0.70x |", f"model totals weighed by counts: {total}")
+        check(total == "| **model total** | 4 | 11.000 | ours | 13.000 | 0.85x | - | 8.000 | ours "
+              "| 11.500 | 0.70x | - |", f"model totals weighed by counts, no auto total: {total}")
         check("FP32 10.000 ms (cuDNN best 1.10x its time)" in model,
               f"PyTorch's FP32 total where it covers every layer, no TF32 total: {model}")
         chose = row("l1", "auto TF32", "TF32", 0.6, count=3)
@@ -109,7 +111,19 @@ def main():
         line = table_line(with_auto, "l1")
         check(line == "| l1 | 3 | 2.0000 | 6f | 1.0000 | 2.00x | - | 1.0000 | 8e | 0.5000 | "
               "2.00x | 8b 0.6000 |", f"model: conv2d_auto's choice beside ours: {line}")
-        check("auto" not in model, f"no auto column without auto rows: {model}")
+        check(table_line(with_auto, "**model total**").endswith("| 0.70x | - |"),
+              f"auto on one layer of two: no auto total: {with_auto}")
+        # auto on both layers, TF32: 3 x 0.6 + 12.0 = 13.8 over ours 3 x 0.5 + 10.0 = 11.5;
+        # its FP32 row does not stand for TF32, nor the TF32 row for FP32
+        both = layers + [chose, row("l2", "auto TF32", "TF32", 12.0),
+                         row("l2", "auto FP32", "FP32", 1.0)]
+        both[-2]["verdict"] = "OK; chose 6f: NHWC, FP32"
+        total = table_line(dt.render_model(both), "**model total**")
+        check(total.endswith("| 0.70x | 13.800, 1.200x the time of ours |")
+              and "| 0.85x | - |" in total, f"auto's TF32 total over ours, no FP32 total: {total}")
+        line = table_line(dt.render_model(both), "l2")
+        check(line.endswith("| 0.50x | ? 1.0000 | 5.0000 | 6f | 10.0000 | 0.50x | 6f 12.0000 |"),
+              f"each auto row in its own class; a verdict that names no choice: '?': {line}")
         partial = dt.render_model(layers[:4] + [row("l2", "6f", "FP32", 10.0)])
         check("| **model total** | 4 | - | - | - | - |" in partial,
               f"no total where a layer lacks cuDNN: {partial}")

@@ -4,7 +4,8 @@
 convolutions, 53 in all) without running anything; a model run prints a
 table per layer and the summary after the last one, and its CSV and JSON
 carry the model and each layer's count. Without a GPU every GPU row is
-skipped, step 01 is left out of a model run, and the summary shows "-".
+skipped, step 01 is left out of a model run, and the summary shows "-"
+(in the JSON, its totals are null).
 
     python3 tests/test_model_outputs.py path/to/conv_bench
 """
@@ -115,6 +116,22 @@ def check_run(bench, tmp):
     check([p["name"] for p in doc["problems"]] == [l["name"] for l in layers], "JSON layers")
     check(sum(p["count"] for p in doc["problems"]) == 53, "JSON counts add up to 53")
     check(sum(len(p["rows"]) for p in doc["problems"]) == len(rows), "JSON and CSV: same rows")
+    # The summary's totals, for a script: one object per pass, each class's
+    # totals; no row of ours or of conv2d_auto ran (null, 0 layers).
+    summaries = doc.get("summary") or []
+    check([s.get("pass") for s in summaries] == ["forward"], f"JSON summary: {summaries!r:.200}")
+    if summaries:
+        s = summaries[0]
+        check(s["layers"] == 23 and s["convolutions"] == 53, f"JSON summary: {s!r:.200}")
+        by = {c["class"]: c for c in s["classes"]}
+        check(list(by) == ["FP32", "TF32", "FP16"], f"JSON summary classes: {list(by)}")
+        for cls, c in by.items():
+            check(c["ours_ms"] is None and c["ours_layers"] == 0 and c["auto_ms"] is None
+                  and c["auto_layers"] == 0 and c["ratio"] is None and c["auto_vs_ours"] is None
+                  and c["auto_vs_cudnn"] is None, f"JSON summary {cls}: {c}")
+            cudnn = 0 if no_device or cls not in CLASSES else 23
+            check(c["cudnn_layers"] == cudnn and (c["cudnn_ms"] is None) == (cudnn == 0),
+                  f"JSON summary {cls}: cuDNN on {cudnn} layers: {c}")
 
 
 def check_problem_files_unchanged(bench, tmp):
