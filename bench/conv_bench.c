@@ -46,7 +46,6 @@ static conv_model_layer layers[CONV_PROGRAM_MAX_PROBLEMS];
 static char abouts[CONV_PROGRAM_MAX_PROBLEMS][96];
 static char model_run[128];                    /* "resnet50, n=32, nchw" */
 static bench_summary summary[CONV_PASS_COUNT]; /* a model run's, per pass */
-static const char *model_json;                 /* its --json file (NULL: none) */
 
 /* The first problem flag a model run cannot take (all but --n and --layout). */
 static const char *fixed_by_model(const conv_cli_options *opt, int *batch)
@@ -151,7 +150,6 @@ static const char *model_counts(const conv_cli_options *opt, int *counts, int n_
         return NULL;
     for (int i = 0; i < n_problems; ++i)
         counts[i] = layers[i].count;
-    model_json = opt->json_path;
     return model_run;
 }
 
@@ -193,46 +191,20 @@ static void print_summary(FILE *out)
     }
 }
 
-/* The totals of a model run into its --json file, which the program body
- * has written and closed: it ends with the layers' list and the closing
- * brace ("\n  ]\n}\n"); "summary" goes in before that brace, one object
- * per pass that ran (bench_summary_json). Returns 0, or 1 with one line. */
-static int append_summary_json(const char *path)
+/* The totals of a model run into its --json file: "summary", one object
+ * per pass that ran (bench_summary_json). */
+static void json_summary(FILE *f)
 {
-    static const char end[] = "\n}\n";
-    const long end_len = (long)(sizeof end - 1);
-    char tail[sizeof end] = "";
-    FILE *f = fopen(path, "r+b");
-    int bad = f == NULL || fseek(f, -end_len, SEEK_END) != 0 ||
-              fread(tail, 1, (size_t)end_len, f) != (size_t)end_len ||
-              memcmp(tail, end, (size_t)end_len) != 0 || fseek(f, -end_len, SEEK_END) != 0;
-    if (!bad) {
-        fprintf(f, ",\n  \"summary\": [");
-        int first = 1;
-        for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
-            if (summary[pass].n_layers == 0)
-                continue;
-            fprintf(f, "%s\n    ", first ? "" : ",");
-            bench_summary_json(&summary[pass], (conv_pass)pass, 4, f);
-            first = 0;
-        }
-        fprintf(f, "\n  ]\n}\n");
-        bad = ferror(f) != 0;
+    int first = 1;
+    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass) {
+        if (summary[pass].n_layers == 0)
+            continue;
+        fprintf(f, "%s\n    ", first ? ",\n  \"summary\": [" : ",");
+        bench_summary_json(&summary[pass], (conv_pass)pass, 4, f);
+        first = 0;
     }
-    if (f != NULL)
-        bad |= fclose(f) != 0;
-    if (bad)
-        fprintf(stderr, "conv_bench: --json: adding the model's totals to %s failed\n", path);
-    return bad;
-}
-
-/* 1 when a model run has measured at least one layer (its summary is not empty). */
-static int summary_filled(void)
-{
-    for (int pass = 0; pass < CONV_PASS_COUNT; ++pass)
-        if (summary[pass].n_layers > 0)
-            return 1;
-    return 0;
+    if (!first)
+        fprintf(f, "\n  ]");
 }
 
 int main(int argc, char **argv)
@@ -274,9 +246,7 @@ int main(int argc, char **argv)
         .before_run = list,
         .problem_done = layer_done,
         .run_summary = print_summary,
+        .run_summary_json = json_summary,
     };
-    int status = conv_program_main(&prog, argc, argv);
-    if (model_json != NULL && summary_filled() && append_summary_json(model_json) != 0)
-        status = 1;
-    return status;
+    return conv_program_main(&prog, argc, argv);
 }

@@ -451,6 +451,9 @@ int conv_program_main(const conv_program *prog, int argc, char **argv)
     }
     if (prog->run_summary != NULL)
         prog->run_summary(stdout);
+    FILE *json = conv_report_json_members(&s.report);
+    if (prog->run_summary_json != NULL && json != NULL)
+        prog->run_summary_json(json);
     if (s.o.graph.log != NULL && fclose(s.o.graph.log) != 0) {
         fprintf(stderr, "%s: --cudnn-log: writing %s failed\n", name, log_path);
         failed = 1;

@@ -150,6 +150,9 @@ typedef struct {
     /* ... and asked, after the last problem, to print what sums the run up
      * (conv_bench: a model's totals). */
     void (*run_summary)(FILE *out);
+    /* Optional: the same summary into the --json file (conv_report_json_members;
+     * called only with one). */
+    void (*run_summary_json)(FILE *json);
 } conv_program;
 
 /* Runs the program (the steps above) and returns its exit status. */

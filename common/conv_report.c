@@ -27,6 +27,7 @@ conv_status conv_report_open(conv_report *r, const char *csv_path, const char *j
     r->csv_path = csv_path;
     r->json_path = json_path;
     r->json_problems = 0;
+    r->json_list_closed = 0;
     if (csv_path != NULL && (r->csv = fopen(csv_path, "w")) == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "cannot write --csv file '%s'", csv_path);
     if (json_path != NULL && (r->json = fopen(json_path, "w")) == NULL) {
@@ -391,10 +392,19 @@ static conv_status close_file(FILE **f, const char *flag, const char *path, conv
                : CONV_OK;
 }
 
+FILE *conv_report_json_members(conv_report *r)
+{
+    if (r->json != NULL && !r->json_list_closed) {
+        fprintf(r->json, "\n  ]");
+        r->json_list_closed = 1;
+    }
+    return r->json;
+}
+
 conv_status conv_report_close(conv_report *r, conv_msg *msg)
 {
-    if (r->json != NULL)
-        fprintf(r->json, "\n  ]\n}\n");
+    if (conv_report_json_members(r) != NULL)
+        fprintf(r->json, "\n}\n");
     conv_status st = close_file(&r->csv, "csv", r->csv_path, msg);
     conv_status st2 = close_file(&r->json, "json", r->json_path, msg);
     return st != CONV_OK ? st : st2;

@@ -56,6 +56,7 @@ typedef struct {
     FILE *csv, *json;
     const char *csv_path, *json_path;
     int json_problems;
+    int json_list_closed; /* the problems' list is closed: members follow */
 } conv_report;
 
 /* Opens the CSV and JSON files (either path may be NULL). CONV_ERR_INVALID
@@ -81,6 +82,11 @@ void conv_report_problem(conv_report *r, FILE *out, const char *name, const conv
 void conv_report_layer(conv_report *r, FILE *out, const char *name, int count, const conv_params *p,
                        const conv_row *rows, int n_rows, const double ref_ms[CONV_MAX_REFS],
                        double peak_gflops);
+
+/* Closes the JSON file's list of problems and returns the file, for the
+ * program's own members of the top-level object, each written as
+ * `,\n  "key": value`; NULL without a --json file. */
+FILE *conv_report_json_members(conv_report *r);
 
 /* Finishes and closes the files; CONV_ERR_INVALID naming the file when a
  * write failed (a full disk). */

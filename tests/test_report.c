@@ -347,6 +347,34 @@ Test(report, json_without_a_device_or_problems_is_still_valid)
     free(text);
 }
 
+Test(report, a_program_adds_its_own_members_after_the_problems)
+{
+    char json[256];
+    conv_test_temp_path(json, sizeof json, ".json");
+    conv_report r = {0};
+    conv_msg msg = {{0}};
+    char *argv[] = {"prog"};
+    CONV_ASSERT_OK(conv_report_open(&r, NULL, json, &msg), msg);
+    conv_report_begin(&r, NULL, 0.0, 1, argv);
+    FILE *f = conv_report_json_members(&r);
+    cr_assert_not_null(f);
+    fprintf(f, ",\n  \"summary\": [1, 2]");
+    cr_assert_eq(conv_report_json_members(&r), f, "asked twice, the list is closed once");
+    CONV_ASSERT_OK(conv_report_close(&r, &msg), msg);
+    char *text = conv_test_read_file(json);
+    cr_assert_not_null(text);
+    remove(json);
+    size_t where = 0;
+    cr_assert(conv_test_json_valid(text, &where), "invalid JSON at offset %zu:\n%s", where, text);
+    cr_assert(strstr(text, "\"problems\": [\n  ],\n  \"summary\": [1, 2]\n}\n") != NULL, "%s",
+              text);
+    free(text);
+    conv_report none = {0};
+    CONV_ASSERT_OK(conv_report_open(&none, NULL, NULL, &msg), msg);
+    cr_assert_null(conv_report_json_members(&none), "no --json file: nothing to write to");
+    CONV_ASSERT_OK(conv_report_close(&none, &msg), msg);
+}
+
 Test(report, a_file_that_cannot_be_written_is_an_error_naming_it)
 {
     conv_report r = {0};
