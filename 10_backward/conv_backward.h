@@ -69,6 +69,13 @@ conv_status conv2d_backward_filter_naive(const conv_params *p, const float *d_x,
 #define CONV_BACKWARD_IGEMM_MIN_SLICE_TILES     8
 #define CONV_BACKWARD_IGEMM_MAX_SPLITS          4096
 
+/* What conv2d_backward_data_igemm() refuses about the problem itself
+ * (CONV_ERR_INVALID for a bad or NULL p, CONV_ERR_UNSUPPORTED for a GEMM or
+ * grid too large), the same one line; no CUDA call. Likewise for each
+ * launcher below: a rule (library/conv_auto.h) asks these before it picks. */
+conv_status conv2d_backward_data_igemm_check(const conv_params *p, conv_msg *msg);
+conv_status conv2d_backward_filter_igemm_check(const conv_params *p, conv_msg *msg);
+
 /* dx from dy and w as stride_h * stride_w implicit GEMMs, one per phase of
  * the stride (M = the phase's inputs, N = C, depth = its taps x K). Only
  * enqueues on stream: no allocation, no synchronisation. */
@@ -100,6 +107,11 @@ conv_status conv2d_backward_filter_igemm(const conv_params *p, const float *d_x,
  * sums), NHWC only (NCHW: CONV_ERR_UNSUPPORTED); compute capability 8.0 and
  * newer (older GPUs, or a build without code for one: CONV_ERR_UNSUPPORTED).
  * Lesson: docs/10_backward.md, section "Tensor cores for the gradients". */
+
+/* The problem's checks of the two launchers below (NHWC, the grid); the
+ * GPU's compute capability is the launchers' to check. No CUDA call. */
+conv_status conv2d_backward_data_tf32_check(const conv_params *p, conv_msg *msg);
+conv_status conv2d_backward_filter_tf32_check(const conv_params *p, conv_msg *msg);
 
 /* dx from dy and w: each stride phase of dx a GEMM over its own taps. */
 conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy, const float *d_w,

@@ -128,21 +128,28 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
+extern "C" conv_status conv2d_backward_data_igemm_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = bwd_check_problem(p, msg);
+    if (st != CONV_OK)
+        return st;
+    return check_dims(p, (long long)p->n * p->h * p->w, p->c, (long long)p->k * p->r * p->s,
+                      tiles_of(p->c), (long long)p->stride_h * p->stride_w, msg);
+}
+
 extern "C" conv_status conv2d_backward_data_igemm(const conv_params *p, const float *d_dy,
                                                   const float *d_w, float *d_dx,
                                                   cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = bwd_validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
+    if (st == CONV_OK)
+        st = conv2d_backward_data_igemm_check(p, msg);
     if (st != CONV_OK)
         return st;
     /* The largest phase: ceil(H / stride_h) x ceil(W / stride_w) inputs per image. */
     const long long rows = (long long)p->n * ((p->h + p->stride_h - 1) / p->stride_h) *
                            ((p->w + p->stride_w - 1) / p->stride_w);
     const long long phases = (long long)p->stride_h * p->stride_w;
-    st = check_dims(p, (long long)p->n * p->h * p->w, p->c, (long long)p->k * p->r * p->s,
-                    tiles_of(p->c), phases, msg);
-    if (st != CONV_OK)
-        return st;
     st = conv_kernel_fits((const void *)conv2d_backward_data_igemm_kernel,
                           "conv2d_backward_data_igemm_kernel", THREADS, 0, msg);
     if (st != CONV_OK)

@@ -312,6 +312,23 @@ extern "C" int conv2d_backward_filter_igemm_splits(const conv_params *p, int sm_
 }
 /* excerpt end: wgrad split rule */
 
+extern "C" conv_status conv2d_backward_filter_igemm_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = bwd_check_problem(p, msg);
+    if (st != CONV_OK)
+        return st;
+    const long long cols = (long long)p->c * p->r * p->s;
+    const long long depth = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    st = check_dims(p, p->k, cols, depth, wg_tiles(p->k, WG_BM), 1, msg);
+    if (st != CONV_OK)
+        return st;
+    if (cols > INT_MAX - WG_BN) /* the last block's columns, col0 + 127, in an int */
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "unsupported size: C*R*S = %lld exceeds 2^31-1 - %d (--c, --filter)", cols,
+                         WG_BN);
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_backward_filter_igemm(const conv_params *p, const float *d_x,
                                                     const float *d_dy, float *d_dw, int splits,
                                                     float *d_workspace, size_t workspace_bytes,
@@ -323,15 +340,9 @@ extern "C" conv_status conv2d_backward_filter_igemm(const conv_params *p, const 
     if (splits > CONV_BACKWARD_IGEMM_MAX_SPLITS)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid splits: %d (at most %d)", splits,
                          CONV_BACKWARD_IGEMM_MAX_SPLITS);
-    const long long cols = (long long)p->c * p->r * p->s;
-    const long long depth = (long long)p->n * conv_out_h(p) * conv_out_w(p);
-    st = check_dims(p, p->k, cols, depth, wg_tiles(p->k, WG_BM), 1, msg);
-    if (st != CONV_OK)
+    if ((st = conv2d_backward_filter_igemm_check(p, msg)) != CONV_OK)
         return st;
-    if (cols > INT_MAX - WG_BN) /* the last block's columns, col0 + 127, in an int */
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "unsupported size: C*R*S = %lld exceeds 2^31-1 - %d (--c, --filter)", cols,
-                         WG_BN);
+    const long long cols = (long long)p->c * p->r * p->s;
     if (splits <= 0) { /* the rule, on the current device: the first CUDA call */
         int sm_count = 0;
         CONV_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount,

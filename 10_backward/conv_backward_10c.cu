@@ -425,13 +425,11 @@ static tc_shape make_shape(const conv_params *p, int splits)
     return g;
 }
 
-/* What both launchers check before touching the device: 10a's and 10b's
- * checks (conv_backward_shape.cuh), and the layout. */
-static conv_status validate(const conv_params *p, const float *a, const char *a_name,
-                            const float *b, const char *b_name, const float *out,
-                            const char *out_name, conv_msg *msg)
+/* The problem's half of 10a's and 10b's checks (conv_backward_shape.cuh),
+ * and the layout. */
+static conv_status check_problem(const conv_params *p, conv_msg *msg)
 {
-    conv_status st = bwd_validate(p, a, a_name, b, b_name, out, out_name, msg);
+    conv_status st = bwd_check_problem(p, msg);
     if (st != CONV_OK)
         return st;
     if (p->layout != CONV_LAYOUT_NHWC)
@@ -439,6 +437,16 @@ static conv_status validate(const conv_params *p, const float *a, const char *a_
             msg, CONV_ERR_UNSUPPORTED,
             "10c takes NHWC tensors only (x[N][H][W][C], w[R][S][C][K]): --layout nhwc");
     return CONV_OK;
+}
+
+/* What both launchers check before touching the device: the pointers, then
+ * the problem. */
+static conv_status validate(const conv_params *p, const float *a, const char *a_name,
+                            const float *b, const char *b_name, const float *out,
+                            const char *out_name, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
+    return st == CONV_OK ? check_problem(p, msg) : st;
 }
 
 /* The kernel fits this GPU and can run TF32 here (compute capability 8.0
@@ -449,25 +457,45 @@ static conv_status tf32_available(const void *kernel, const char *name, int thre
     return st == CONV_OK ? conv_tf32_available(kernel, "10c", msg) : st;
 }
 
-extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy,
-                                                 const float *d_w, float *d_dx, cudaStream_t stream,
-                                                 conv_msg *msg)
+/* dgrad's grid: the largest phase, ceil(H / stride_h) x ceil(W / stride_w)
+ * pixels per image, in tiles of BWD_BM; C in tiles of BWD_BN; the phases. */
+static void dgrad_grid(const conv_params *p, long long *m_tiles, long long *c_tiles,
+                       long long *phases)
 {
-    conv_status st = validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
-    if (st != CONV_OK)
-        return st;
-    /* the largest phase: ceil(H / stride_h) x ceil(W / stride_w) pixels per image */
     const long long hp = (p->h + p->stride_h - 1) / p->stride_h,
                     wp = (p->w + p->stride_w - 1) / p->stride_w;
-    const long long m_tiles = (p->n * hp * wp + BWD_BM - 1) / BWD_BM;
-    const long long c_tiles = (p->c + BWD_BN - 1) / BWD_BN,
-                    phases = (long long)p->stride_h * p->stride_w;
+    *m_tiles = (p->n * hp * wp + BWD_BM - 1) / BWD_BM;
+    *c_tiles = (p->c + BWD_BN - 1) / BWD_BN;
+    *phases = (long long)p->stride_h * p->stride_w;
+}
+
+extern "C" conv_status conv2d_backward_data_tf32_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = check_problem(p, msg);
+    if (st != CONV_OK)
+        return st;
+    long long m_tiles, c_tiles, phases;
+    dgrad_grid(p, &m_tiles, &c_tiles, &phases);
     if (m_tiles > INT_MAX || c_tiles > BWD_MAX_GRID || phases > BWD_MAX_GRID ||
         (long long)p->r * p->s * ((p->k + BWD_BK - 1) / BWD_BK) > INT_MAX)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "10c dgrad: %lld pixel tiles, %lld channel tiles or %lld phases (stride "
                          "h x w) exceed the grid",
                          m_tiles, c_tiles, phases);
+    return CONV_OK;
+}
+
+extern "C" conv_status conv2d_backward_data_tf32(const conv_params *p, const float *d_dy,
+                                                 const float *d_w, float *d_dx, cudaStream_t stream,
+                                                 conv_msg *msg)
+{
+    conv_status st = validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
+    if (st == CONV_OK)
+        st = conv2d_backward_data_tf32_check(p, msg);
+    if (st != CONV_OK)
+        return st;
+    long long m_tiles, c_tiles, phases;
+    dgrad_grid(p, &m_tiles, &c_tiles, &phases);
     /* 16-byte loads along k where K % 4 == 0 and the tensors are aligned */
     const bool vec = p->k % 4 == 0 && ((uintptr_t)d_dy | (uintptr_t)d_w) % 16 == 0;
     void (*kernel)(const float *, const float *, float *, tc_shape) =
@@ -505,6 +533,20 @@ extern "C" size_t conv2d_backward_filter_tf32_workspace(const conv_params *p, in
     return part > SIZE_MAX / (size_t)splits ? SIZE_MAX : part * (size_t)splits;
 }
 
+extern "C" conv_status conv2d_backward_filter_tf32_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = check_problem(p, msg);
+    if (st != CONV_OK)
+        return st;
+    const long long j_tiles = ((long long)p->c * p->r * p->s + WG_BM - 1) / WG_BM,
+                    k_tiles = ((long long)p->k + WG_BM - 1) / WG_BM;
+    if (j_tiles > INT_MAX || k_tiles > BWD_MAX_GRID)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "10c wgrad: %lld tiles of C*R*S or %lld of K exceed the grid", j_tiles,
+                         k_tiles);
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x,
                                                    const float *d_dy, float *d_dw, int splits,
                                                    float *d_workspace, size_t workspace_bytes,
@@ -525,12 +567,10 @@ extern "C" conv_status conv2d_backward_filter_tf32(const conv_params *p, const f
         return conv_fail(msg, CONV_ERR_INVALID,
                          "workspace_bytes (%zu) is below the %zu bytes that %d splits need",
                          workspace_bytes, need, splits);
+    if ((st = conv2d_backward_filter_tf32_check(p, msg)) != CONV_OK)
+        return st;
     const tc_shape g = make_shape(p, splits);
     const long long j_tiles = (g.crs + WG_BM - 1) / WG_BM, k_tiles = (g.k + WG_BM - 1) / WG_BM;
-    if (j_tiles > INT_MAX || k_tiles > BWD_MAX_GRID)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "10c wgrad: %lld tiles of C*R*S or %lld of K exceed the grid", j_tiles,
-                         k_tiles);
     /* 16-byte loads along k and c where both are multiples of 4, aligned */
     const bool vec = p->k % 4 == 0 && p->c % 4 == 0 && ((uintptr_t)d_x | (uintptr_t)d_dy) % 16 == 0;
     void (*kernel)(const float *, const float *, float *, tc_shape) =

@@ -47,15 +47,14 @@ static inline bwd_shape make_shape(const conv_params *p)
     return sh;
 }
 
-/* Everything both launchers check before touching the device: the pointers,
- * the problem, and window coordinates that fit an int. */
-static inline conv_status bwd_validate(const conv_params *p, const float *a, const char *a_name,
-                                       const float *b, const char *b_name, const float *out,
-                                       const char *out_name, conv_msg *msg)
+/* The problem's half of those checks: a valid problem whose window
+ * coordinates fit an int (the launchers' checks without pointers, which the
+ * version checks of conv_backward.h start with). */
+static inline conv_status bwd_check_problem(const conv_params *p, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
-    if (st == CONV_OK)
-        st = conv_params_validate(p, msg);
+    if (p == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: p is NULL");
+    conv_status st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
     if ((long long)p->h + 2LL * p->pad_h + (long long)p->dil_h * p->r > INT_MAX ||
@@ -64,6 +63,16 @@ static inline conv_status bwd_validate(const conv_params *p, const float *a, con
                          "unsupported image (--h, --w, --pad, --dilation): a window coordinate "
                          "exceeds 2^31-1");
     return CONV_OK;
+}
+
+/* Everything both launchers check before touching the device: the pointers,
+ * the problem, and window coordinates that fit an int. */
+static inline conv_status bwd_validate(const conv_params *p, const float *a, const char *a_name,
+                                       const float *b, const char *b_name, const float *out,
+                                       const char *out_name, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(a, a_name, b, b_name, out, out_name, msg);
+    return st == CONV_OK ? bwd_check_problem(p, msg) : st;
 }
 
 #endif /* CONV_BACKWARD_SHAPE_CUH */

@@ -18,8 +18,8 @@
 /* Storage for the reasons of the CPU rows skipped by their estimate. */
 static char estimates[4][64];
 
-/* A backward pass: cuDNN's (FP32 and TF32, both APIs) and step 10's rows,
- * its naive version as the "naive GPU" column. */
+/* A backward pass: cuDNN's (FP32 and TF32, both APIs), step 10's rows, its
+ * naive version as the "naive GPU" column, and conv2d_auto's. */
 static int backward_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_rows)
 {
     int n = 0;
@@ -33,6 +33,8 @@ static int backward_rows(const conv_params *p, unsigned steps, conv_row *rows, i
         n += conv_backward_rows(p, NULL, rows + n, max_rows - n);
         conv_rows_mark_ref(rows + first, n - first, "10a", BENCH_REF_NAIVE);
     }
+    if (steps & BENCH_STEP_AUTO) /* conv2d_auto's choice for the pass, timed */
+        n += conv_auto_rows(p, NULL, rows + n, max_rows - n);
     return n;
 }
 

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_backward.h"
+#include "conv_backward_cpu.h"
 #include "conv_cuda.h"
+#include "conv_verify_backward.h"
 #include "tc_host.h"
 #include "winograd_host.h"
 
@@ -17,6 +20,8 @@ typedef struct {
     size_t work_bytes;
     const conv_gpu_problem *pb; /* the problem its Winograd tolerance is for */
     double *bound;              /* that tolerance at every output (full verification) */
+    conv_params f;              /* 10d via 7b: the forward problem of dgrad, */
+    float *h_wf;                /* its filter (the flipped w) on the host */
 } auto_row;
 
 static auto_row contexts[AUTO_ROW_COUNT] = {{.cls = CONV_CLASS_FP32}, {.cls = CONV_CLASS_TF32}};
@@ -27,6 +32,16 @@ static conv_status run(void *ctx, const conv_params *p, const float *d_x, const 
                        float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     auto_row *r = ctx; /* the choice as it ran: what the verdict and the tolerance name */
+    /* the forward pass only reads x and w */
+    return conv2d_auto(p, r->cls, (float *)d_x, (float *)d_w, d_y, r->d_work, r->work_bytes, stream,
+                       &r->choice, msg);
+}
+
+/* A backward pass: the harness's buffers, as conv2d_auto takes them. */
+static conv_status run_grad(void *ctx, const conv_params *p, float *d_x, float *d_w, float *d_y,
+                            cudaStream_t stream, conv_msg *msg)
+{
+    auto_row *r = ctx;
     return conv2d_auto(p, r->cls, d_x, d_w, d_y, r->d_work, r->work_bytes, stream, &r->choice, msg);
 }
 
@@ -72,6 +87,8 @@ static void teardown(void *ctx)
     free(r->bound);
     r->bound = NULL;
     r->pb = NULL;
+    free(r->h_wf);
+    r->h_wf = NULL;
 }
 
 /* Winograd's own bound at output (n, k, oh, ow) (as step 07's rows). */
@@ -84,11 +101,59 @@ static double wino_bound_at(const void *ctx, int n, int k, int oh, int ow)
     return wino_error_bound_point(p, WINO_F4, r->pb->h_x, r->pb->h_w, n, k, oh, ow);
 }
 
+/* 10d via 7b: Winograd's bound at dx[n][c][ih][iw], the output (n, c, ih,
+ * iw) of dgrad's forward problem, from dy and the flipped filter (as step
+ * 10's rows). */
+static double wino_dgrad_bound_at(const void *ctx, int n, int c, int ih, int iw)
+{
+    const auto_row *r = ctx;
+    if (r->bound != NULL)
+        return r->bound[conv_output_offset(&r->f, n, c, ih, iw)];
+    return wino_error_bound_point(&r->f, WINO_F4, r->pb->h_y, r->h_wf, n, c, ih, iw);
+}
+
+/* The bound of the chosen backward kernel, as step 10's rows verify it. */
+static conv_status backward_tolerance(auto_row *r, const conv_gpu_problem *pb,
+                                      conv_verify_opts *opts, conv_msg *msg)
+{
+    const size_t depth = conv_pass_depth(&pb->p);
+    switch (r->choice.kernel) {
+    case CONV_AUTO_10C:
+    case CONV_AUTO_10D_8B: *opts = conv_verify_bound(conv_tf32_bound_factor(depth)); return CONV_OK;
+    case CONV_AUTO_10D_8E: /* dy truncated to TF32, as 8e truncates x */
+        *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
+        return CONV_OK;
+    case CONV_AUTO_10D_7B: {
+        free(r->bound), free(r->h_wf);
+        r->bound = NULL, r->h_wf = NULL;
+        r->pb = pb; /* dgrad's dy lives in y's buffer */
+        conv_status st = conv2d_backward_data_forward_params(&pb->p, &r->f, msg);
+        if (st != CONV_OK)
+            return st;
+        r->h_wf = malloc(conv_filter_elems(&pb->p) * sizeof *r->h_wf);
+        if (pb->full_verify)
+            r->bound = malloc(conv_input_elems(&pb->p) * sizeof *r->bound);
+        if (r->h_wf == NULL || (pb->full_verify && r->bound == NULL))
+            return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                             "out of host memory for Winograd's error bound");
+        conv2d_backward_data_flip_filter_cpu(&pb->p, &r->f, pb->h_w, r->h_wf);
+        if (pb->full_verify &&
+            (st = wino_error_bound(&r->f, WINO_F4, pb->h_y, r->h_wf, r->bound, msg)) != CONV_OK)
+            return st;
+        *opts = conv_verify_pointwise(wino_dgrad_bound_at, r);
+        return CONV_OK;
+    }
+    default: *opts = conv_verify_bound(1.0); return CONV_OK;
+    }
+}
+
 /* The bound of the chosen kernel, as its own step's rows verify it. */
 static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
                              conv_msg *msg)
 {
     auto_row *r = ctx;
+    if (pb->p.pass != CONV_PASS_FORWARD)
+        return backward_tolerance(r, pb, opts, msg);
     const size_t depth = (size_t)pb->p.c * pb->p.r * pb->p.s;
     switch (r->choice.kernel) {
     case CONV_AUTO_7B:
@@ -128,11 +193,13 @@ static conv_status annotate(void *ctx, conv_gpu_problem *pb, const conv_run_opts
 
 int conv_auto_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows)
 {
-    (void)p;
     (void)select;
+    const conv_pass pass = p != NULL ? p->pass : CONV_PASS_FORWARD;
     int n = 0;
     for (; n < AUTO_ROW_COUNT && n < max_rows; ++n) {
-        rows[n] = conv_row_device(names[n], keys[n], run, &contexts[n]);
+        rows[n] = pass == CONV_PASS_FORWARD
+                      ? conv_row_device(names[n], keys[n], run, &contexts[n])
+                      : conv_row_grad(names[n], keys[n], pass, run_grad, &contexts[n]);
         rows[n].cls = contexts[n].cls;
         rows[n].check = check;
         rows[n].setup = setup;

@@ -2,7 +2,9 @@
  * "auto TF32" (key "auto-tf32"), the launcher as a user calls it, its
  * workspace allocated around the measurement, verified within the bound of
  * the kernel it chose; after a verified run the verdict names that kernel
- * and the branch of the rule. Backward problems are skipped with the reason. */
+ * and the branch of the rule. For a backward problem (p->pass) the rows run
+ * that pass (conv_row_grad), verified within the chosen step 10 kernel's
+ * bound. */
 #ifndef AUTO_ROWS_H
 #define AUTO_ROWS_H
 
@@ -15,7 +17,8 @@ extern "C" {
 
 #define AUTO_ROW_COUNT 2
 
-/* Writes the two rows (select is unused); returns how many were written. */
+/* Writes the two rows for p->pass (p NULL: the forward pass; select is
+ * unused); returns how many were written. */
 int conv_auto_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The choice a row ran with after its setup (NULL for a row that is not one

@@ -1,9 +1,11 @@
 #include "conv_auto.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "conv_backward.h"
 #include "conv_cuda.h"
 #include "conv_device.h"
 #include "conv_im2col_gemm.h"
@@ -16,17 +18,32 @@
 /* 4a's configuration "32x64, 16 outputs/thread" (04_tiled_2d/conv_tiled_2d_configs.c). */
 #define AUTO_4A_CONFIG 3
 
-static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {"2a", "4a", "5b", "6e", "6f",
-                                                         "7b", "8b", "8c", "8e"};
+static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {
+    "2a", "4a",  "5b",  "6e",     "6f",     "7b",     "8b",    "8c",
+    "8e", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-8e"};
 
 const char *conv_auto_kernel_key(conv_auto_kernel k)
 {
     return k >= 0 && k < CONV_AUTO_KERNEL_COUNT ? keys[k] : "?";
 }
 
+int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass)
+{
+    if (k < 0 || k >= CONV_AUTO_KERNEL_COUNT)
+        return 0;
+    if (k == CONV_AUTO_10B || k == CONV_AUTO_10C)
+        return pass == CONV_PASS_DGRAD || pass == CONV_PASS_WGRAD;
+    if (k >= CONV_AUTO_10D_6F)
+        return pass == CONV_PASS_DGRAD;
+    return pass == CONV_PASS_FORWARD;
+}
+
 conv_class conv_auto_kernel_class(conv_auto_kernel k)
 {
-    return k == CONV_AUTO_8B || k == CONV_AUTO_8E ? CONV_CLASS_TF32 : CONV_CLASS_FP32;
+    return k == CONV_AUTO_8B || k == CONV_AUTO_8E || k == CONV_AUTO_10C || k == CONV_AUTO_10D_8B ||
+                   k == CONV_AUTO_10D_8E
+               ? CONV_CLASS_TF32
+               : CONV_CLASS_FP32;
 }
 
 static size_t add_sat(size_t a, size_t b)
@@ -50,6 +67,55 @@ static size_t workspace_elems(conv_auto_kernel k, const conv_params *p)
     case CONV_AUTO_8C: return conv2d_tc_mma_workspace_elems(p);
     default: return 0;
     }
+}
+
+/* The forward kernel that runs 10d kernel k, its step 10 name and ours. */
+static conv_backward_forward_kernel forward_of_10d(conv_auto_kernel k)
+{
+    switch (k) {
+    case CONV_AUTO_10D_7B: return CONV_BACKWARD_FORWARD_7B;
+    case CONV_AUTO_10D_8B: return CONV_BACKWARD_FORWARD_8B;
+    case CONV_AUTO_10D_8E: return CONV_BACKWARD_FORWARD_8E;
+    default: return CONV_BACKWARD_FORWARD_6F;
+    }
+}
+
+static conv_auto_kernel forward_kernel_of_10d(conv_auto_kernel k)
+{
+    switch (k) {
+    case CONV_AUTO_10D_7B: return CONV_AUTO_7B;
+    case CONV_AUTO_10D_8B: return CONV_AUTO_8B;
+    case CONV_AUTO_10D_8E: return CONV_AUTO_8E;
+    default: return CONV_AUTO_6F;
+    }
+}
+
+static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d,
+                           conv_msg *msg);
+
+/* 10d: stride 1 and a padding the flipped filter takes (step 10's own
+ * check), the forward kernel's check on the forward problem, and the
+ * tensors with 10d's workspace within the memory given. */
+static conv_status accepts_10d(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d,
+                               conv_msg *msg)
+{
+    if (p->pass != CONV_PASS_DGRAD)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s computes dgrad only", keys[k]);
+    conv_params f;
+    conv_status st = conv2d_backward_data_forward_params(p, &f, msg);
+    if (st != CONV_OK)
+        return st;
+    conv_auto_device any_memory = *d; /* 10d's own workspace is checked below */
+    any_memory.free_bytes = SIZE_MAX;
+    if ((st = accepts(forward_kernel_of_10d(k), &f, &any_memory, msg)) != CONV_OK)
+        return st;
+    if (add_sat(tensor_bytes(p), conv2d_backward_data_forward_workspace(p, forward_of_10d(k))) >
+        d->free_bytes)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "%s: the tensors and the flipped filter's workspace exceed the memory "
+                         "given",
+                         keys[k]);
+    return CONV_OK;
 }
 
 /* Kernel k's own checks on p and d: CONV_OK or the reason it refuses. No CUDA call. */
@@ -86,6 +152,19 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
                              "%s: the tensors and the filter's copy exceed the memory given",
                              keys[k]);
         return CONV_OK;
+    case CONV_AUTO_10B:
+        return p->pass == CONV_PASS_DGRAD ? conv2d_backward_data_igemm_check(p, msg)
+                                          : conv2d_backward_filter_igemm_check(p, msg);
+    case CONV_AUTO_10C:
+        if (!d->tf32_tensor_cores)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "10c does not run on sm_%d%d here",
+                             d->cc_major, d->cc_minor);
+        return p->pass == CONV_PASS_DGRAD ? conv2d_backward_data_tf32_check(p, msg)
+                                          : conv2d_backward_filter_tf32_check(p, msg);
+    case CONV_AUTO_10D_6F:
+    case CONV_AUTO_10D_7B:
+    case CONV_AUTO_10D_8B:
+    case CONV_AUTO_10D_8E: return accepts_10d(k, p, d, msg);
     default: return conv_fail(msg, CONV_ERR_INVALID, "unknown kernel %d", (int)k);
     }
 }
@@ -97,6 +176,34 @@ typedef struct {
     conv_auto_choice *out;
     char fell[CONV_MSG_LEN]; /* "7b refused (why); " ... */
 } rule;
+
+/* wgrad's slices of its sum: the kernel's own rule for the SM count, fewer
+ * where their workspace (one K x C*R*S partial tile each) and the tensors
+ * would exceed the memory given, down to 1 (no workspace). */
+static void wgrad_splits(rule *r)
+{
+    const conv_params *p = r->p;
+    conv_auto_choice *c = r->out;
+    const int tf32 = c->kernel == CONV_AUTO_10C;
+    int splits = tf32 ? conv2d_backward_filter_tf32_splits(p, r->d->sm_count)
+                      : conv2d_backward_filter_igemm_splits(p, r->d->sm_count);
+    const int wanted = splits;
+    const size_t tensors = tensor_bytes(p);
+    const size_t room = r->d->free_bytes > tensors ? r->d->free_bytes - tensors : 0;
+    const size_t part = conv_filter_elems(p) * sizeof(float);
+    if (splits > 1 && (size_t)splits > room / part)
+        splits = room / part < 2 ? 1 : (int)(room / part);
+    c->splits = splits;
+    c->workspace_bytes = tf32 ? conv2d_backward_filter_tf32_workspace(p, splits)
+                              : conv2d_backward_filter_igemm_workspace(p, splits);
+    const size_t used = strlen(c->reason);
+    if (splits == wanted)
+        snprintf(c->reason + used, sizeof c->reason - used, "; its sum in %d slices", splits);
+    else
+        snprintf(c->reason + used, sizeof c->reason - used,
+                 "; its sum in %d slices (the rule's %d need more workspace than given)", splits,
+                 wanted);
+}
 
 /* Picks k with `reason` when its check accepts p; else notes why and returns 0. */
 static int take(rule *r, conv_auto_kernel k, const char *reason)
@@ -112,7 +219,12 @@ static int take(rule *r, conv_auto_kernel k, const char *reason)
     r->out->key = keys[k];
     r->out->cls = conv_auto_kernel_class(k);
     r->out->workspace_bytes = workspace_elems(k, r->p) * sizeof(float);
+    r->out->splits = 0;
+    if (k >= CONV_AUTO_10D_6F)
+        r->out->workspace_bytes = conv2d_backward_data_forward_workspace(r->p, forward_of_10d(k));
     snprintf(r->out->reason, sizeof r->out->reason, "%s%s", r->fell, reason);
+    if (r->p->pass == CONV_PASS_WGRAD)
+        wgrad_splits(r);
     return 1;
 }
 
@@ -165,6 +277,40 @@ static void choose_nchw(rule *r)
 }
 /* excerpt end: auto_rule */
 
+/* excerpt: auto_rule_backward */
+/* dgrad: at stride 1 a forward convolution of dy (10d) by the fastest
+ * forward kernel that takes it, else the stride phases of 10b (10c in TF32). */
+static void choose_dgrad(rule *r, conv_class cls)
+{
+    const conv_params *p = r->p;
+    const int nhwc = p->layout == CONV_LAYOUT_NHWC, tf32 = conv_class_allows(cls, CONV_CLASS_TF32);
+    const int wino = p->r == 3 && p->s == 3 && p->dil_h == 1 && p->dil_w == 1;
+    if (p->stride_h == 1 && p->stride_w == 1) {
+        if (tf32 && nhwc && conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count &&
+            take(r, CONV_AUTO_10D_8E, "dgrad stride 1, NHWC, TF32, large on Hopper: 10d via 8e"))
+            return;
+        if (tf32 && nhwc && take(r, CONV_AUTO_10D_8B, "dgrad stride 1, NHWC, TF32: 10d via 8b"))
+            return;
+        if (wino && take(r, CONV_AUTO_10D_7B, "dgrad stride 1, 3x3: 10d via 7b Winograd"))
+            return;
+        if (nhwc && take(r, CONV_AUTO_10D_6F, "dgrad stride 1, NHWC: 10d via 6f"))
+            return;
+    }
+    if (tf32 && nhwc && take(r, CONV_AUTO_10C, "dgrad, NHWC, TF32: 10c on the tensor cores"))
+        return;
+    take(r, CONV_AUTO_10B, "dgrad: 10b implicit GEMM per stride phase");
+}
+
+/* wgrad: split-K implicit GEMMs, on the tensor cores in TF32 (NHWC). */
+static void choose_wgrad(rule *r, conv_class cls)
+{
+    if (conv_class_allows(cls, CONV_CLASS_TF32) && r->p->layout == CONV_LAYOUT_NHWC &&
+        take(r, CONV_AUTO_10C, "wgrad, NHWC, TF32: 10c split-K on the tensor cores"))
+        return;
+    take(r, CONV_AUTO_10B, "wgrad: 10b implicit GEMM, split-K");
+}
+/* excerpt end: auto_rule_backward */
+
 /* The problem and the class, as both entry points check them first. */
 static conv_status validate(const conv_params *p, conv_class cls, conv_msg *msg)
 {
@@ -173,11 +319,6 @@ static conv_status validate(const conv_params *p, conv_class cls, conv_msg *msg)
     conv_status st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
-    if (p->pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "conv2d_auto runs the forward pass only; got %s (step 10 has the "
-                         "backward passes)",
-                         conv_pass_name(p->pass));
     if ((int)cls < 0 || cls >= CONV_CLASS_COUNT)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid class: %d", (int)cls);
     if (cls == CONV_CLASS_FP16)
@@ -199,11 +340,15 @@ conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_au
         return conv_fail(msg, CONV_ERR_INVALID, "invalid device: sm_count %d", d->sm_count);
     memset(out, 0, sizeof *out);
     rule r = {p, d, out, ""};
-    if (p->layout == CONV_LAYOUT_NHWC)
+    if (p->pass == CONV_PASS_DGRAD)
+        choose_dgrad(&r, cls);
+    else if (p->pass == CONV_PASS_WGRAD)
+        choose_wgrad(&r, cls);
+    else if (p->layout == CONV_LAYOUT_NHWC)
         choose_nhwc(&r, cls);
     else
         choose_nchw(&r);
-    if (out->key == NULL) /* 2a refused too: its reason */
+    if (out->key == NULL) /* 2a (10b) refused too: its reason */
         return conv_fail(msg, CONV_ERR_UNSUPPORTED, "conv2d_auto: no kernel takes it: %s", r.fell);
     return CONV_OK;
 }
@@ -241,24 +386,60 @@ conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg)
 }
 
 /* The facts of each device, asked once (the free memory is not kept: the
- * rule gets the memory the caller gave instead). */
+ * rule gets the memory the caller gave instead). Several host threads may
+ * call conv2d_auto at once: one mutex guards the table. The query runs
+ * outside it (two threads may both ask a device the first time; both get the
+ * same facts), so a slow first query never blocks the other devices. */
 #define AUTO_MAX_DEVICES 64
 static conv_auto_device known[AUTO_MAX_DEVICES];
 static int known_set[AUTO_MAX_DEVICES];
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static conv_status device_facts(conv_auto_device *d, conv_msg *msg)
 {
     const int dev = conv_current_device();
-    if (dev >= 0 && dev < AUTO_MAX_DEVICES && known_set[dev]) {
-        *d = known[dev];
-        return CONV_OK;
+    const int cached = dev >= 0 && dev < AUTO_MAX_DEVICES;
+    int found = 0;
+    if (cached) {
+        pthread_mutex_lock(&known_lock);
+        if ((found = known_set[dev]) != 0)
+            *d = known[dev];
+        pthread_mutex_unlock(&known_lock);
     }
+    if (found)
+        return CONV_OK;
     conv_status st = conv_auto_device_query(d, msg);
-    if (st == CONV_OK && dev >= 0 && dev < AUTO_MAX_DEVICES) {
+    if (st == CONV_OK && cached) {
+        pthread_mutex_lock(&known_lock);
         known[dev] = *d;
         known_set[dev] = 1;
+        pthread_mutex_unlock(&known_lock);
     }
     return st;
+}
+
+/* The backward kernels, with the harness's buffers: dgrad dx into d_x from
+ * dy in d_y and d_w, wgrad dw into d_w from d_x and dy in d_y. */
+static conv_status run_backward(const conv_auto_choice *c, const conv_params *p, float *d_x,
+                                float *d_w, float *d_y, float *d_work, size_t work_bytes,
+                                cudaStream_t stream, conv_msg *msg)
+{
+    if (p->pass == CONV_PASS_WGRAD)
+        return c->kernel == CONV_AUTO_10C
+                   ? conv2d_backward_filter_tf32(p, d_x, d_y, d_w, c->splits, d_work, work_bytes,
+                                                 stream, msg)
+                   : conv2d_backward_filter_igemm(p, d_x, d_y, d_w, c->splits, d_work, work_bytes,
+                                                  stream, msg);
+    switch (c->kernel) {
+    case CONV_AUTO_10C: return conv2d_backward_data_tf32(p, d_y, d_w, d_x, stream, msg);
+    case CONV_AUTO_10D_6F:
+    case CONV_AUTO_10D_7B:
+    case CONV_AUTO_10D_8B:
+    case CONV_AUTO_10D_8E:
+        return conv2d_backward_data_forward(p, forward_of_10d(c->kernel), d_y, d_w, d_x, d_work,
+                                            work_bytes, stream, msg);
+    default: return conv2d_backward_data_igemm(p, d_y, d_w, d_x, stream, msg);
+    }
 }
 
 /* excerpt: auto_run */
@@ -285,8 +466,8 @@ static conv_status run(const conv_auto_choice *c, const conv_params *p, const fl
 }
 /* excerpt end: auto_run */
 
-conv_status conv2d_auto(const conv_params *p, conv_class cls, const float *d_x, const float *d_w,
-                        float *d_y, float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
+conv_status conv2d_auto(const conv_params *p, conv_class cls, float *d_x, float *d_w, float *d_y,
+                        float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
                         conv_auto_choice *chosen, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
@@ -308,5 +489,7 @@ conv_status conv2d_auto(const conv_params *p, conv_class cls, const float *d_x, 
         return st;
     if (chosen != NULL)
         *chosen = c;
+    if (p->pass != CONV_PASS_FORWARD)
+        return run_backward(&c, p, d_x, d_w, d_y, d_workspace, workspace_bytes, stream, msg);
     return run(&c, p, d_x, d_w, d_y, d_workspace, workspace_bytes / sizeof(float), stream, msg);
 }

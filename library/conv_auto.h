@@ -1,6 +1,6 @@
 /* One launcher above the steps: conv2d_auto() picks a step's kernel for a
- * forward convolution and a precision class by a small rule over the
- * problem's sizes and the GPU's facts, then runs it.
+ * convolution's pass (forward, dgrad or wgrad) and a precision class by a
+ * small rule over the problem's sizes and the GPU's facts, then runs it.
  *
  *   conv_auto_device_query()  the GPU's facts the rule reads (the one function
  *                             here that asks CUDA; tests fill the struct by hand)
@@ -10,13 +10,15 @@
  *                             No CUDA call. Each candidate is asked its own
  *                             check before it is chosen; a refused one falls
  *                             through to the next branch, down to 6f (NHWC) or
- *                             2a (any problem).
+ *                             2a (any forward problem), 10b (any backward one).
  *   conv2d_auto_workspace()   the bytes of workspace the choice needs
  *   conv2d_auto()             validates, chooses, runs the chosen launcher
  *
- * The branches and the measurements behind each: docs/11_auto.md. Forward
- * pass only; FP32 and TF32 classes (TF32 may run FP32 kernels where they are
- * faster, conv_class_allows). Device pointers d_. */
+ * The branches and the measurements behind each: docs/11_auto.md (the
+ * backward passes: its section "The backward pass"). FP32 and TF32 classes
+ * (TF32 may run FP32 kernels where they are faster, conv_class_allows).
+ * Device pointers d_. The facts of each device are asked once and kept
+ * behind a pthread mutex: several host threads may call conv2d_auto at once. */
 #ifndef CONV_AUTO_H
 #define CONV_AUTO_H
 
@@ -59,12 +61,24 @@ typedef enum {
     CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
     CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */
     CONV_AUTO_8E,     /* 8e wgmma TF32 fed by TMA, NHWC, Hopper */
+    /* the backward passes, step 10 (10_backward/conv_backward.h) */
+    CONV_AUTO_10B,    /* 10b implicit GEMMs, dgrad and wgrad (wgrad's workspace: split-K) */
+    CONV_AUTO_10C,    /* 10c TF32 tensor cores, dgrad and wgrad, NHWC (wgrad: split-K) */
+    CONV_AUTO_10D_6F, /* dgrad at stride 1 as a forward convolution by 6f (workspace: w') */
+    CONV_AUTO_10D_7B, /* the same by 7b, 3x3 undilated, both layouts (w', U, V, M) */
+    CONV_AUTO_10D_8B, /* the same by 8b, TF32, NHWC (w' and its copy as KRSC) */
+    CONV_AUTO_10D_8E, /* the same by 8e, TF32, NHWC, Hopper (w') */
     CONV_AUTO_KERNEL_COUNT
 } conv_auto_kernel;
 
-/* The version key of a kernel ("2a", "4a", ... "8e"; "?" for anything else). */
+/* The version key of a kernel ("2a", "4a", ... "8e", "10b", "10c",
+ * "10d-6f" ... "10d-8e"; "?" for anything else). */
 const char *conv_auto_kernel_key(conv_auto_kernel k);
-/* The precision class of a kernel's arithmetic (TF32 for 8b and 8e). */
+/* 1 when kernel k computes `pass`: 10b and 10c both backward passes, the
+ * 10d kernels dgrad, the others the forward pass. */
+int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass);
+/* The precision class of a kernel's arithmetic (TF32 for 8b, 8e, 10c,
+ * 10d-8b and 10d-8e). */
 conv_class conv_auto_kernel_class(conv_auto_kernel k);
 
 /* Problems of at least this many floating-point operations per SM go to 8e
@@ -76,12 +90,15 @@ typedef struct {
     const char *key;           /* conv_auto_kernel_key(kernel) */
     conv_class cls;            /* the class of its arithmetic */
     size_t workspace_bytes;    /* device bytes it needs besides x, w and y */
+    int splits;                /* wgrad: slices of its sum (1: no workspace); else 0 */
     char reason[CONV_MSG_LEN]; /* one line: the branch that fired (and what fell through) */
 } conv_auto_choice;
 
-/* The rule. CONV_OK with the choice in out; CONV_ERR_INVALID (a bad problem,
- * class, device fact or a NULL pointer) or CONV_ERR_UNSUPPORTED (a backward
- * pass, the FP16 class) with one line. No CUDA call. */
+/* The rule for p->pass. CONV_OK with the choice in out; CONV_ERR_INVALID (a
+ * bad problem, class, device fact or a NULL pointer) or CONV_ERR_UNSUPPORTED
+ * (the FP16 class, a problem no kernel takes) with one line. No CUDA call.
+ * free_bytes is the memory for the tensors and the workspace: a wgrad whose
+ * split-K workspace does not fit gets fewer slices (down to 1: none). */
 conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_auto_device *d,
                              conv_auto_choice *out, conv_msg *msg);
 
@@ -89,15 +106,20 @@ conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_au
  * problem is refused). */
 size_t conv2d_auto_workspace(const conv_params *p, conv_class cls, const conv_auto_device *d);
 
-/* y = conv(x, w) by the kernel the rule picks on the current device (its
- * facts are asked once per device and kept). d_workspace holds
+/* p->pass by the kernel the rule picks on the current device (its facts are
+ * asked once per device and kept), with the harness's buffers
+ * (conv_gpu_grad, common/conv_harness.h): forward y = conv(x, w) into d_y;
+ * dgrad dx into d_x from dy in d_y and d_w; wgrad dw into d_w from d_x and
+ * dy in d_y. The pass's output is written, the other two only read; only
+ * work on stream is enqueued (no synchronisation). d_workspace holds
  * workspace_bytes (it may be NULL when workspace_bytes is 0): the rule picks
  * among the kernels whose workspace fits in it, so conv2d_auto_workspace's
  * size gets the kernel it names, and no workspace still runs (6f or 2a at
- * worst). chosen (may be NULL) receives the choice. Everything is checked
+ * worst; 10b or 10c for dgrad, wgrad in one slice). chosen (may be NULL) receives
+ * the choice. Everything is checked
  * before any launch: CONV_ERR_INVALID / CONV_ERR_UNSUPPORTED with one line. */
-conv_status conv2d_auto(const conv_params *p, conv_class cls, const float *d_x, const float *d_w,
-                        float *d_y, float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
+conv_status conv2d_auto(const conv_params *p, conv_class cls, float *d_x, float *d_w, float *d_y,
+                        float *d_workspace, size_t workspace_bytes, cudaStream_t stream,
                         conv_auto_choice *chosen, conv_msg *msg);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* conv2d_auto (library/conv_auto.h): the rule, then the launcher.
+/* conv2d_auto (library/conv_auto.h): the rule, then the launcher, for the
+ * forward pass and for dgrad and wgrad.
  *
  * On the CPU: the rule on a table of problems (the course's problems, every
  * ResNet-50 layer in both layouts, the usual awkward shapes and a few more)
@@ -9,21 +10,26 @@
  * On the GPU (suites gpu_*): conv2d_auto against the double reference on the
  * awkward shapes for each class, exact on small integers where the chosen
  * kernel is (every kernel but Winograd's), within the chosen kernel's bound
- * otherwise, the output poisoned with NaN and a canary after it. */
+ * otherwise, the output poisoned with NaN and a canary after it; dgrad and
+ * wgrad the same way against the double references of the backward pass
+ * (common/conv_verify_backward.h), on the awkward and the strided shapes. */
 #include <stdint.h>
 #include <string.h>
 
 #include "auto_rows.h"
 #include "conv_auto.h"
+#include "conv_backward.h"
 #include "conv_cuda.h"
 #include "conv_im2col_gemm.h"
 #include "conv_models.h"
 #include "conv_naive.h"
 #include "conv_prefetch.h"
 #include "conv_problems.h"
+#include "conv_sweep_shapes.h"
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_tiled_2d.h"
+#include "conv_verify_backward.h"
 #include "tensor_cores.h"
 #include "winograd.h"
 
@@ -77,6 +83,42 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
     return st;
 }
 
+/* The same for the backward kernels: step 10's own checks, the forward
+ * kernel's on 10d's forward problem, and the workspace for `splits` (wgrad). */
+static conv_status own_check_backward(conv_auto_kernel k, const conv_params *p,
+                                      const conv_auto_device *d, int splits, size_t *work_bytes,
+                                      conv_msg *msg)
+{
+    const int dgrad = p->pass == CONV_PASS_DGRAD;
+    *work_bytes = 0;
+    if (k == CONV_AUTO_10B) {
+        *work_bytes = dgrad ? 0 : conv2d_backward_filter_igemm_workspace(p, splits);
+        return dgrad ? conv2d_backward_data_igemm_check(p, msg)
+                     : conv2d_backward_filter_igemm_check(p, msg);
+    }
+    if (k == CONV_AUTO_10C) {
+        *work_bytes = dgrad ? 0 : conv2d_backward_filter_tf32_workspace(p, splits);
+        if (!d->tf32_tensor_cores)
+            return CONV_ERR_UNSUPPORTED;
+        return dgrad ? conv2d_backward_data_tf32_check(p, msg)
+                     : conv2d_backward_filter_tf32_check(p, msg);
+    }
+    static const conv_backward_forward_kernel which[] = {
+        CONV_BACKWARD_FORWARD_6F, CONV_BACKWARD_FORWARD_7B, CONV_BACKWARD_FORWARD_8B,
+        CONV_BACKWARD_FORWARD_8E};
+    static const conv_auto_kernel forward[] = {CONV_AUTO_6F, CONV_AUTO_7B, CONV_AUTO_8B,
+                                               CONV_AUTO_8E};
+    if (!dgrad || k < CONV_AUTO_10D_6F || k > CONV_AUTO_10D_8E)
+        return CONV_ERR_INVALID;
+    conv_params f;
+    conv_status st = conv2d_backward_data_forward_params(p, &f, msg);
+    if (st != CONV_OK)
+        return st;
+    size_t unused;
+    *work_bytes = conv2d_backward_data_forward_workspace(p, which[k - CONV_AUTO_10D_6F]);
+    return own_check(forward[k - CONV_AUTO_10D_6F], &f, d, &unused, msg);
+}
+
 /* The rule on p for each class: a choice whose own check accepts p, of a
  * class the request allows, a one-line reason, the workspace the kernel
  * itself asks for (and within the memory given). */
@@ -94,17 +136,27 @@ static void check_choice(const conv_params *p, const conv_auto_device *d, const 
         cr_assert(ch.reason[0] != '\0' && strchr(ch.reason, '\n') == NULL,
                   "reason of %s on %s: '%s'", ch.key, conv_shape_name(p), ch.reason);
         size_t work = 0;
-        st = own_check(ch.kernel, p, d, &work, &msg);
+        cr_assert(conv_auto_kernel_runs(ch.kernel, p->pass), "%s for %s", ch.key,
+                  conv_pass_name(p->pass));
+        st = p->pass == CONV_PASS_FORWARD
+                 ? own_check(ch.kernel, p, d, &work, &msg)
+                 : own_check_backward(ch.kernel, p, d, ch.splits, &work, &msg);
         cr_assert_eq(st, CONV_OK, "%s (%s, %s) refuses %s: %s", ch.key, ch.reason, gpu,
                      conv_shape_name(p), msg.text);
         cr_assert_eq(ch.workspace_bytes, work, "%s's workspace on %s", ch.key, conv_shape_name(p));
         cr_assert_eq(conv2d_auto_workspace(p, (conv_class)c, d), work);
         if (d->cc_major < 8)
             cr_assert(ch.kernel != CONV_AUTO_8B && ch.kernel != CONV_AUTO_8C &&
-                          ch.kernel != CONV_AUTO_8E,
+                          ch.kernel != CONV_AUTO_8E && ch.kernel != CONV_AUTO_10C &&
+                          ch.kernel != CONV_AUTO_10D_8B && ch.kernel != CONV_AUTO_10D_8E,
                       "%s on sm_%d%d", ch.key, d->cc_major, d->cc_minor);
         if (p->layout == CONV_LAYOUT_NCHW)
-            cr_assert(ch.kernel != CONV_AUTO_6F && ch.kernel < CONV_AUTO_8B, "%s on NCHW", ch.key);
+            cr_assert(ch.kernel == CONV_AUTO_10B || ch.kernel == CONV_AUTO_10D_7B ||
+                          (ch.kernel != CONV_AUTO_6F && ch.kernel < CONV_AUTO_8B),
+                      "%s on NCHW", ch.key);
+        if (p->pass == CONV_PASS_WGRAD)
+            cr_assert(ch.splits >= 1 && (ch.splits > 1 || ch.workspace_bytes == 0),
+                      "%s: %d splits, %zu bytes", ch.key, ch.splits, ch.workspace_bytes);
     }
 }
 
@@ -126,6 +178,18 @@ static size_t awkward_shapes(conv_params *t)
     t[n++] = conv_shape(1, 1, 70, 40, 1, 5, 5, 2, 1, 1);
     t[n++] = conv_shape(3, 5, 9, 11, 37, 3, 3, 1, 1, 1);
     t[n++] = conv_shape(1, 17, 1, 1, 3, 1, 1, 0, 1, 1);
+    return n;
+}
+
+/* The awkward shapes and the strided kin of the usual ones (the backward
+ * pass's index arithmetic turns on the stride). */
+static size_t awkward_and_strided_shapes(conv_params *t)
+{
+    conv_params strided[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES];
+    size_t n = awkward_shapes(t);
+    const size_t m = conv_strided_shapes(strided);
+    for (size_t i = CONV_USUAL_SHAPES; i < m; ++i)
+        t[n++] = strided[i];
     return n;
 }
 
@@ -163,6 +227,160 @@ Test(conv_auto_rule, picks_a_kernel_that_accepts_every_resnet50_layer)
         for (int i = 0; i < count; ++i)
             check_on_every_gpu(&layers[i].params);
     }
+}
+
+/* The backward passes of p on every GPU. */
+static void check_backward_on_every_gpu(conv_params p)
+{
+    for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
+        p.pass = (conv_pass)pass;
+        check_on_every_gpu(&p);
+    }
+}
+
+Test(conv_auto_rule, picks_a_backward_kernel_that_accepts_every_awkward_and_strided_shape)
+{
+    conv_params t[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8];
+    size_t n = awkward_and_strided_shapes(t);
+    for (size_t i = 0; i < n; ++i)
+        for (int l = 0; l < 2; ++l) {
+            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+            check_backward_on_every_gpu(t[i]);
+        }
+}
+
+Test(conv_auto_rule, picks_a_backward_kernel_that_accepts_every_shape_of_the_sweep)
+{
+    conv_sweep_draw d = {2, 0}; /* the backward sweep's stream (tests/test_sweep.c) */
+    for (int i = 0; i < 300; ++i)
+        check_backward_on_every_gpu(conv_sweep_shape(&d));
+}
+
+Test(conv_auto_rule, picks_a_backward_kernel_for_every_resnet50_layer)
+{
+    static conv_model_layer layers[CONV_MODEL_MAX_CONVS];
+    for (int l = 0; l < 2; ++l) {
+        int count = 0;
+        conv_msg msg = {{0}};
+        conv_layout layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        CONV_ASSERT_OK(
+            conv_model_layers("resnet50", 32, layout, layers, CONV_MODEL_MAX_CONVS, &count, &msg),
+            msg);
+        for (int i = 0; i < count; ++i)
+            check_backward_on_every_gpu(layers[i].params);
+    }
+}
+
+/* The key the rule picks for p in pass `pass` and class cls on d. */
+static const char *backward_key(conv_params p, conv_pass pass, conv_class cls,
+                                const conv_auto_device *d)
+{
+    static conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    p.pass = pass;
+    CONV_ASSERT_OK(conv_auto_choose(&p, cls, d, &ch, &msg), msg);
+    return ch.key;
+}
+
+Test(conv_auto_rule, takes_the_backward_branches_the_note_measured)
+{
+    /* ResNet-50's layer1.0.conv2 (3x3, stride 1) and layer2.0.conv2 (3x3, stride 2) */
+    conv_params s1 = conv_shape(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+    conv_params s2 = conv_shape(32, 128, 56, 56, 128, 3, 3, 1, 2, 1);
+    conv_params one = conv_shape(32, 256, 56, 56, 64, 1, 1, 0, 1, 1); /* 1x1 */
+    const conv_pass dg = CONV_PASS_DGRAD, wg = CONV_PASS_WGRAD;
+    const conv_class f32 = CONV_CLASS_FP32, t32 = CONV_CLASS_TF32;
+    /* NCHW: Winograd for 3x3 at stride 1, else 10b */
+    cr_assert_str_eq(backward_key(s1, dg, t32, &h200), "10d-7b");
+    cr_assert_str_eq(backward_key(one, dg, t32, &h200), "10b");
+    cr_assert_str_eq(backward_key(s2, dg, t32, &h200), "10b");
+    cr_assert_str_eq(backward_key(s1, wg, t32, &h200), "10b");
+    s1.layout = s2.layout = one.layout = CONV_LAYOUT_NHWC;
+    /* NHWC FP32: 7b for 3x3, 6f otherwise, 10b at stride 2 */
+    cr_assert_str_eq(backward_key(s1, dg, f32, &h200), "10d-7b");
+    cr_assert_str_eq(backward_key(one, dg, f32, &h200), "10d-6f");
+    cr_assert_str_eq(backward_key(s2, dg, f32, &h200), "10b");
+    /* NHWC TF32: 8e (large, on Hopper: the forward rule's bound) or 8b, 10c at
+     * stride 2 and for wgrad */
+    cr_assert_str_eq(backward_key(s1, dg, t32, &h200), "10d-8b");
+    conv_params large = s1;
+    large.n = 128;
+    cr_assert_str_eq(backward_key(large, dg, t32, &h200), "10d-8e");
+    cr_assert_str_eq(backward_key(s1, dg, t32, &a100), "10d-8b");
+    cr_assert_str_eq(backward_key(s1, dg, t32, &t4), "10d-7b"); /* no TF32 on 7.5 */
+    cr_assert_str_eq(backward_key(s2, dg, t32, &a100), "10c");
+    cr_assert_str_eq(backward_key(s2, dg, t32, &t4), "10b");
+    cr_assert_str_eq(backward_key(s1, wg, t32, &a100), "10c");
+    cr_assert_str_eq(backward_key(s1, wg, t32, &t4), "10b");
+    cr_assert_str_eq(backward_key(s1, wg, f32, &h200), "10b");
+    /* a padding beyond the filter's reach: no 10d */
+    conv_params wide = conv_shape(2, 8, 20, 20, 8, 3, 3, 3, 1, 1);
+    wide.layout = CONV_LAYOUT_NHWC;
+    cr_assert_str_eq(backward_key(wide, dg, f32, &h200), "10b");
+    cr_assert_str_eq(backward_key(wide, dg, t32, &h200), "10c");
+}
+
+Test(conv_auto_rule, takes_fewer_wgrad_slices_where_the_workspace_does_not_fit)
+{
+    conv_params p = conv_shape(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+    p.layout = CONV_LAYOUT_NHWC;
+    p.pass = CONV_PASS_WGRAD;
+    for (int c = CONV_CLASS_FP32; c <= CONV_CLASS_TF32; ++c) {
+        conv_auto_choice ch;
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_auto_choose(&p, (conv_class)c, &h200, &ch, &msg), msg);
+        const int rule = c == CONV_CLASS_TF32
+                             ? conv2d_backward_filter_tf32_splits(&p, h200.sm_count)
+                             : conv2d_backward_filter_igemm_splits(&p, 132);
+        cr_assert_eq(ch.splits, rule, "%s: %s", ch.key, ch.reason);
+        cr_assert(rule > 2, "%d slices: the test wants a few more", rule);
+        const size_t part = conv_filter_elems(&p) * sizeof(float);
+        const size_t tensors =
+            (conv_input_elems(&p) + conv_filter_elems(&p) + conv_output_elems(&p)) * sizeof(float);
+        conv_auto_device d = h200;
+        d.free_bytes = tensors + 2 * part + part / 2; /* room for two slices */
+        CONV_ASSERT_OK(conv_auto_choose(&p, (conv_class)c, &d, &ch, &msg), msg);
+        cr_assert_eq(ch.splits, 2, "%s: %s", ch.key, ch.reason);
+        cr_assert_eq(ch.workspace_bytes, 2 * part);
+        CONV_ASSERT_ONE_LINE(ch.reason, "2 slices");
+        d.free_bytes = tensors; /* none: one slice */
+        CONV_ASSERT_OK(conv_auto_choose(&p, (conv_class)c, &d, &ch, &msg), msg);
+        cr_assert_eq(ch.splits, 1);
+        cr_assert_eq(ch.workspace_bytes, 0);
+        cr_assert_eq(conv2d_auto_workspace(&p, (conv_class)c, &d), 0);
+    }
+}
+
+Test(conv_auto_rule, runs_dgrad_without_a_workspace_by_10b_or_10c)
+{
+    conv_params p = conv_shape(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+    p.pass = CONV_PASS_DGRAD;
+    conv_auto_device d = h200;
+    d.free_bytes = (conv_input_elems(&p) + conv_filter_elems(&p) + conv_output_elems(&p)) * 4;
+    for (int l = 0; l < 2; ++l) {
+        p.layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+        conv_auto_choice ch;
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+        cr_assert_str_eq(ch.key, "10b", "%s: %s", ch.key, ch.reason);
+        CONV_ASSERT_ONE_LINE(ch.reason, "10d-7b refused");
+        CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &d, &ch, &msg), msg);
+        cr_assert_str_eq(ch.key, l ? "10c" : "10b", "%s: %s", ch.key, ch.reason);
+        cr_assert_eq(ch.workspace_bytes, 0);
+    }
+}
+
+Test(conv_auto_rule, refuses_a_backward_problem_no_kernel_takes_in_one_line)
+{
+    /* 78125 tiles of 64 channels: more than 10b's grid holds, and no 10d (1x1 NCHW) */
+    conv_params p = conv_shape(1, 5000000, 1, 1, 1, 1, 1, 0, 1, 1);
+    p.pass = CONV_PASS_DGRAD;
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED,
+                 "%s", ch.reason);
+    CONV_ASSERT_ONE_LINE(msg.text, "no kernel takes it: 10b refused");
+    cr_assert_eq(conv2d_auto_workspace(&p, CONV_CLASS_FP32, &h200), 0);
 }
 
 /* The key the rule picks for a named problem of the course. */
@@ -255,10 +473,13 @@ Test(conv_auto_rule, refuses_bad_input_in_one_line)
     cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "sm_count");
     conv_params back = p;
-    back.pass = CONV_PASS_DGRAD;
-    cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "forward pass only");
+    back.pass = (conv_pass)3;
+    cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "pass");
     cr_assert_eq(conv2d_auto_workspace(&back, CONV_CLASS_FP32, &h200), 0);
+    back.pass = CONV_PASS_WGRAD;
+    cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP16, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
 }
 
 /* Without a GPU a call that reached the device would say so: these must stop first. */
@@ -283,9 +504,13 @@ Test(conv_auto_launcher, refuses_bad_input_before_any_cuda_call)
     CONV_ASSERT_ONE_LINE(msg.text, "p is NULL");
     conv_params back = p;
     back.pass = CONV_PASS_WGRAD;
-    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP32, f, f, f, NULL, 0, 0, NULL, &msg),
+    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
                  CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "wgrad");
+    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
+    back.pass = CONV_PASS_DGRAD;
+    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP32, f, NULL, f, NULL, 0, 0, NULL, &msg),
+                 CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "d_w");
     cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
                  CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "FP16");
@@ -308,19 +533,22 @@ Test(conv_auto_launcher, says_no_device_in_one_line)
                  CONV_ERR_NO_DEVICE);
 }
 
-Test(conv_auto_rows, skip_a_backward_problem_with_the_reason)
+Test(conv_auto_rows, run_the_pass_of_the_problem)
 {
     conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
-    p.pass = CONV_PASS_DGRAD;
-    conv_row rows[AUTO_ROW_COUNT];
-    cr_assert_eq(conv_auto_rows(&p, NULL, rows, AUTO_ROW_COUNT), AUTO_ROW_COUNT);
-    conv_msg msg = {{0}};
-    for (int i = 0; i < AUTO_ROW_COUNT; ++i) {
-        cr_assert_eq(rows[i].check(rows[i].ctx, &p, &msg), CONV_ERR_UNSUPPORTED);
-        CONV_ASSERT_ONE_LINE(msg.text, "forward pass only");
+    for (int pass = CONV_PASS_FORWARD; pass <= CONV_PASS_WGRAD; ++pass) {
+        p.pass = (conv_pass)pass;
+        conv_row rows[AUTO_ROW_COUNT];
+        cr_assert_eq(conv_auto_rows(&p, NULL, rows, AUTO_ROW_COUNT), AUTO_ROW_COUNT);
+        conv_msg msg = {{0}};
+        for (int i = 0; i < AUTO_ROW_COUNT; ++i) {
+            cr_assert_eq(rows[i].pass, p.pass);
+            cr_assert((rows[i].grad != NULL) == (pass != CONV_PASS_FORWARD));
+            CONV_ASSERT_OK(rows[i].check(rows[i].ctx, &p, &msg), msg);
+        }
+        cr_assert_eq(rows[0].cls, CONV_CLASS_FP32);
+        cr_assert_eq(rows[1].cls, CONV_CLASS_TF32);
     }
-    cr_assert_eq(rows[0].cls, CONV_CLASS_FP32);
-    cr_assert_eq(rows[1].cls, CONV_CLASS_TF32);
 }
 
 /* ---- on the GPU ---- */
@@ -434,4 +662,72 @@ Test(gpu_conv_auto, takes_8c_where_its_tiles_fill_the_gpu)
     cr_assert_str_eq(ch.key, d.tf32_tensor_cores ? "8c" : "6f", "%s: %s", ch.key, ch.reason);
     check_auto_on(&p, 0);
     check_auto_on(&p, 1);
+}
+
+/* conv2d_auto's backward pass through its row on p (p->pass) in class
+ * `which`: small integers exact (every sum exact in float and in TF32)
+ * where the chosen kernel is (all but 10d via 7b), else within its bound;
+ * uniform floats within the chosen kernel's bound, as step 10's rows set it. */
+static void check_auto_backward_on(const conv_params *p, int which)
+{
+    conv_row rows[AUTO_ROW_COUNT];
+    conv_auto_rows(p, NULL, rows, AUTO_ROW_COUNT);
+    conv_row *row = &rows[which];
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(row->check(row->ctx, p, &msg), msg);
+    conv_gpu_problem pb = conv_test_device_problem(*p, 1);
+    const size_t sizes[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
+    float *host[3] = {pb.h_x, pb.h_w, pb.h_y};
+    const int out = p->pass == CONV_PASS_DGRAD ? 0 : 1; /* dx or dw */
+    double *ref = malloc(sizes[out] * sizeof *ref), *mag = malloc(sizes[out] * sizeof *mag);
+    cr_assert(ref != NULL && mag != NULL);
+    char label[2 * CONV_MSG_LEN];
+    for (int ints = 1; ints >= 0; --ints) {
+        for (int t = 0; t < 3; ++t)
+            if (t != out) {
+                if (ints)
+                    conv_fill_small_int(host[t], sizes[t], 31 + (uint64_t)t, -3, 3);
+                else
+                    conv_fill_uniform(host[t], sizes[t], 41 + (uint64_t)t, -1.0f, 1.0f);
+            }
+        conv_pass_reference_double(p, pb.h_x, pb.h_w, pb.h_y, ref, mag);
+        conv_test_run_row(&pb, row, row->name); /* poisoned output, canary checked */
+        const conv_auto_choice *ch = conv_auto_row_choice(row);
+        cr_assert(ch != NULL);
+        conv_verify_opts within = conv_verify_exact();
+        if (!ints || ch->kernel == CONV_AUTO_10D_7B)
+            CONV_ASSERT_OK(row->tolerance(row->ctx, &pb, &within, &msg), msg);
+        conv_verify_report rep = conv_pass_verify_precomputed(p, host[out], ref, mag, within);
+        if (row->teardown != NULL)
+            row->teardown(row->ctx); /* what the tolerance needed */
+        snprintf(label, sizeof label, "%s %s chose %s (%s), %s", row->name, conv_pass_name(p->pass),
+                 ch->key, ch->reason, ints ? "small integers" : "uniform floats");
+        CONV_ASSERT_REPORT(rep, label, p);
+    }
+    free(ref), free(mag);
+    conv_gpu_problem_destroy(&pb);
+}
+
+static void check_backward_shapes(int which)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params t[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8];
+    size_t n = awkward_and_strided_shapes(t);
+    for (size_t i = 0; i < n; ++i)
+        for (int l = 0; l < 2; ++l)
+            for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
+                t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
+                t[i].pass = (conv_pass)pass;
+                check_auto_backward_on(&t[i], which);
+            }
+}
+
+Test(gpu_conv_auto, fp32_backward_matches_the_reference_on_awkward_shapes)
+{
+    check_backward_shapes(0);
+}
+
+Test(gpu_conv_auto, tf32_backward_matches_the_reference_on_awkward_shapes)
+{
+    check_backward_shapes(1);
 }

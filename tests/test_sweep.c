@@ -21,6 +21,7 @@
 #include "backward_rows.h"
 #include "conv_tensor.h"
 #include "conv_verify_backward.h"
+#include "conv_sweep_shapes.h"
 #include "conv_test_support.h"
 #include "im2col_gemm_rows.h"
 #include "naive_rows.h"
@@ -30,79 +31,6 @@
 #include "tensor_cores.h"
 #include "tiled_2d_rows.h"
 #include "winograd_rows.h"
-
-/* A problem of at most this many multiply-adds keeps the CPU references of a
- * shape well under a second. */
-#define MAX_MACS 2.0e7
-
-typedef struct {
-    uint64_t seed, i;
-} draw;
-
-static int pick(draw *d, int lo, int hi) /* uniform in [lo, hi] */
-{
-    return lo + (int)(conv_rng_hash(d->seed, d->i++) % (uint64_t)(hi - lo + 1));
-}
-
-static int chance(draw *d, int percent)
-{
-    return pick(d, 1, 100) <= percent;
-}
-
-/* A size: often small, sometimes a prime, sometimes up to a few hundred. */
-static int size(draw *d, int most)
-{
-    static const int primes[] = {1, 2, 3, 5, 7, 11, 13, 17, 29, 31, 61, 97, 127, 251, 257, 313};
-    int v;
-    switch (pick(d, 0, 3)) {
-    case 0: v = pick(d, 1, 8); break;
-    case 1: v = primes[pick(d, 0, (int)(sizeof primes / sizeof primes[0]) - 1)]; break;
-    case 2: v = pick(d, 9, 64); break;
-    default: v = pick(d, 65, 320); break;
-    }
-    return v < most ? v : most;
-}
-
-/* Draws one valid shape within MAX_MACS. Kinds of shape, so that every step
- * gets work: 1D problems (step 03), one channel in and out (step 04's
- * single-channel strategies), stride and dilation 1 (steps 04 and 05), 3x3
- * at stride 1 (step 07's Winograd), 1x1 NHWC (step 06's GEMMs), and anything. */
-static conv_params draw_shape(draw *d)
-{
-    for (;;) {
-        conv_params p = conv_params_default();
-        int kind = pick(d, 0, 9);
-        if (kind == 0) { /* 1D "same" */
-            int mask = 2 * pick(d, 0, 12) + 1;
-            p = conv1d_as_conv_params(size(d, 320) * pick(d, 1, 64), mask);
-        } else if (kind == 1) { /* GEMM as 1x1 NHWC */
-            p = gemm_as_conv_params(size(d, 320), size(d, 160), size(d, 160));
-        } else {
-            p.n = chance(d, 30) ? pick(d, 2, 4) : 1;
-            p.c = kind == 2 ? 1 : size(d, 24);
-            p.k = kind == 2 ? 1 : size(d, 24);
-            p.h = size(d, 320);
-            p.w = size(d, 320);
-            p.r = chance(d, 80) ? pick(d, 1, 7) : pick(d, 8, 16);
-            p.s = chance(d, 70) ? p.r : pick(d, 1, 16);
-            if (kind == 3) /* Winograd's filter */
-                p.r = p.s = 3;
-            p.pad_h = chance(d, 50) ? 0 : pick(d, 0, p.r);
-            p.pad_w = chance(d, 70) ? p.pad_h : pick(d, 0, p.s);
-            int unit = kind <= 5; /* stride and dilation 1 */
-            p.stride_h = unit || chance(d, 40) ? 1 : pick(d, 2, 3);
-            p.stride_w = unit || chance(d, 40) ? 1 : pick(d, 2, 3);
-            p.dil_h = unit || chance(d, 50) ? 1 : pick(d, 2, 3);
-            p.dil_w = unit || chance(d, 50) ? 1 : pick(d, 2, 3);
-            p.layout = chance(d, 50) ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-        }
-        if (conv_params_validate(&p, NULL) != CONV_OK)
-            continue;
-        double macs = conv_flops(&p) / 2.0;
-        if (macs <= MAX_MACS && conv_input_elems(&p) <= (size_t)1 << 24)
-            return p;
-    }
-}
 
 static long env_or(const char *name, long fallback)
 {
@@ -134,10 +62,10 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
     CONV_TEST_REQUIRE_GPU();
     const uint64_t seed = (uint64_t)env_or("CONV_SWEEP_SEED", 1);
     const long count = env_or("CONV_SWEEP_COUNT", conv_test_under_sanitizer() ? 12 : 200);
-    draw d = {seed, 0};
+    conv_sweep_draw d = {seed, 0};
     long checked = 0;
     for (long shape = 0; shape < count; ++shape) {
-        conv_params p = draw_shape(&d);
+        conv_params p = conv_sweep_shape(&d);
         char what[CONV_MSG_LEN + 96];
         snprintf(what, sizeof what, "shape %ld of CONV_SWEEP_SEED=%llu (%s)", shape,
                  (unsigned long long)seed, conv_shape_name(&p));
@@ -243,10 +171,11 @@ Test(gpu_sweep, every_backward_row_matches_the_reference_on_random_shapes)
     CONV_TEST_REQUIRE_GPU();
     const uint64_t seed = (uint64_t)env_or("CONV_SWEEP_SEED", 1);
     const long count = env_or("CONV_SWEEP_COUNT", conv_test_under_sanitizer() ? 8 : 100);
-    draw d = {seed + 1, 0}; /* a stream of its own: shapes other than the forward sweep's */
+    conv_sweep_draw d = {seed + 1,
+                         0}; /* a stream of its own: shapes other than the forward sweep's */
     long checked = 0;
     for (long shape = 0; shape < count; ++shape) {
-        conv_params p = draw_shape(&d);
+        conv_params p = conv_sweep_shape(&d);
         for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
             p.pass = (conv_pass)pass;
             char what[CONV_MSG_LEN + 96];
@@ -275,13 +204,13 @@ Test(gpu_sweep, every_backward_row_matches_the_reference_on_random_shapes)
  * budget, every kind of shape drawn, and the same seed giving the same shapes. */
 Test(sweep, draws_valid_shapes_of_every_kind_repeatably)
 {
-    draw a = {1, 0}, b = {1, 0};
+    conv_sweep_draw a = {1, 0}, b = {1, 0};
     int one_d = 0, gemm = 0, strided = 0, nhwc = 0, batched = 0, single = 0, wino = 0;
     for (int i = 0; i < 500; ++i) {
-        conv_params p = draw_shape(&a), q = draw_shape(&b);
+        conv_params p = conv_sweep_shape(&a), q = conv_sweep_shape(&b);
         cr_assert(memcmp(&p, &q, sizeof p) == 0, "shape %d differs between two draws", i);
         cr_assert_eq(conv_params_validate(&p, NULL), CONV_OK);
-        cr_assert_leq(conv_flops(&p) / 2.0, MAX_MACS);
+        cr_assert_leq(conv_flops(&p) / 2.0, CONV_SWEEP_MAX_MACS);
         one_d += conv1d_is_1d_problem(&p);
         gemm += p.r == 1 && p.s == 1 && p.layout == CONV_LAYOUT_NHWC && p.w == 1;
         strided += p.stride_h > 1 || p.stride_w > 1 || p.dil_h > 1 || p.dil_w > 1;
