@@ -1,7 +1,7 @@
 /* Step 07 on the host: which problems Winograd F(m x m, 3 x 3) takes, the
  * whole convolution computed tile by tile in float (the arithmetic the
- * kernels do, in one fixed order), and the error bound its tests use, at
- * every output of a tile:
+ * kernels do, in one fixed order), and the error bound its tests and rows
+ * verify within (wino_tolerance below), at every output of a tile:
  *
  *     |y - y_exact| <= gamma_n * ( |A^T| [ sum_c (|G| |g_kc| |G^T|) .* (|B^T| |d_c| |B|) ] |A| )
  *
