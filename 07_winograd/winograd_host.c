@@ -1,5 +1,6 @@
 /* Step 07 on the host: the problems Winograd takes, the whole convolution in
- * float tile by tile, and its error bound (see winograd_host.h). */
+ * float tile by tile, and its error bound, also as a verification's
+ * tolerance (see winograd_host.h). */
 #include "winograd_host.h"
 
 #include <math.h>
@@ -298,4 +299,43 @@ double wino_error_bound_point(const conv_params *p, wino_tile t, const float *x,
     }
     sandwich(a.at, a.m, a.alpha, acc, a.alpha, a.at, a.m, ty);
     return conv_gamma(wino_error_roundings(t, p->c)) * ty[(oh - th) * a.m + (ow - tw)];
+}
+
+/* The tolerance of output (n, k, oh, ow): from the table when there is one,
+ * else from its tile alone. */
+static double tolerance_at(const void *ctx, int n, int k, int oh, int ow)
+{
+    const wino_tolerance *tol = ctx;
+    if (tol->bound != NULL)
+        return tol->bound[conv_output_offset(&tol->p, n, k, oh, ow)];
+    return wino_error_bound_point(&tol->p, tol->t, tol->x, tol->w, n, k, oh, ow);
+}
+
+conv_status wino_tolerance_prepare(wino_tolerance *tol, const conv_params *p, wino_tile t,
+                                   const float *x, const float *w, int full, conv_verify_opts *opts,
+                                   conv_msg *msg)
+{
+    wino_tolerance_free(tol);
+    tol->p = *p;
+    tol->t = t;
+    tol->x = x;
+    tol->w = w;
+    if (full) {
+        tol->bound = malloc(conv_output_elems(p) * sizeof *tol->bound);
+        if (tol->bound == NULL)
+            return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                             "out of host memory for Winograd's error bound");
+        conv_status st = wino_error_bound(p, t, x, w, tol->bound, msg);
+        if (st != CONV_OK)
+            return st;
+    }
+    *opts = conv_verify_pointwise(tolerance_at, tol);
+    return CONV_OK;
+}
+
+void wino_tolerance_free(wino_tolerance *tol)
+{
+    free(tol->bound);
+    tol->bound = NULL;
+    tol->x = tol->w = NULL;
 }

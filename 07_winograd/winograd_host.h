@@ -1,7 +1,7 @@
 /* Step 07 on the host: which problems Winograd F(m x m, 3 x 3) takes, the
  * whole convolution computed tile by tile in float (the arithmetic the
- * kernels do, in one fixed order), and the error bound its tests use, at
- * every output of a tile:
+ * kernels do, in one fixed order), and the error bound its tests and rows
+ * verify within (wino_tolerance below), at every output of a tile:
  *
  *     |y - y_exact| <= gamma_n * ( |A^T| [ sum_c (|G| |g_kc| |G^T|) .* (|B^T| |d_c| |B|) ] |A| )
  *
@@ -16,6 +16,7 @@
 
 #include "conv_params.h"
 #include "conv_status.h"
+#include "conv_verify.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,30 @@ double wino_error_bound_point(const conv_params *p, wino_tile t, const float *x,
 
 /* n of gamma_n above for C channels. */
 size_t wino_error_roundings(wino_tile t, int c);
+
+/* The bound above as a verification's tolerance at each output
+ * (conv_verify_pointwise): the problem, its tile, the host inputs the bound
+ * is computed from (borrowed: they must outlive the verification) and, when
+ * every output is verified, the whole table (owned); otherwise the bound of
+ * each checked output is computed from its tile alone. */
+typedef struct {
+    conv_params p;
+    wino_tile t;
+    const float *x, *w;
+    double *bound; /* every output's bound, or NULL */
+} wino_tolerance;
+
+/* Frees tol's previous table, keeps p, t, x and w, computes the whole table
+ * when full is nonzero, and sets *opts to verify within tol (which must stay
+ * where it is until then). CONV_ERR_OUT_OF_MEMORY without host memory for
+ * the table. tol starts zeroed; wino_tolerance_free releases it. */
+conv_status wino_tolerance_prepare(wino_tolerance *tol, const conv_params *p, wino_tile t,
+                                   const float *x, const float *w, int full, conv_verify_opts *opts,
+                                   conv_msg *msg);
+
+/* Frees the table and forgets the inputs (they are not tol's); tol may be
+ * prepared again. */
+void wino_tolerance_free(wino_tolerance *tol);
 
 #ifdef __cplusplus
 }

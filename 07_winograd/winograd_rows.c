@@ -2,7 +2,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "conv_cuda.h"
@@ -14,8 +13,7 @@ typedef struct {
     int fused; /* 7c */
     float *d_work;
     size_t work_elems;
-    const conv_gpu_problem *pb; /* the problem its tolerance is for */
-    double *bound;              /* that tolerance at every output (full verification) */
+    wino_tolerance tol; /* Winograd's bound of the problem being verified */
     double stage_ms[WINO_STAGE_COUNT];
 } wino_row;
 
@@ -63,40 +61,16 @@ static void teardown(void *ctx)
     wino_row *r = ctx;
     conv_device_free(r->d_work);
     r->d_work = NULL;
-    free(r->bound);
-    r->bound = NULL;
-    r->pb = NULL;
+    wino_tolerance_free(&r->tol);
 }
 
-/* The tolerance of output (n, k, oh, ow): Winograd's own bound, from the
- * table when every output is verified, else from its tile alone. */
-static double bound_at(const void *ctx, int n, int k, int oh, int ow)
-{
-    const wino_row *r = ctx;
-    const conv_params *p = &r->pb->p;
-    if (r->bound != NULL)
-        return r->bound[conv_output_offset(p, n, k, oh, ow)];
-    return wino_error_bound_point(p, r->t, r->pb->h_x, r->pb->h_w, n, k, oh, ow);
-}
-
+/* Winograd's own bound at every output verified (winograd_host.h). */
 static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
                              conv_msg *msg)
 {
     wino_row *r = ctx;
-    free(r->bound);
-    r->bound = NULL;
-    r->pb = pb;
-    if (pb->full_verify) {
-        r->bound = malloc(conv_output_elems(&pb->p) * sizeof *r->bound);
-        if (r->bound == NULL)
-            return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
-                             "out of host memory for Winograd's error bound");
-        conv_status st = wino_error_bound(&pb->p, r->t, pb->h_x, pb->h_w, r->bound, msg);
-        if (st != CONV_OK)
-            return st;
-    }
-    *opts = conv_verify_pointwise(bound_at, r);
-    return CONV_OK;
+    return wino_tolerance_prepare(&r->tol, &pb->p, r->t, pb->h_x, pb->h_w, pb->full_verify, opts,
+                                  msg);
 }
 
 /* One stage alone, as timed work. */
@@ -150,7 +124,7 @@ int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows,
     int n = 0;
     for (; n < WINO_ROW_COUNT && n < max_rows; ++n) {
         wino_row *r = &contexts[n];
-        free(r->bound);
+        wino_tolerance_free(&r->tol);
         memset(r, 0, sizeof *r);
         r->fused = n == 2;
         r->t = r->fused ? WINO_F4 : (wino_tile)n;

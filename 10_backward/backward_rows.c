@@ -133,12 +133,7 @@ typedef struct {
     conv_backward_forward_kernel which;
     float *d_workspace;
     size_t bytes;
-    /* 7b's tolerance: Winograd's bound of the forward problem f, from dy
-     * and the flipped filter (h_wf), for every element or one at a time */
-    conv_params f;
-    const float *h_dy;
-    float *h_wf;
-    double *bound;
+    conv_backward_wino_tolerance wino; /* 7b's tolerance */
 } flip_run;
 
 static flip_run flip_6f = {.which = CONV_BACKWARD_FORWARD_6F};
@@ -168,8 +163,7 @@ static void flip_teardown(void *ctx)
     conv_device_free(f->d_workspace);
     f->d_workspace = NULL;
     f->bytes = 0;
-    free(f->h_wf), free(f->bound);
-    f->h_wf = NULL, f->bound = NULL, f->h_dy = NULL;
+    conv_backward_wino_tolerance_free(&f->wino);
 }
 
 /* Stride 1, a padding the flipped filter can take, and the forward kernel's
@@ -206,39 +200,37 @@ static conv_status xtrunc_bound(void *ctx, const conv_gpu_problem *pb, conv_veri
     return CONV_OK;
 }
 
-/* 7b's tolerance at dx[n][c][ih][iw]: Winograd's bound (step 07) at the
- * forward problem's output (n, c, ih, iw), from the table when every
- * element is verified, else from its tile alone. */
-static double wino_bound_at(const void *ctx, int n, int c, int ih, int iw)
+conv_status conv_backward_wino_tolerance_prepare(conv_backward_wino_tolerance *tol,
+                                                 const conv_gpu_problem *pb, conv_verify_opts *opts,
+                                                 conv_msg *msg)
 {
-    const flip_run *f = ctx;
-    if (f->bound != NULL)
-        return f->bound[conv_output_offset(&f->f, n, c, ih, iw)];
-    return wino_error_bound_point(&f->f, WINO_F4, f->h_dy, f->h_wf, n, c, ih, iw);
+    conv_backward_wino_tolerance_free(tol);
+    conv_params f;
+    conv_status st = conv2d_backward_data_forward_params(&pb->p, &f, msg);
+    if (st != CONV_OK)
+        return st;
+    tol->h_wf = malloc(conv_filter_elems(&pb->p) * sizeof *tol->h_wf);
+    if (tol->h_wf == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
+                         "out of host memory for Winograd's error bound");
+    conv2d_backward_data_flip_filter_cpu(&pb->p, &f, pb->h_w, tol->h_wf);
+    /* dgrad's dy lives in y's buffer */
+    return wino_tolerance_prepare(&tol->wino, &f, WINO_F4, pb->h_y, tol->h_wf, pb->full_verify,
+                                  opts, msg);
+}
+
+void conv_backward_wino_tolerance_free(conv_backward_wino_tolerance *tol)
+{
+    wino_tolerance_free(&tol->wino);
+    free(tol->h_wf);
+    tol->h_wf = NULL;
 }
 
 static conv_status wino_bound(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
                               conv_msg *msg)
 {
     flip_run *f = ctx;
-    free(f->h_wf), free(f->bound);
-    f->h_wf = NULL, f->bound = NULL;
-    conv_status st = conv2d_backward_data_forward_params(&pb->p, &f->f, msg);
-    if (st != CONV_OK)
-        return st;
-    f->h_dy = pb->h_y; /* dgrad's dy lives in y's buffer */
-    f->h_wf = malloc(conv_filter_elems(&pb->p) * sizeof *f->h_wf);
-    if (pb->full_verify)
-        f->bound = malloc(conv_input_elems(&pb->p) * sizeof *f->bound);
-    if (f->h_wf == NULL || (pb->full_verify && f->bound == NULL))
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
-                         "out of host memory for Winograd's error bound");
-    conv2d_backward_data_flip_filter_cpu(&pb->p, &f->f, pb->h_w, f->h_wf);
-    if (pb->full_verify &&
-        (st = wino_error_bound(&f->f, WINO_F4, f->h_dy, f->h_wf, f->bound, msg)) != CONV_OK)
-        return st;
-    *opts = conv_verify_pointwise(wino_bound_at, f);
-    return CONV_OK;
+    return conv_backward_wino_tolerance_prepare(&f->wino, pb, opts, msg);
 }
 
 static conv_row flip_row(const char *name, flip_run *f)

@@ -124,15 +124,6 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, cons
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
-conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **plan, const conv_params *p,
-                                         conv_class cls, const conv_cudnn_graph_opts *o,
-                                         const float *d_x, const float *d_w, float *d_y,
-                                         cudaStream_t stream, conv_msg *msg)
-{
-    return conv_cudnn_graph_plan_create_pass(plan, p, CONV_PASS_FORWARD, cls, o, (float *)d_x,
-                                             (float *)d_w, d_y, stream, msg);
-}
-
 conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *plan, float *d_x, float *d_w, float *d_y,
                                  cudaStream_t stream, conv_msg *msg)
 {
@@ -158,11 +149,6 @@ conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass,
 {
     (void)p, (void)pass;
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
-}
-
-conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
-{
-    return conv_cudnn_graph_describe_pass(p, CONV_PASS_FORWARD, msg);
 }
 
 conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *plan)
@@ -952,11 +938,6 @@ conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass,
     return st;
 }
 
-conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
-{
-    return conv_cudnn_graph_describe_pass(p, CONV_PASS_FORWARD, msg);
-}
-
 static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_pass pass,
                           conv_class cls, const conv_cudnn_graph_opts *o, float *d_x, float *d_w,
                           float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -1016,16 +997,6 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **out, const
     }
     *out = g;
     return CONV_OK;
-}
-
-conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **out, const conv_params *p,
-                                         conv_class cls, const conv_cudnn_graph_opts *o,
-                                         const float *d_x, const float *d_w, float *d_y,
-                                         cudaStream_t stream, conv_msg *msg)
-{
-    /* The forward pass only reads x and w. */
-    return conv_cudnn_graph_plan_create_pass(out, p, CONV_PASS_FORWARD, cls, o, (float *)d_x,
-                                             (float *)d_w, d_y, stream, msg);
 }
 
 conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *g, float *d_x, float *d_w, float *d_y,
@@ -1128,3 +1099,20 @@ double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *g, const conv_
 }
 
 #endif /* cuDNN 9 */
+
+/* ---- the forward pass through the functions of any pass (either build) ---- */
+
+conv_status conv_cudnn_graph_plan_create(conv_cudnn_graph_plan **plan, const conv_params *p,
+                                         conv_class cls, const conv_cudnn_graph_opts *o,
+                                         const float *d_x, const float *d_w, float *d_y,
+                                         cudaStream_t stream, conv_msg *msg)
+{
+    /* The forward pass only reads x and w. */
+    return conv_cudnn_graph_plan_create_pass(plan, p, CONV_PASS_FORWARD, cls, o, (float *)d_x,
+                                             (float *)d_w, d_y, stream, msg);
+}
+
+conv_status conv_cudnn_graph_describe(const conv_params *p, conv_msg *msg)
+{
+    return conv_cudnn_graph_describe_pass(p, CONV_PASS_FORWARD, msg);
+}

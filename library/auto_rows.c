@@ -2,11 +2,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "conv_backward.h"
-#include "conv_backward_cpu.h"
+#include "backward_rows.h"
 #include "conv_cuda.h"
 #include "conv_verify_backward.h"
 #include "tc_host.h"
@@ -18,10 +16,8 @@ typedef struct {
     conv_auto_choice choice;
     float *d_work;
     size_t work_bytes;
-    const conv_gpu_problem *pb; /* the problem its Winograd tolerance is for */
-    double *bound;              /* that tolerance at every output (full verification) */
-    conv_params f;              /* 10d via 7b: the forward problem of dgrad, */
-    float *h_wf;                /* its filter (the flipped w) on the host */
+    wino_tolerance wino;                /* 7b's tolerance (as step 07's rows) */
+    conv_backward_wino_tolerance dgrad; /* 10d via 7b's (as step 10's rows) */
 } auto_row;
 
 static auto_row contexts[AUTO_ROW_COUNT] = {{.cls = CONV_CLASS_FP32}, {.cls = CONV_CLASS_TF32}};
@@ -84,32 +80,8 @@ static void teardown(void *ctx)
     conv_device_free(r->d_work);
     r->d_work = NULL;
     r->work_bytes = 0;
-    free(r->bound);
-    r->bound = NULL;
-    r->pb = NULL;
-    free(r->h_wf);
-    r->h_wf = NULL;
-}
-
-/* Winograd's own bound at output (n, k, oh, ow) (as step 07's rows). */
-static double wino_bound_at(const void *ctx, int n, int k, int oh, int ow)
-{
-    const auto_row *r = ctx;
-    const conv_params *p = &r->pb->p;
-    if (r->bound != NULL)
-        return r->bound[conv_output_offset(p, n, k, oh, ow)];
-    return wino_error_bound_point(p, WINO_F4, r->pb->h_x, r->pb->h_w, n, k, oh, ow);
-}
-
-/* 10d via 7b: Winograd's bound at dx[n][c][ih][iw], the output (n, c, ih,
- * iw) of dgrad's forward problem, from dy and the flipped filter (as step
- * 10's rows). */
-static double wino_dgrad_bound_at(const void *ctx, int n, int c, int ih, int iw)
-{
-    const auto_row *r = ctx;
-    if (r->bound != NULL)
-        return r->bound[conv_output_offset(&r->f, n, c, ih, iw)];
-    return wino_error_bound_point(&r->f, WINO_F4, r->pb->h_y, r->h_wf, n, c, ih, iw);
+    wino_tolerance_free(&r->wino);
+    conv_backward_wino_tolerance_free(&r->dgrad);
 }
 
 /* The bound of the chosen backward kernel, as step 10's rows verify it. */
@@ -123,26 +95,7 @@ static conv_status backward_tolerance(auto_row *r, const conv_gpu_problem *pb,
     case CONV_AUTO_10D_8E: /* dy truncated to TF32, as 8e truncates x */
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
         return CONV_OK;
-    case CONV_AUTO_10D_7B: {
-        free(r->bound), free(r->h_wf);
-        r->bound = NULL, r->h_wf = NULL;
-        r->pb = pb; /* dgrad's dy lives in y's buffer */
-        conv_status st = conv2d_backward_data_forward_params(&pb->p, &r->f, msg);
-        if (st != CONV_OK)
-            return st;
-        r->h_wf = malloc(conv_filter_elems(&pb->p) * sizeof *r->h_wf);
-        if (pb->full_verify)
-            r->bound = malloc(conv_input_elems(&pb->p) * sizeof *r->bound);
-        if (r->h_wf == NULL || (pb->full_verify && r->bound == NULL))
-            return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
-                             "out of host memory for Winograd's error bound");
-        conv2d_backward_data_flip_filter_cpu(&pb->p, &r->f, pb->h_w, r->h_wf);
-        if (pb->full_verify &&
-            (st = wino_error_bound(&r->f, WINO_F4, pb->h_y, r->h_wf, r->bound, msg)) != CONV_OK)
-            return st;
-        *opts = conv_verify_pointwise(wino_dgrad_bound_at, r);
-        return CONV_OK;
-    }
+    case CONV_AUTO_10D_7B: return conv_backward_wino_tolerance_prepare(&r->dgrad, pb, opts, msg);
     default: *opts = conv_verify_bound(1.0); return CONV_OK;
     }
 }
@@ -157,20 +110,8 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
     const size_t depth = (size_t)pb->p.c * pb->p.r * pb->p.s;
     switch (r->choice.kernel) {
     case CONV_AUTO_7B:
-        free(r->bound);
-        r->bound = NULL;
-        r->pb = pb;
-        if (pb->full_verify) {
-            r->bound = malloc(conv_output_elems(&pb->p) * sizeof *r->bound);
-            if (r->bound == NULL)
-                return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY,
-                                 "out of host memory for Winograd's error bound");
-            conv_status st = wino_error_bound(&pb->p, WINO_F4, pb->h_x, pb->h_w, r->bound, msg);
-            if (st != CONV_OK)
-                return st;
-        }
-        *opts = conv_verify_pointwise(wino_bound_at, r);
-        return CONV_OK;
+        return wino_tolerance_prepare(&r->wino, &pb->p, WINO_F4, pb->h_x, pb->h_w, pb->full_verify,
+                                      opts, msg);
     case CONV_AUTO_8B: *opts = conv_verify_bound(tc_bound_factor(TC_TF32, depth)); return CONV_OK;
     case CONV_AUTO_8C: *opts = conv_verify_bound(tc_bound_factor(TC_3XTF32, depth)); return CONV_OK;
     case CONV_AUTO_8E: /* 8e's arithmetic: x truncated to TF32 */

@@ -215,10 +215,14 @@ Test(cpu_winograd, bound_catches_a_wrong_filter_value)
     }
 }
 
+/* The bound at one output, from its tile alone, is the table's entry; the
+ * tolerance a row verifies within (wino_tolerance_prepare) gives the table's
+ * entry when every output is verified, the tile's bound otherwise. */
 Test(cpu_winograd, bound_at_one_output_is_the_table_s_entry)
 {
     conv_params t[WINO_SHAPES];
     const size_t count = winograd_shapes(t);
+    wino_tolerance table = {0}, tile = {0};
     for (int f = 0; f < 2; ++f)
         for (size_t i = 0; i < count; ++i)
             for (int layout = 0; layout < 2; ++layout) {
@@ -233,6 +237,12 @@ Test(cpu_winograd, bound_at_one_output_is_the_table_s_entry)
                 conv_fill_uniform(w, nw, 42 + i, -1.0f, 1.0f);
                 conv_msg msg = {{0}};
                 CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
+                conv_verify_opts full, sampled;
+                CONV_ASSERT_OK(
+                    wino_tolerance_prepare(&table, &p, (wino_tile)f, x, w, 1, &full, &msg), msg);
+                CONV_ASSERT_OK(
+                    wino_tolerance_prepare(&tile, &p, (wino_tile)f, x, w, 0, &sampled, &msg), msg);
+                cr_assert(table.bound != NULL && tile.bound == NULL);
                 for (size_t j = 0; j < ny; ++j) {
                     int n, k, oh, ow;
                     conv_output_coords(&p, j, &n, &k, &oh, &ow);
@@ -240,7 +250,14 @@ Test(cpu_winograd, bound_at_one_output_is_the_table_s_entry)
                     cr_assert(fabs(at - bound[j]) <= 1e-12 * bound[j] && bound[j] > 0.0,
                               "%s on %s: output %zu: %.17g from its tile, %.17g in the table",
                               wino_tile_name((wino_tile)f), conv_shape_name(&p), j, at, bound[j]);
+                    cr_assert(full.point_tol(full.point_ctx, n, k, oh, ow) == bound[j] &&
+                                  sampled.point_tol(sampled.point_ctx, n, k, oh, ow) == at,
+                              "%s on %s: output %zu: the tolerance is not the bound",
+                              wino_tile_name((wino_tile)f), conv_shape_name(&p), j);
                 }
+                wino_tolerance_free(&table);
+                wino_tolerance_free(&tile);
+                cr_assert(table.bound == NULL && table.x == NULL && table.w == NULL);
                 free(x);
                 free(w);
                 free(bound);

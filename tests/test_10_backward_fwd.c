@@ -1,11 +1,13 @@
 /* Step 10, version 10d: dgrad at stride 1 as a forward convolution of dy
  * with the flipped filter (10_backward/conv_backward_10d.cu), run by step
- * 06's 6f and step 08's 8b and 8e:
+ * 06's 6f, step 07's 7b and step 08's 8b and 8e:
  *   - on the CPU, in both layouts: the forward problem's sizes (its output is
  *     H x W), and the forward convolution's double reference on dy and the
  *     flipped filter equal to dgrad's double reference on every stride-1
  *     shape of the table, exactly on small integers: the identity itself,
  *     checked without a GPU;
+ *   - 7b's tolerance (backward_rows.h): Winograd's bound of the forward
+ *     problem from dy and the flipped filter, whole table or tile by tile;
  *   - the filter transform on the GPU against a CPU transform written with
  *     conv_filter_offset, exactly, both layouts;
  *   - 10d's dx against dgrad's double reference on the stride-1 shapes of the
@@ -18,9 +20,11 @@
  *   - a stride > 1 or a padding beyond dil*(filter-1) refused as unsupported,
  *     a missing or short workspace as invalid, NCHW as unsupported, all
  *     before any launch (nothing written). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backward_rows.h"
 #include "conv_backward.h"
 #include "conv_backward_cpu.h"
 #include "conv_cuda.h"
@@ -382,17 +386,73 @@ Test(gpu_backward_forward, dgrad_by_8e_matches_the_reference_within_tf32)
     check_kernel(CONV_BACKWARD_FORWARD_8E);
 }
 
-/* 7b's tolerance at dx[n][c][ih][iw]: Winograd's bound (step 07) of the
- * forward problem's output (n, c, ih, iw), computed for every element. */
-typedef struct {
-    conv_params f;
-    double *bound;
-} wino_tol;
-
-static double wino_tol_at(const void *ctx, int n, int c, int ih, int iw)
+/* The table's problems 10d runs by 7b (3x3 filters without dilation) as
+ * dgrad, in both layouts. */
+static size_t winograd_problems(conv_params *t)
 {
-    const wino_tol *t = ctx;
-    return t->bound[conv_output_offset(&t->f, n, c, ih, iw)];
+    conv_params table[CONV_USUAL_SHAPES + N_EXTRA];
+    size_t count = shape_table(table), n = 0;
+    for (int layout = 0; layout < 2; ++layout)
+        for (size_t i = 0; i < count; ++i) {
+            conv_params p = table[i];
+            p.layout = (conv_layout)layout;
+            p.pass = CONV_PASS_DGRAD;
+            const conv_params f = forward_of(&p);
+            conv_msg msg = {{0}};
+            if (wino_supports(&f, WINO_F4, &msg) == CONV_OK)
+                t[n++] = p;
+        }
+    cr_assert_geq(n, 10, "only %zu shapes of the table are 3x3 without dilation", n);
+    return n;
+}
+
+/* 7b's tolerance (backward_rows.h) at dx[n][c][ih][iw] is Winograd's bound
+ * (step 07) at the forward problem's output (n, c, ih, iw), from dy and the
+ * flipped filter: the table's entry when every element is verified, the
+ * tile's own bound otherwise; a stride it cannot flip is refused. */
+Test(backward_forward, winograd_tolerance_is_the_forward_problem_s_bound)
+{
+    conv_params t[2 * (CONV_USUAL_SHAPES + N_EXTRA)];
+    const size_t count = winograd_problems(t);
+    conv_backward_wino_tolerance tol = {0};
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = t[i], f = forward_of(&p);
+        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                     ny = conv_output_elems(&p);
+        float *w = malloc(nw * sizeof *w), *wf = malloc(nw * sizeof *wf);
+        float *dy = malloc(ny * sizeof *dy);
+        cr_assert(w && wf && dy, "out of host memory");
+        conv_fill_uniform(w, nw, 29 * i + 1, -1.0f, 1.0f);
+        conv_fill_uniform(dy, ny, 29 * i + 2, -1.0f, 1.0f);
+        conv2d_backward_data_flip_filter_cpu(&p, &f, w, wf);
+        conv_msg msg = {{0}};
+        for (int full = 0; full < 2; ++full) {
+            const conv_gpu_problem pb = {.p = p, .h_w = w, .h_y = dy, .full_verify = full};
+            conv_verify_opts opts = conv_verify_exact();
+            CONV_ASSERT_OK(conv_backward_wino_tolerance_prepare(&tol, &pb, &opts, &msg), msg);
+            cr_assert(opts.mode == CONV_VERIFY_BOUND && opts.point_tol != NULL);
+            for (size_t j = 0; j < nx; ++j) {
+                int n, c, ih, iw;
+                conv_output_coords(&f, j, &n, &c, &ih, &iw); /* dx is f's output */
+                const double at = opts.point_tol(opts.point_ctx, n, c, ih, iw),
+                             want = wino_error_bound_point(&f, WINO_F4, dy, wf, n, c, ih, iw);
+                cr_assert(fabs(at - want) <= 1e-12 * want,
+                          "%s (full %d): dx %zu: %.17g, the forward problem's bound %.17g",
+                          conv_shape_name(&p), full, j, at, want);
+            }
+        }
+        conv_backward_wino_tolerance_free(&tol);
+        cr_assert(tol.h_wf == NULL && tol.wino.bound == NULL);
+        free(w), free(wf), free(dy);
+    }
+    conv_params strided = conv_shape(1, 3, 9, 9, 4, 3, 3, 1, 2, 1);
+    strided.pass = CONV_PASS_DGRAD;
+    const conv_gpu_problem pb = {.p = strided};
+    conv_verify_opts opts;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv_backward_wino_tolerance_prepare(&tol, &pb, &opts, &msg), CONV_ERR_UNSUPPORTED,
+                 "stride 2 accepted");
+    cr_assert(tol.h_wf == NULL, "a refused problem holds no filter");
 }
 
 /* 10d through 7b on the table's shapes that Winograd F(4x4, 3x3) takes, in
@@ -402,42 +462,36 @@ static double wino_tol_at(const void *ctx, int n, int c, int ih, int iw)
 Test(gpu_backward_forward, dgrad_by_7b_matches_the_reference_within_winograds_bound)
 {
     require_kernel(CONV_BACKWARD_FORWARD_7B);
-    conv_params table[CONV_USUAL_SHAPES + N_EXTRA];
-    size_t count = shape_table(table), ran = 0;
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < count; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            p.pass = CONV_PASS_DGRAD;
-            wino_tol tol = {forward_of(&p), NULL};
-            conv_msg msg = {{0}};
-            if (wino_supports(&tol.f, WINO_F4, &msg) != CONV_OK)
-                continue;
-            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                         ny = conv_output_elems(&p);
-            float *w = malloc(nw * sizeof *w), *wf = malloc(nw * sizeof *wf);
-            float *dy = malloc(ny * sizeof *dy), *got = malloc(nx * sizeof *got);
-            tol.bound = malloc(nx * sizeof *tol.bound);
-            cr_assert(w && wf && dy && got && tol.bound, "out of host memory");
-            for (int kind = 0; kind < 2; ++kind) {
-                if (kind == 0) {
-                    conv_fill_small_int(w, nw, 23 * i + 1, -4, 4);
-                    conv_fill_small_int(dy, ny, 23 * i + 2, -4, 4);
-                } else {
-                    conv_fill_uniform(w, nw, 23 * i + 3, -1.0f, 1.0f);
-                    conv_fill_uniform(dy, ny, 23 * i + 4, -1.0f, 1.0f);
-                }
-                conv2d_backward_data_flip_filter_cpu(&p, &tol.f, w, wf);
-                CONV_ASSERT_OK(wino_error_bound(&tol.f, WINO_F4, dy, wf, tol.bound, &msg), msg);
-                run(&p, CONV_BACKWARD_FORWARD_7B, dy, w, got);
-                conv_verify_report rep = conv_backward_data_verify(
-                    &p, dy, w, got, conv_verify_pointwise(wino_tol_at, &tol));
-                CONV_ASSERT_REPORT(rep, kind == 0 ? "10d 7b, small integers" : "10d 7b", &p);
+    conv_params t[2 * (CONV_USUAL_SHAPES + N_EXTRA)];
+    const size_t count = winograd_problems(t);
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = t[i];
+        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                     ny = conv_output_elems(&p);
+        float *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
+        float *got = malloc(nx * sizeof *got);
+        cr_assert(w && dy && got, "out of host memory");
+        /* Winograd's bound at every element, from dy and the flipped filter */
+        const conv_gpu_problem pb = {.p = p, .h_w = w, .h_y = dy, .full_verify = 1};
+        conv_backward_wino_tolerance tol = {0};
+        for (int kind = 0; kind < 2; ++kind) {
+            if (kind == 0) {
+                conv_fill_small_int(w, nw, 23 * i + 1, -4, 4);
+                conv_fill_small_int(dy, ny, 23 * i + 2, -4, 4);
+            } else {
+                conv_fill_uniform(w, nw, 23 * i + 3, -1.0f, 1.0f);
+                conv_fill_uniform(dy, ny, 23 * i + 4, -1.0f, 1.0f);
             }
-            free(w), free(wf), free(dy), free(got), free(tol.bound);
-            ++ran;
+            conv_msg msg = {{0}};
+            conv_verify_opts within;
+            CONV_ASSERT_OK(conv_backward_wino_tolerance_prepare(&tol, &pb, &within, &msg), msg);
+            run(&p, CONV_BACKWARD_FORWARD_7B, dy, w, got);
+            conv_verify_report rep = conv_backward_data_verify(&p, dy, w, got, within);
+            CONV_ASSERT_REPORT(rep, kind == 0 ? "10d 7b, small integers" : "10d 7b", &p);
         }
-    cr_assert_geq(ran, 10, "only %zu shapes of the table are 3x3 without dilation", ran);
+        conv_backward_wino_tolerance_free(&tol);
+        free(w), free(dy), free(got);
+    }
 }
 
 /* A refused call launches nothing: dx and the workspace keep their poison. */

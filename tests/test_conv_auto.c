@@ -193,15 +193,39 @@ static size_t awkward_and_strided_shapes(conv_params *t)
     return n;
 }
 
+/* The n shapes of t in NCHW, then each again in NHWC after them: 2n shapes. */
+static size_t in_both_layouts(conv_params *t, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        t[i].layout = CONV_LAYOUT_NCHW;
+        t[n + i] = t[i];
+        t[n + i].layout = CONV_LAYOUT_NHWC;
+    }
+    return 2 * n;
+}
+
+/* ResNet-50's convolutions at batch 32 in both layouts, into t (room for
+ * 2 * CONV_MODEL_MAX_CONVS); returns how many. */
+static size_t resnet50_layers(conv_params *t)
+{
+    static conv_model_layer layers[CONV_MODEL_MAX_CONVS];
+    int count = 0;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_model_layers("resnet50", 32, CONV_LAYOUT_NCHW, layers, CONV_MODEL_MAX_CONVS,
+                                     &count, &msg),
+                   msg);
+    cr_assert(count > 10);
+    for (int i = 0; i < count; ++i)
+        t[i] = layers[i].params;
+    return in_both_layouts(t, (size_t)count);
+}
+
 Test(conv_auto_rule, picks_a_kernel_that_accepts_every_awkward_shape_on_every_gpu)
 {
-    conv_params t[CONV_USUAL_SHAPES + 8];
-    size_t n = awkward_shapes(t);
+    conv_params t[2 * (CONV_USUAL_SHAPES + 8)];
+    const size_t n = in_both_layouts(t, awkward_shapes(t));
     for (size_t i = 0; i < n; ++i)
-        for (int l = 0; l < 2; ++l) {
-            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-            check_on_every_gpu(&t[i]);
-        }
+        check_on_every_gpu(&t[i]);
 }
 
 Test(conv_auto_rule, picks_a_kernel_that_accepts_every_problem_of_the_course)
@@ -215,18 +239,10 @@ Test(conv_auto_rule, picks_a_kernel_that_accepts_every_problem_of_the_course)
 
 Test(conv_auto_rule, picks_a_kernel_that_accepts_every_resnet50_layer)
 {
-    static conv_model_layer layers[CONV_MODEL_MAX_CONVS];
-    for (int l = 0; l < 2; ++l) {
-        int count = 0;
-        conv_msg msg = {{0}};
-        conv_layout layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-        CONV_ASSERT_OK(
-            conv_model_layers("resnet50", 32, layout, layers, CONV_MODEL_MAX_CONVS, &count, &msg),
-            msg);
-        cr_assert(count > 10);
-        for (int i = 0; i < count; ++i)
-            check_on_every_gpu(&layers[i].params);
-    }
+    static conv_params t[2 * CONV_MODEL_MAX_CONVS];
+    const size_t n = resnet50_layers(t);
+    for (size_t i = 0; i < n; ++i)
+        check_on_every_gpu(&t[i]);
 }
 
 /* The backward passes of p on every GPU. */
@@ -240,13 +256,10 @@ static void check_backward_on_every_gpu(conv_params p)
 
 Test(conv_auto_rule, picks_a_backward_kernel_that_accepts_every_awkward_and_strided_shape)
 {
-    conv_params t[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8];
-    size_t n = awkward_and_strided_shapes(t);
+    conv_params t[2 * (CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8)];
+    const size_t n = in_both_layouts(t, awkward_and_strided_shapes(t));
     for (size_t i = 0; i < n; ++i)
-        for (int l = 0; l < 2; ++l) {
-            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-            check_backward_on_every_gpu(t[i]);
-        }
+        check_backward_on_every_gpu(t[i]);
 }
 
 Test(conv_auto_rule, picks_a_backward_kernel_that_accepts_every_shape_of_the_sweep)
@@ -258,17 +271,10 @@ Test(conv_auto_rule, picks_a_backward_kernel_that_accepts_every_shape_of_the_swe
 
 Test(conv_auto_rule, picks_a_backward_kernel_for_every_resnet50_layer)
 {
-    static conv_model_layer layers[CONV_MODEL_MAX_CONVS];
-    for (int l = 0; l < 2; ++l) {
-        int count = 0;
-        conv_msg msg = {{0}};
-        conv_layout layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-        CONV_ASSERT_OK(
-            conv_model_layers("resnet50", 32, layout, layers, CONV_MODEL_MAX_CONVS, &count, &msg),
-            msg);
-        for (int i = 0; i < count; ++i)
-            check_backward_on_every_gpu(layers[i].params);
-    }
+    static conv_params t[2 * CONV_MODEL_MAX_CONVS];
+    const size_t n = resnet50_layers(t);
+    for (size_t i = 0; i < n; ++i)
+        check_backward_on_every_gpu(t[i]);
 }
 
 /* The key the rule picks for p in pass `pass` and class cls on d. */
@@ -553,16 +559,24 @@ Test(conv_auto_rows, run_the_pass_of_the_problem)
 
 /* ---- on the GPU ---- */
 
+/* conv2d_auto's row for p in class `which` (0: FP32, 1: TF32), out of rows
+ * (AUTO_ROW_COUNT of them), once its check has accepted p. */
+static conv_row *checked_row(const conv_params *p, int which, conv_row *rows)
+{
+    conv_auto_rows(p, NULL, rows, AUTO_ROW_COUNT);
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(rows[which].check(rows[which].ctx, p, &msg), msg);
+    return &rows[which];
+}
+
 /* conv2d_auto through its row on p in class `which` (0: FP32, 1: TF32):
  * small integers exact where the chosen kernel is exact (all but 7b), else
  * within its bound; uniform floats within the chosen kernel's bound. */
 static void check_auto_on(const conv_params *p, int which)
 {
     conv_row rows[AUTO_ROW_COUNT];
-    conv_auto_rows(p, NULL, rows, AUTO_ROW_COUNT);
-    conv_row *row = &rows[which];
+    conv_row *row = checked_row(p, which, rows);
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(row->check(row->ctx, p, &msg), msg);
     conv_gpu_problem pb = conv_test_device_problem(*p, 1);
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     float *want = conv_host_alloc(ny);
@@ -597,13 +611,10 @@ static void check_auto_on(const conv_params *p, int which)
 static void check_awkward_shapes(int which)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[CONV_USUAL_SHAPES + 8];
-    size_t n = awkward_shapes(t);
+    conv_params t[2 * (CONV_USUAL_SHAPES + 8)];
+    const size_t n = in_both_layouts(t, awkward_shapes(t));
     for (size_t i = 0; i < n; ++i)
-        for (int l = 0; l < 2; ++l) {
-            t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-            check_auto_on(&t[i], which);
-        }
+        check_auto_on(&t[i], which);
 }
 
 Test(gpu_conv_auto, fp32_matches_the_reference_on_awkward_shapes)
@@ -671,10 +682,8 @@ Test(gpu_conv_auto, takes_8c_where_its_tiles_fill_the_gpu)
 static void check_auto_backward_on(const conv_params *p, int which)
 {
     conv_row rows[AUTO_ROW_COUNT];
-    conv_auto_rows(p, NULL, rows, AUTO_ROW_COUNT);
-    conv_row *row = &rows[which];
+    conv_row *row = checked_row(p, which, rows);
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(row->check(row->ctx, p, &msg), msg);
     conv_gpu_problem pb = conv_test_device_problem(*p, 1);
     const size_t sizes[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
     float *host[3] = {pb.h_x, pb.h_w, pb.h_y};
@@ -711,15 +720,13 @@ static void check_auto_backward_on(const conv_params *p, int which)
 static void check_backward_shapes(int which)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8];
-    size_t n = awkward_and_strided_shapes(t);
+    conv_params t[2 * (CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES + 8)];
+    const size_t n = in_both_layouts(t, awkward_and_strided_shapes(t));
     for (size_t i = 0; i < n; ++i)
-        for (int l = 0; l < 2; ++l)
-            for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
-                t[i].layout = l ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-                t[i].pass = (conv_pass)pass;
-                check_auto_backward_on(&t[i], which);
-            }
+        for (int pass = CONV_PASS_DGRAD; pass <= CONV_PASS_WGRAD; ++pass) {
+            t[i].pass = (conv_pass)pass;
+            check_auto_backward_on(&t[i], which);
+        }
 }
 
 Test(gpu_conv_auto, fp32_backward_matches_the_reference_on_awkward_shapes)

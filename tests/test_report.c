@@ -327,21 +327,37 @@ Test(report, json_is_valid_and_uses_the_csv_keys_and_statuses)
     free(text);
 }
 
-Test(report, json_without_a_device_or_problems_is_still_valid)
+/* A report with no device and no problems, begun on the JSON file it names
+ * in json (a temporary path). */
+static void begin_empty_json(conv_report *r, char *json, size_t len)
 {
-    char json[256];
-    conv_test_temp_path(json, sizeof json, ".json");
-    conv_report r = {0};
+    static char *argv[] = {"prog"};
     conv_msg msg = {{0}};
-    char *argv[] = {"prog"};
-    CONV_ASSERT_OK(conv_report_open(&r, NULL, json, &msg), msg);
-    conv_report_begin(&r, NULL, 0.0, 1, argv);
-    CONV_ASSERT_OK(conv_report_close(&r, &msg), msg);
+    conv_test_temp_path(json, len, ".json");
+    CONV_ASSERT_OK(conv_report_open(r, NULL, json, &msg), msg);
+    conv_report_begin(r, NULL, 0.0, 1, argv);
+}
+
+/* Closes r and returns its JSON file's text (the caller frees it), checked
+ * to be valid JSON; the file is removed. */
+static char *close_and_read_json(conv_report *r, const char *json)
+{
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_report_close(r, &msg), msg);
     char *text = conv_test_read_file(json);
     cr_assert_not_null(text);
     remove(json);
     size_t where = 0;
     cr_assert(conv_test_json_valid(text, &where), "invalid JSON at offset %zu:\n%s", where, text);
+    return text;
+}
+
+Test(report, json_without_a_device_or_problems_is_still_valid)
+{
+    char json[256];
+    conv_report r = {0};
+    begin_empty_json(&r, json, sizeof json);
+    char *text = close_and_read_json(&r, json);
     cr_assert(strstr(text, "\"gpu\": null") && strstr(text, "\"versions\": null"), "%s", text);
     cr_assert(strstr(text, "\"problems\": [\n  ]") != NULL, "%s", text);
     free(text);
@@ -350,26 +366,18 @@ Test(report, json_without_a_device_or_problems_is_still_valid)
 Test(report, a_program_adds_its_own_members_after_the_problems)
 {
     char json[256];
-    conv_test_temp_path(json, sizeof json, ".json");
     conv_report r = {0};
-    conv_msg msg = {{0}};
-    char *argv[] = {"prog"};
-    CONV_ASSERT_OK(conv_report_open(&r, NULL, json, &msg), msg);
-    conv_report_begin(&r, NULL, 0.0, 1, argv);
+    begin_empty_json(&r, json, sizeof json);
     FILE *f = conv_report_json_members(&r);
     cr_assert_not_null(f);
     fprintf(f, ",\n  \"summary\": [1, 2]");
     cr_assert_eq(conv_report_json_members(&r), f, "asked twice, the list is closed once");
-    CONV_ASSERT_OK(conv_report_close(&r, &msg), msg);
-    char *text = conv_test_read_file(json);
-    cr_assert_not_null(text);
-    remove(json);
-    size_t where = 0;
-    cr_assert(conv_test_json_valid(text, &where), "invalid JSON at offset %zu:\n%s", where, text);
+    char *text = close_and_read_json(&r, json);
     cr_assert(strstr(text, "\"problems\": [\n  ],\n  \"summary\": [1, 2]\n}\n") != NULL, "%s",
               text);
     free(text);
     conv_report none = {0};
+    conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv_report_open(&none, NULL, NULL, &msg), msg);
     cr_assert_null(conv_report_json_members(&none), "no --json file: nothing to write to");
     CONV_ASSERT_OK(conv_report_close(&none, &msg), msg);
