@@ -166,9 +166,9 @@ static void check_pass(const convsteps_problem *cp, int pass, int precision, cud
             conv_fill_small_int(h[t], sizes[t], 51 + (uint64_t)t, -3, 3);
         d[t] = to_device(t == out ? NULL : h[t], sizes[t]);
     }
-    double *ref = malloc(sizes[out] * sizeof *ref);
-    cr_assert(ref != NULL);
-    conv_pass_reference_double(&p, h[0], h[1], h[2], ref, NULL);
+    double *ref = malloc(sizes[out] * sizeof *ref), *mag = malloc(sizes[out] * sizeof *mag);
+    cr_assert(ref != NULL && mag != NULL);
+    conv_pass_reference_double(&p, h[0], h[1], h[2], ref, mag);
     char msg[256] = "", key[16] = "";
     size_t bytes = 0;
     cr_assert_eq(convsteps_workspace_size(cp, pass, precision, &bytes, msg, sizeof msg),
@@ -192,7 +192,7 @@ static void check_pass(const convsteps_problem *cp, int pass, int precision, cud
     cr_assert_eq(cudaMemcpy(h[out], d[out], sizes[out] * sizeof(float), cudaMemcpyDeviceToHost),
                  cudaSuccess);
     conv_verify_report rep =
-        conv_pass_verify_precomputed(&p, h[out], ref, NULL, conv_verify_exact());
+        conv_pass_verify_precomputed(&p, h[out], ref, mag, conv_verify_exact());
     char what[128];
     snprintf(what, sizeof what, "convsteps %s, %s, chose %s", conv_pass_name(p.pass),
              precision ? "TF32" : "FP32", key);
@@ -203,6 +203,7 @@ static void check_pass(const convsteps_problem *cp, int pass, int precision, cud
         conv_host_free(h[t]);
     }
     free(ref);
+    free(mag);
 }
 
 Test(gpu_convsteps, every_pass_matches_the_reference_on_awkward_shapes)
