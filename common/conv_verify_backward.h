@@ -65,7 +65,8 @@ size_t conv_pass_depth(const conv_params *p);
 void conv_pass_reference_double(const conv_params *p, const float *x, const float *w,
                                 const float *dy, double *ref, double *abs_sum);
 /* A float output against that reference computed beforehand (forward:
- * conv_verify_precomputed). */
+ * conv_verify_precomputed); ref_abs is the magnitudes array the reference
+ * filled, and must not be NULL: the bound of every element reads it. */
 conv_verify_report conv_pass_verify_precomputed(const conv_params *p, const float *got,
                                                 const double *ref, const double *ref_abs,
                                                 conv_verify_opts opts);
