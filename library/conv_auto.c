@@ -385,18 +385,21 @@ conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg)
     return CONV_OK;
 }
 
-/* The facts of each device, asked once (the free memory is not kept: the
- * rule gets the memory the caller gave instead). Several host threads may
- * call conv2d_auto at once: one mutex guards the table. The query runs
- * outside it (two threads may both ask a device the first time; both get the
- * same facts), so a slow first query never blocks the other devices. */
+/* The facts of each device, asked once (the free memory is not kept: it
+ * changes, and conv2d_auto counts the memory its caller gave instead).
+ * Several host threads may ask at once: one mutex guards the table. The
+ * query runs outside it (two threads may both ask a device the first time;
+ * both get the same facts), so a slow first query never blocks the other
+ * devices. */
 #define AUTO_MAX_DEVICES 64
 static conv_auto_device known[AUTO_MAX_DEVICES];
 static int known_set[AUTO_MAX_DEVICES];
 static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static conv_status device_facts(conv_auto_device *d, conv_msg *msg)
+conv_status conv_auto_device_facts(conv_auto_device *d, int free_now, conv_msg *msg)
 {
+    if (d == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid pointer: d is NULL");
     const int dev = conv_current_device();
     const int cached = dev >= 0 && dev < AUTO_MAX_DEVICES;
     int found = 0;
@@ -406,16 +409,23 @@ static conv_status device_facts(conv_auto_device *d, conv_msg *msg)
             *d = known[dev];
         pthread_mutex_unlock(&known_lock);
     }
-    if (found)
-        return CONV_OK;
-    conv_status st = conv_auto_device_query(d, msg);
-    if (st == CONV_OK && cached) {
-        pthread_mutex_lock(&known_lock);
-        known[dev] = *d;
-        known_set[dev] = 1;
-        pthread_mutex_unlock(&known_lock);
+    if (!found) {
+        conv_status st = conv_auto_device_query(d, msg);
+        if (st != CONV_OK)
+            return st;
+        d->free_bytes = 0;
+        if (cached) {
+            pthread_mutex_lock(&known_lock);
+            known[dev] = *d;
+            known_set[dev] = 1;
+            pthread_mutex_unlock(&known_lock);
+        }
     }
-    return st;
+    if (free_now) {
+        size_t total = 0;
+        CONV_CUDA_CHECK(cudaMemGetInfo(&d->free_bytes, &total), msg);
+    }
+    return CONV_OK;
 }
 
 /* The backward kernels, with the harness's buffers: dgrad dx into d_x from
@@ -481,7 +491,7 @@ conv_status conv2d_auto(const conv_params *p, conv_class cls, float *d_x, float 
         return st;
     conv_auto_device d;
     conv_auto_choice c;
-    if ((st = device_facts(&d, msg)) != CONV_OK)
+    if ((st = conv_auto_device_facts(&d, 0, msg)) != CONV_OK)
         return st;
     /* x, w and y exist already: the workspace must fit in what the caller gave */
     d.free_bytes = add_sat(tensor_bytes(p), workspace_bytes);

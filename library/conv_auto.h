@@ -2,8 +2,10 @@
  * convolution's pass (forward, dgrad or wgrad) and a precision class by a
  * small rule over the problem's sizes and the GPU's facts, then runs it.
  *
- *   conv_auto_device_query()  the GPU's facts the rule reads (the one function
- *                             here that asks CUDA; tests fill the struct by hand)
+ *   conv_auto_device_query()  the GPU's facts the rule reads, asked of CUDA
+ *                             (tests fill the struct by hand)
+ *   conv_auto_device_facts()  the same, asked once per device and kept (what
+ *                             conv2d_auto and libconvsteps read on each call)
  *   conv_auto_choose()        the rule: a decision tree over layout, filter,
  *                             stride, dilation, channels, image and batch, the
  *                             SM count, the shared memory and the capability.
@@ -47,8 +49,19 @@ typedef struct {
 } conv_auto_device;
 
 /* Fills d for the current device (conv_current_device()): CONV_OK, or
- * CONV_ERR_NO_DEVICE / CONV_ERR_CUDA with one line. */
+ * CONV_ERR_NO_DEVICE / CONV_ERR_CUDA with one line. A dozen CUDA calls; on
+ * an sm_90 GPU one of them (8e's check for sm_90a code) copies from the
+ * device and so waits for the work queued on the default stream: ask it once
+ * (conv_auto_device_facts), not per convolution. */
 conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg);
+
+/* The current device's facts as conv2d_auto reads them: queried the first
+ * time a device is asked for and kept (one table behind a mutex: several
+ * host threads may ask at once), so a call per convolution costs one
+ * cudaGetDevice. free_bytes is the device's free memory now (cudaMemGetInfo,
+ * asked on every call) when free_now is 1, else 0. Errors as
+ * conv_auto_device_query's. */
+conv_status conv_auto_device_facts(conv_auto_device *d, int free_now, conv_msg *msg);
 
 /* The kernels the rule picks from. */
 typedef enum {

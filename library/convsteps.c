@@ -77,8 +77,9 @@ int convsteps_workspace_size(const convsteps_problem *p, int pass, int precision
                          ? conv_fail(&m, CONV_ERR_INVALID, "invalid pointer: bytes is NULL")
                          : to_params(p, pass, precision, &q, &cls, &m);
     conv_auto_device d;
-    if (st == CONV_OK)
-        st = conv_auto_device_query(&d, &m); /* the first CUDA call */
+    if (st == CONV_OK) /* the first CUDA call: the device's facts as conv2d_auto reads them
+                          (queried once per device), and its free memory now */
+        st = conv_auto_device_facts(&d, 1, &m);
     if (st == CONV_OK) {
         /* the rule with the device's free memory, the tensors counted in it */
         const size_t tensors =

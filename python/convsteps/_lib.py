@@ -58,12 +58,16 @@ def candidate_paths():
 
 _lock = threading.Lock()
 _lib = None
+_runs = ()            # the run function of each pass, FORWARD, DGRAD, WGRAD
 _chosen = {}          # pass name -> key of the kernel that ran last
 _last = [None]        # key of the last kernel of any pass
 _launches = [0]       # how many calls reached the library's run functions
+_buffers = threading.local()   # each thread's message, key and size buffers
 
 
 def _declare(lib):
+    """The C signatures, declared once when the library loads (ctypes then
+    converts each call's arguments by them)."""
     size_t, p_void, p_char = ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p
     p_problem = ctypes.POINTER(Problem)
     lib.convsteps_api_version.argtypes = []
@@ -82,7 +86,10 @@ def _declare(lib):
 def load():
     """The loaded library (loaded once). Raises LibraryNotFound with one line
     naming every path tried, or a RuntimeError for another API version."""
-    global _lib
+    global _lib, _runs
+    lib = _lib
+    if lib is not None:   # every call after the first: no lock
+        return lib
     with _lock:
         if _lib is not None:
             return _lib
@@ -100,6 +107,8 @@ def load():
             if version != API_VERSION:
                 raise RuntimeError(f"{path} has C API version {version}; this package "
                                    f"speaks version {API_VERSION}: rebuild one of them")
+            _runs = (lib.convsteps_forward, lib.convsteps_backward_data,
+                     lib.convsteps_backward_filter)
             _lib = lib
             return lib
         if errors:
@@ -128,31 +137,43 @@ def _raise(status, msg, what):
     raise RuntimeError(f"{text} ({STATUS_NAMES.get(status, status)})")
 
 
+def _thread_buffers():
+    """This thread's buffers for the library's message, kernel key and size,
+    made on its first call and used by every later one (the library writes
+    the message on failure only, and the key and the size on success)."""
+    b = getattr(_buffers, "b", None)
+    if b is None:
+        size = ctypes.c_size_t(0)
+        b = _buffers.b = {"msg": ctypes.create_string_buffer(MSG_LEN),
+                          "key": ctypes.create_string_buffer(KEY_LEN),
+                          "size": size, "size_ref": ctypes.byref(size)}
+    return b
+
+
 def workspace_size(problem, pass_, precision):
     """Bytes of workspace the kernel that would run needs."""
     lib = load()
-    size = ctypes.c_size_t(0)
-    msg = ctypes.create_string_buffer(MSG_LEN)
+    b = _thread_buffers()
+    msg = b["msg"]
     st = lib.convsteps_workspace_size(ctypes.byref(problem), pass_, PRECISIONS[precision],
-                                      ctypes.byref(size), msg, MSG_LEN)
+                                      b["size_ref"], msg, MSG_LEN)
     if st != OK:
         _raise(st, msg, PASS_NAMES[pass_])
-    return size.value
+    return b["size"].value
 
 
 def run(problem, pass_, precision, in0, in1, out, workspace, workspace_bytes, stream):
     """One pass on device pointers (ints): forward (x, w -> y), dgrad (dy, w -> dx)
     or wgrad (x, dy -> dw), enqueued on stream (a cudaStream_t as an int, 0 for
     the default stream). Returns the key of the kernel that ran."""
-    lib = load()
-    fn = {FORWARD: lib.convsteps_forward, DGRAD: lib.convsteps_backward_data,
-          WGRAD: lib.convsteps_backward_filter}[pass_]
-    chosen = ctypes.create_string_buffer(KEY_LEN)
-    msg = ctypes.create_string_buffer(MSG_LEN)
+    load()
+    b = _thread_buffers()
+    chosen, msg = b["key"], b["msg"]
     with _lock:
         _launches[0] += 1
-    st = fn(ctypes.byref(problem), PRECISIONS[precision], in0, in1, out, workspace or None,
-            workspace_bytes, stream or None, chosen, KEY_LEN, msg, MSG_LEN)
+    st = _runs[pass_](ctypes.byref(problem), PRECISIONS[precision], in0, in1, out,
+                      workspace or None, workspace_bytes, stream or None, chosen, KEY_LEN, msg,
+                      MSG_LEN)
     if st != OK:
         _raise(st, msg, PASS_NAMES[pass_])
     key = chosen.value.decode(errors="replace")
