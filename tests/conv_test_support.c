@@ -31,6 +31,16 @@ conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad,
     return p;
 }
 
+size_t conv_test_both_layouts(conv_params *t, size_t count)
+{
+    for (size_t i = count; i-- > 0;) { /* from the back: 2i and 2i + 1 lie at or after i */
+        t[2 * i] = t[2 * i + 1] = t[i];
+        t[2 * i].layout = CONV_LAYOUT_NCHW;
+        t[2 * i + 1].layout = CONV_LAYOUT_NHWC;
+    }
+    return 2 * count;
+}
+
 size_t conv_usual_shapes(conv_params *t)
 {
     size_t n = 0;
@@ -350,13 +360,29 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     return 1;
 }
 
-void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
-                          int count, int must_run)
+/* 1 when key is one of the space-separated words of list ("*": any key,
+ * NULL: none). */
+static int key_listed(const char *list, const char *key)
 {
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
+    if (list == NULL)
+        return 0;
+    if (strcmp(list, "*") == 0)
+        return 1;
+    if (key == NULL)
+        return 0;
+    const size_t len = strlen(key);
+    for (const char *at = list; (at = strstr(at, key)) != NULL; at += len)
+        if ((at == list || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+void conv_test_check_rows_on(const conv_params *shapes, size_t n, conv_test_rows_fn rows,
+                             conv_host_conv reference, conv_layout layout, int count,
+                             const char *may_skip)
+{
     for (size_t i = 0; i < n; ++i) {
-        conv_params p = table[i];
+        conv_params p = shapes[i];
         p.layout = layout;
         conv_row r[32];
         int listed = rows(&p, NULL, r, 32);
@@ -364,8 +390,17 @@ void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv
             cr_assert_eq(listed, count, "%d rows on %s", listed, conv_shape_name(&p));
         for (int k = 0; k < listed; ++k)
             if (!conv_test_check_row(&p, &r[k], reference))
-                cr_assert(!must_run, "%s skipped %s", r[k].name, conv_shape_name(&p));
+                cr_assert(key_listed(may_skip, r[k].key), "%s skipped %s", r[k].name,
+                          conv_shape_name(&p));
     }
+}
+
+void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
+                          int count, const char *may_skip)
+{
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    conv_test_check_rows_on(table, n, rows, reference, layout, count, may_skip);
 }
 
 conv_status conv_test_needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)

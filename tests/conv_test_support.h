@@ -60,6 +60,12 @@ size_t conv_usual_shapes(conv_params *t);
 #define CONV_STRIDED_SHAPES 5
 size_t conv_strided_shapes(conv_params *t);
 
+/* Every shape of the table t[0..count) in both layouts, in place: shape i
+ * becomes t[2i] in NCHW and t[2i + 1] in NHWC (t holds 2 * count). Returns
+ * 2 * count; problem j is shape j / 2 (a test that takes its start values
+ * from j / 2 fills both layouts with the same numbers). */
+size_t conv_test_both_layouts(conv_params *t, size_t count);
+
 /* Describes a shape for assertion messages. */
 const char *conv_shape_name(const conv_params *p);
 
@@ -148,10 +154,17 @@ typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_
 
 /* conv_test_check_row against `reference` (conv_test_host_reference) for
  * every row that `rows` lists, on every shape of conv_usual_shapes() in
- * `layout`. Each shape must list `count` rows (count < 0: any number); with
- * must_run, a row whose check refuses a shape fails the test. */
+ * `layout`. Each shape must list `count` rows (count < 0: any number). A row
+ * whose check refuses a shape fails the test unless its key is one of the
+ * words of may_skip (space-separated, e.g. "8d 8e"; "*": any row may be
+ * skipped; NULL: none may). */
 void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
-                          int count, int must_run);
+                          int count, const char *may_skip);
+
+/* The same on the n shapes of `shapes` (each in `layout`). */
+void conv_test_check_rows_on(const conv_params *shapes, size_t n, conv_test_rows_fn rows,
+                             conv_host_conv reference, conv_layout layout, int count,
+                             const char *may_skip);
 
 /* The result of a row's run (pb->h_y) against the double reference of the
  * problem's current host inputs: within the row's own tolerance where it has

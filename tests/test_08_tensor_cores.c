@@ -511,10 +511,9 @@ Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
 }
 
 /* Only the rows of 8d and 8e may be skipped, and only where they do not run. */
-static void assert_ran(int ran, const conv_row *r, const conv_params *p, int wgmma)
+static const char *rows_that_may_skip(void)
 {
-    cr_assert(ran || (!wgmma && (strcmp(r->key, "8d") == 0 || strcmp(r->key, "8e") == 0)),
-              "%s skipped %s", r->name, conv_shape_name(p));
+    return wgmma_runs_here() ? NULL : "8d 8e";
 }
 
 /* The rows through the test helpers (setup, poison, canary, tolerance). */
@@ -523,17 +522,8 @@ Test(gpu_tensor_cores, rows_pass_the_shape_table)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const int wgmma = wgmma_runs_here();
-    conv_params table[CONV_USUAL_SHAPES];
-    const size_t count = conv_usual_shapes(table);
-    for (size_t i = 0; i < count; ++i) {
-        conv_params p = table[i];
-        p.layout = CONV_LAYOUT_NHWC;
-        conv_row r[TC_ROW_COUNT];
-        cr_assert_eq(conv_tc_rows(&p, NULL, r, TC_ROW_COUNT), TC_ROW_COUNT);
-        for (int k = 0; k < TC_ROW_COUNT; ++k)
-            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
-    }
+    conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, TC_ROW_COUNT,
+                         rows_that_may_skip());
 }
 
 Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
@@ -557,16 +547,15 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const int wgmma = wgmma_runs_here();
+    const char *may_skip = rows_that_may_skip();
     const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}, {300, 260, 68}};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
-        const conv_params p = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
-        conv_row r[TC_ROW_COUNT + 1];
-        const int n = conv_tc_gemm_rows(&p, NULL, r, TC_ROW_COUNT + 1);
-        cr_assert_eq(n, TC_ROW_COUNT + 1);
-        for (int k = 0; k < n; ++k)
-            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
-    }
+    const size_t count = sizeof sizes / sizeof sizes[0];
+    conv_params gemms[sizeof sizes / sizeof sizes[0]];
+    for (size_t s = 0; s < count; ++s)
+        gemms[s] = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
+    /* cuBLAS TF32, then the TC_ROW_COUNT rows of step 08 */
+    conv_test_check_rows_on(gemms, count, conv_tc_gemm_rows, conv_test_host_reference,
+                            CONV_LAYOUT_NHWC, TC_ROW_COUNT + 1, may_skip);
 }
 
 /* mma.sync's rate (tensor_cores_peak.cu): its arguments checked before any
