@@ -264,6 +264,31 @@ void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *
         }
 }
 
+conv_test_grad conv_test_grad_make(const conv_params *p, uint64_t first, int int_max)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    conv_test_grad t = {malloc(nx * sizeof(float)), malloc(nw * sizeof(float)),
+                        malloc(ny * sizeof(float)), malloc(nx * sizeof(float)),
+                        malloc(nw * sizeof(float))};
+    cr_assert(t.x && t.w && t.dy && t.dx && t.dw, "out of host memory");
+    float *in[3] = {t.x, t.w, t.dy};
+    const size_t count[3] = {nx, nw, ny};
+    for (int i = 0; i < 3; ++i) {
+        if (int_max > 0)
+            conv_fill_small_int(in[i], count[i], first + i, -int_max, int_max);
+        else
+            conv_fill_uniform(in[i], count[i], first + i, -1.0f, 1.0f);
+    }
+    conv_fill_nan(t.dx, nx);
+    conv_fill_nan(t.dw, nw);
+    return t;
+}
+
+void conv_test_grad_free(conv_test_grad *t)
+{
+    free(t->x), free(t->w), free(t->dy), free(t->dx), free(t->dw);
+}
+
 conv_gpu_problem conv_test_host_problem(conv_params p, uint64_t seed)
 {
     conv_gpu_problem pb;
@@ -467,6 +492,13 @@ void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const ch
     cr_assert(strstr(msg.text, want) != NULL, "%s %s: '%s' lacks '%s'", flag, value ? value : "",
               msg.text, want);
     cr_assert(strchr(msg.text, '\n') == NULL, "%s: more than one line", flag);
+}
+
+void conv_test_cli_rejects_each(const conv_cli_spec *spec, const conv_test_cli_case *cases,
+                                size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        conv_test_cli_rejects(spec, cases[i].flag, cases[i].value, cases[i].want);
 }
 
 void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len)

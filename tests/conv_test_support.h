@@ -84,10 +84,29 @@ const char *conv_shape_name(const conv_params *p);
         cr_assert(strchr((text), '\n') == NULL, "more than one line: '%s'", (text));               \
     } while (0)
 
+/* Asserts that `call` (which writes msg) refused with `status` in one line
+ * that contains `want`: the rule for a bad or unsupported problem. */
+#define CONV_ASSERT_REFUSES(call, status, msg, want)                                               \
+    do {                                                                                           \
+        cr_assert_eq((call), (status), "not %s: '%s'", conv_status_name(status), (msg).text);      \
+        CONV_ASSERT_ONE_LINE((msg).text, (want));                                                  \
+    } while (0)
+
 /* Asserts a status is CONV_OK, printing its message. */
 #define CONV_ASSERT_OK(status, msg)                                                                \
     cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
                  (msg).text)
+
+/* The host tensors of a backward-pass test on p, each asserted to be made
+ * (free with conv_test_grad_free): x, w and dy filled from the random
+ * streams first, first + 1 and first + 2 (integers in [-int_max, int_max],
+ * or uniform floats in [-1, 1) where int_max is 0), dx and dw poisoned with
+ * NaN for the results. */
+typedef struct {
+    float *x, *w, *dy, *dx, *dw;
+} conv_test_grad;
+conv_test_grad conv_test_grad_make(const conv_params *p, uint64_t first, int int_max);
+void conv_test_grad_free(conv_test_grad *t);
 
 /* conv_gpu_problem_create_host, and conv_gpu_problem_create, of p with the
  * seed, asserted to succeed. */
@@ -231,6 +250,15 @@ conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const cha
 void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want);
 void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
                            const char *want);
+/* A refused command line for a table of them: "prog <flag> <value>" ("prog
+ * <flag>" when value is NULL) and what its one line must contain. */
+typedef struct {
+    const char *flag, *value, *want;
+} conv_test_cli_case;
+/* conv_test_cli_rejects on each of the count cases. */
+void conv_test_cli_rejects_each(const conv_cli_spec *spec, const conv_test_cli_case *cases,
+                                size_t count);
+#define CONV_COUNT(table) (sizeof(table) / sizeof(table)[0])
 /* The usage text of `spec` (what --help prints), written into text. */
 void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len);
 #define CONV_ARGC(argv) ((int)(sizeof(argv) / sizeof(argv)[0]))
