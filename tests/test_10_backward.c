@@ -57,62 +57,60 @@ static double forward_dot(const conv_params *p, const float *a, const float *b, 
 
 Test(cpu_backward, the_adjoint_identity_holds_exactly_on_small_integers)
 {
-    conv_params table[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES];
-    size_t count = conv_strided_shapes(table);
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < count; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            conv_test_grad t = gradients_of(&p, 10 * i + 1, 1);
-            double *y = malloc(conv_output_elems(&p) * sizeof *y);
-            cr_assert(y != NULL);
-            double forward = forward_dot(&p, t.x, t.w, t.dy, y);
-            free(y);
-            double data = dot(t.x, t.dx, conv_input_elems(&p));
-            double filter = dot(t.w, t.dw, conv_filter_elems(&p));
-            cr_assert_eq(data, forward, "%s: <x, dgrad> = %.17g, <conv, dy> = %.17g",
-                         conv_shape_name(&p), data, forward);
-            cr_assert_eq(filter, forward, "%s: <w, wgrad> = %.17g, <conv, dy> = %.17g",
-                         conv_shape_name(&p), filter, forward);
-            conv_test_grad_free(&t);
-        }
+    conv_params table[2 * (CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES)];
+    const size_t count = conv_test_both_layouts(table, conv_strided_shapes(table));
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = table[i];
+        conv_test_grad t = gradients_of(&p, 10 * (i / 2) + 1, 1);
+        double *y = malloc(conv_output_elems(&p) * sizeof *y);
+        cr_assert(y != NULL);
+        double forward = forward_dot(&p, t.x, t.w, t.dy, y);
+        free(y);
+        double data = dot(t.x, t.dx, conv_input_elems(&p));
+        double filter = dot(t.w, t.dw, conv_filter_elems(&p));
+        cr_assert_eq(data, forward, "%s: <x, dgrad> = %.17g, <conv, dy> = %.17g",
+                     conv_shape_name(&p), data, forward);
+        cr_assert_eq(filter, forward, "%s: <w, wgrad> = %.17g, <conv, dy> = %.17g",
+                     conv_shape_name(&p), filter, forward);
+        conv_test_grad_free(&t);
+    }
 }
 
 Test(cpu_backward, every_element_is_the_derivative_of_the_loss)
 {
     /* Small shapes only: one forward convolution per element of x and of w. */
-    conv_params table[] = {
+    enum { SHAPES = 6 };
+    conv_params table[2 * SHAPES] = {
         conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1), conv_shape(2, 2, 5, 6, 3, 3, 3, 1, 1, 1),
         conv_shape(1, 2, 7, 7, 2, 3, 3, 1, 2, 1), conv_shape(1, 1, 9, 8, 2, 2, 3, 0, 3, 1),
         conv_shape(2, 1, 7, 9, 1, 3, 2, 2, 2, 2), conv_shape(1, 2, 4, 4, 1, 4, 4, 0, 1, 1),
     };
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
-            conv_test_grad t = gradients_of(&p, 7 * i + 1, 1);
-            float *e = calloc(nx > nw ? nx : nw, sizeof(float));
-            double *y = malloc(conv_output_elems(&p) * sizeof *y);
-            cr_assert(e != NULL && y != NULL);
-            for (size_t j = 0; j < nx; ++j) { /* the loss is linear in x: its slope along e_j */
-                e[j] = 1.0f;
-                double want = forward_dot(&p, e, t.w, t.dy, y);
-                e[j] = 0.0f;
-                cr_assert_eq((double)t.dx[j], want, "%s: dx[%zu] = %g, want %g",
-                             conv_shape_name(&p), j, t.dx[j], want);
-            }
-            for (size_t j = 0; j < nw; ++j) {
-                e[j] = 1.0f;
-                double want = forward_dot(&p, t.x, e, t.dy, y);
-                e[j] = 0.0f;
-                cr_assert_eq((double)t.dw[j], want, "%s: dw[%zu] = %g, want %g",
-                             conv_shape_name(&p), j, t.dw[j], want);
-            }
-            free(e);
-            free(y);
-            conv_test_grad_free(&t);
+    const size_t count = conv_test_both_layouts(table, SHAPES);
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = table[i];
+        size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
+        conv_test_grad t = gradients_of(&p, 7 * (i / 2) + 1, 1);
+        float *e = calloc(nx > nw ? nx : nw, sizeof(float));
+        double *y = malloc(conv_output_elems(&p) * sizeof *y);
+        cr_assert(e != NULL && y != NULL);
+        for (size_t j = 0; j < nx; ++j) { /* the loss is linear in x: its slope along e_j */
+            e[j] = 1.0f;
+            double want = forward_dot(&p, e, t.w, t.dy, y);
+            e[j] = 0.0f;
+            cr_assert_eq((double)t.dx[j], want, "%s: dx[%zu] = %g, want %g", conv_shape_name(&p), j,
+                         t.dx[j], want);
         }
+        for (size_t j = 0; j < nw; ++j) {
+            e[j] = 1.0f;
+            double want = forward_dot(&p, t.x, e, t.dy, y);
+            e[j] = 0.0f;
+            cr_assert_eq((double)t.dw[j], want, "%s: dw[%zu] = %g, want %g", conv_shape_name(&p), j,
+                         t.dw[j], want);
+        }
+        free(e);
+        free(y);
+        conv_test_grad_free(&t);
+    }
 }
 
 /* Which tensor an element offset belongs to: the input, the filter or the output. */
