@@ -31,6 +31,14 @@ conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad,
     return p;
 }
 
+conv_params conv_shape_nhwc(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
+                            int dil)
+{
+    conv_params p = conv_shape(n, c, h, w, k, r, s, pad, stride, dil);
+    p.layout = CONV_LAYOUT_NHWC;
+    return p;
+}
+
 size_t conv_test_both_layouts(conv_params *t, size_t count)
 {
     for (size_t i = count; i-- > 0;) { /* from the back: 2i and 2i + 1 lie at or after i */

@@ -40,9 +40,12 @@
 
 int conv_test_gpu_available(char *reason, size_t len);
 
-/* A shape of the test tables, built field by field (layout NCHW). */
+/* A shape of the test tables, built field by field (layout NCHW), and the
+ * same in NHWC. */
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil);
+conv_params conv_shape_nhwc(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
+                            int dil);
 
 /* The usual shape table, shared by the steps' tests: 1x1
  * images, primes, filters from 1x1 to the whole image (even and odd, square

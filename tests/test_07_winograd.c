@@ -316,8 +316,7 @@ Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
 Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
 {
     conv_msg msg = {{0}};
-    conv_params ok = conv_shape(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
-    ok.layout = CONV_LAYOUT_NHWC;
+    conv_params ok = conv_shape_nhwc(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
     CONV_ASSERT_OK(wino_supports(&ok, WINO_F4, &msg), msg);
     const conv_params bad[] = {
         conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1), conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),

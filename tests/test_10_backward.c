@@ -595,8 +595,7 @@ Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_r
 Test(gpu_backward_filter_igemm, a_refused_call_writes_nothing)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
     size_t nw = conv_filter_elems(&p), ws = conv2d_backward_filter_igemm_workspace(&p, 3);
     float *d_dw = conv_test_device_output(nw, "dw");
     float *d_in = conv_test_device_output(conv_input_elems(&p) + conv_output_elems(&p), "x, dy");

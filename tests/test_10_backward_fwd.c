@@ -166,8 +166,7 @@ static float fake[4];
 
 Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
 {
-    conv_params p = conv_shape(1, 2, 8, 8, 3, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 8, 8, 3, 3, 3, 1, 1, 1);
     const conv_backward_forward_kernel f6 = CONV_BACKWARD_FORWARD_6F;
     const size_t need = conv2d_backward_data_forward_workspace(&p, f6);
     const size_t kcrs = conv_filter_elems(&p), flipped = (kcrs + 63) / 64 * 64;
@@ -244,8 +243,7 @@ static void require_kernel(conv_backward_forward_kernel which)
     if (avail == CONV_OK)
         return;
     cr_assert_eq(avail, CONV_ERR_UNSUPPORTED, "%s", why.text);
-    conv_params p = conv_shape(1, 4, 6, 6, 4, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 6, 6, 4, 3, 3, 1, 1, 1);
     const size_t ws = conv2d_backward_data_forward_workspace(&p, which);
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
@@ -483,8 +481,7 @@ Test(gpu_backward_forward, dgrad_by_7b_matches_the_reference_within_winograds_bo
 Test(gpu_backward_forward, a_refused_call_writes_nothing)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(1, 4, 9, 9, 4, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 9, 9, 4, 3, 3, 1, 1, 1);
     size_t ws = 0; /* room for the hungriest kernel */
     for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
         size_t need = conv2d_backward_data_forward_workspace(&p, (conv_backward_forward_kernel)k);

@@ -100,8 +100,7 @@ static void require_tf32(void)
     conv_device_info info;
     conv_msg msg = {{0}}, msg_w = {{0}};
     CONV_ASSERT_OK(conv_cuda_device_info(conv_current_device(), &info, &msg), msg);
-    conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
     float *d_in = conv_test_device_output(conv_input_elems(&p), "x");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
@@ -196,8 +195,7 @@ Test(gpu_backward_filter_tf32, matches_the_reference_with_every_split_count)
 Test(gpu_backward_filter_tf32, gives_the_same_bits_on_every_run)
 {
     require_tf32();
-    conv_params p = conv_shape(4, 24, 30, 30, 40, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(4, 24, 30, 30, 40, 3, 3, 1, 1, 1);
     const size_t nw = conv_filter_elems(&p);
     conv_test_grad t = conv_test_grad_make(&p, 99, 0);
     float *again = malloc(nw * sizeof *again);
@@ -232,8 +230,7 @@ static float *shifted_copy(const float *h, size_t count, const char *what)
 Test(gpu_backward_tf32, takes_inputs_not_aligned_to_16_bytes)
 {
     require_tf32();
-    conv_params p = conv_shape(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
     const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     conv_test_grad t = conv_test_grad_make(&p, 77, 4);
     float *dx = t.dx, *dw = t.dw;
@@ -264,8 +261,7 @@ Test(gpu_backward_tf32, takes_inputs_not_aligned_to_16_bytes)
 Test(gpu_backward_tf32, rounds_its_inputs_to_tf32)
 {
     require_tf32();
-    conv_params p = conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
     const float probe = CONV_TEST_TF32_PROBE, one = 1.0f;
     float got;
     run(&p, DGRAD, &probe, &one, 1, &got); /* dx = dy w */
@@ -276,8 +272,7 @@ Test(gpu_backward_tf32, rounds_its_inputs_to_tf32)
 
 Test(backward_tf32_splits, suggests_a_valid_count_and_sizes_its_workspace)
 {
-    conv_params p = conv_shape(8, 64, 56, 56, 64, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(8, 64, 56, 56, 64, 3, 3, 1, 1, 1);
     int s = conv2d_backward_filter_tf32_splits(&p, 132);
     cr_assert(s > 1 && s <= 64, "%d splits for a long sum on 132 SMs", s);
     cr_assert_eq(conv2d_backward_filter_tf32_workspace(&p, s),
@@ -297,8 +292,7 @@ static float fake[1];
 
 Test(backward_tf32_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
 {
-    conv_params p = conv_shape(1, 2, 8, 8, 3, 3, 3, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 8, 8, 3, 3, 3, 0, 1, 1);
     conv_params no_stride = p, nchw = p, phases = p;
     no_stride.stride_w = 0;
     nchw.layout = CONV_LAYOUT_NCHW;

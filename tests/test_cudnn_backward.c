@@ -277,8 +277,7 @@ Test(gpu_reference, cudnn_graph_dgrad_and_wgrad_with_tf32_are_within_the_tf32_bo
 Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
 {
     CONV_TEST_REQUIRE_CUDNN();
-    conv_params p = conv_shape(1, 4, 9, 8, 6, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 9, 8, 6, 3, 3, 1, 1, 1);
     size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
     conv_fill_uniform(w, nw, 51, -1, 1);
