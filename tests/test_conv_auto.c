@@ -489,38 +489,37 @@ Test(conv_auto_rule, refuses_bad_input_in_one_line)
 Test(conv_auto_launcher, refuses_bad_input_before_any_cuda_call)
 {
     conv_test_hide_gpus();
-    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    const conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    conv_params wgrad = p, dgrad = p, no_k = p;
+    wgrad.pass = CONV_PASS_WGRAD;
+    dgrad.pass = CONV_PASS_DGRAD;
+    no_k.k = -1;
     float fake[4];
     float *f = fake;
+    /* conv2d_auto(p, cls, x, w, y, NULL, workspace_bytes) */
+    const struct {
+        const conv_params *p;
+        conv_class cls;
+        float *x, *w, *y;
+        size_t workspace_bytes;
+        conv_status want;
+        const char *text;
+    } refused[] = {
+        {&p, CONV_CLASS_FP32, NULL, f, f, 0, CONV_ERR_INVALID, "d_x"},
+        {&p, CONV_CLASS_FP32, f, f, NULL, 0, CONV_ERR_INVALID, "d_y"},
+        {&p, CONV_CLASS_FP32, f, f, f, 64, CONV_ERR_INVALID, "d_workspace"},
+        {NULL, CONV_CLASS_FP32, f, f, f, 0, CONV_ERR_INVALID, "p is NULL"},
+        {&wgrad, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&dgrad, CONV_CLASS_FP32, f, NULL, f, 0, CONV_ERR_INVALID, "d_w"},
+        {&p, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&no_k, CONV_CLASS_TF32, f, f, f, 0, CONV_ERR_INVALID, "K"},
+    };
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, NULL, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_x");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, NULL, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_y");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, f, NULL, 64, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_workspace");
-    cr_assert_eq(conv2d_auto(NULL, CONV_CLASS_FP32, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "p is NULL");
-    conv_params back = p;
-    back.pass = CONV_PASS_WGRAD;
-    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
-    back.pass = CONV_PASS_DGRAD;
-    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP32, f, NULL, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_w");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
-    p.k = -1;
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_TF32, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "K");
+    for (size_t i = 0; i < CONV_COUNT(refused); ++i)
+        CONV_ASSERT_REFUSES(conv2d_auto(refused[i].p, refused[i].cls, refused[i].x, refused[i].w,
+                                        refused[i].y, NULL, refused[i].workspace_bytes, 0, NULL,
+                                        &msg),
+                            refused[i].want, msg, refused[i].text);
 }
 
 Test(conv_auto_launcher, says_no_device_in_one_line)
