@@ -31,6 +31,24 @@ conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad,
     return p;
 }
 
+conv_params conv_shape_nhwc(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
+                            int dil)
+{
+    conv_params p = conv_shape(n, c, h, w, k, r, s, pad, stride, dil);
+    p.layout = CONV_LAYOUT_NHWC;
+    return p;
+}
+
+size_t conv_test_both_layouts(conv_params *t, size_t count)
+{
+    for (size_t i = count; i-- > 0;) { /* from the back: 2i and 2i + 1 lie at or after i */
+        t[2 * i] = t[2 * i + 1] = t[i];
+        t[2 * i].layout = CONV_LAYOUT_NCHW;
+        t[2 * i + 1].layout = CONV_LAYOUT_NHWC;
+    }
+    return 2 * count;
+}
+
 size_t conv_usual_shapes(conv_params *t)
 {
     size_t n = 0;
@@ -254,6 +272,31 @@ void conv_test_gemm_reference(int m, int n, int k, const float *a, const float *
         }
 }
 
+conv_test_grad conv_test_grad_make(const conv_params *p, uint64_t first, int int_max)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    conv_test_grad t = {malloc(nx * sizeof(float)), malloc(nw * sizeof(float)),
+                        malloc(ny * sizeof(float)), malloc(nx * sizeof(float)),
+                        malloc(nw * sizeof(float))};
+    cr_assert(t.x && t.w && t.dy && t.dx && t.dw, "out of host memory");
+    float *in[3] = {t.x, t.w, t.dy};
+    const size_t count[3] = {nx, nw, ny};
+    for (int i = 0; i < 3; ++i) {
+        if (int_max > 0)
+            conv_fill_small_int(in[i], count[i], first + i, -int_max, int_max);
+        else
+            conv_fill_uniform(in[i], count[i], first + i, -1.0f, 1.0f);
+    }
+    conv_fill_nan(t.dx, nx);
+    conv_fill_nan(t.dw, nw);
+    return t;
+}
+
+void conv_test_grad_free(conv_test_grad *t)
+{
+    free(t->x), free(t->w), free(t->dy), free(t->dx), free(t->dw);
+}
+
 conv_gpu_problem conv_test_host_problem(conv_params p, uint64_t seed)
 {
     conv_gpu_problem pb;
@@ -350,13 +393,29 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     return 1;
 }
 
-void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
-                          int count, int must_run)
+/* 1 when key is one of the space-separated words of list ("*": any key,
+ * NULL: none). */
+static int key_listed(const char *list, const char *key)
 {
-    conv_params table[CONV_USUAL_SHAPES];
-    size_t n = conv_usual_shapes(table);
+    if (list == NULL)
+        return 0;
+    if (strcmp(list, "*") == 0)
+        return 1;
+    if (key == NULL)
+        return 0;
+    const size_t len = strlen(key);
+    for (const char *at = list; (at = strstr(at, key)) != NULL; at += len)
+        if ((at == list || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+void conv_test_check_rows_on(const conv_params *shapes, size_t n, conv_test_rows_fn rows,
+                             conv_host_conv reference, conv_layout layout, int count,
+                             const char *may_skip)
+{
     for (size_t i = 0; i < n; ++i) {
-        conv_params p = table[i];
+        conv_params p = shapes[i];
         p.layout = layout;
         conv_row r[32];
         int listed = rows(&p, NULL, r, 32);
@@ -364,8 +423,17 @@ void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv
             cr_assert_eq(listed, count, "%d rows on %s", listed, conv_shape_name(&p));
         for (int k = 0; k < listed; ++k)
             if (!conv_test_check_row(&p, &r[k], reference))
-                cr_assert(!must_run, "%s skipped %s", r[k].name, conv_shape_name(&p));
+                cr_assert(key_listed(may_skip, r[k].key), "%s skipped %s", r[k].name,
+                          conv_shape_name(&p));
     }
+}
+
+void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
+                          int count, const char *may_skip)
+{
+    conv_params table[CONV_USUAL_SHAPES];
+    size_t n = conv_usual_shapes(table);
+    conv_test_check_rows_on(table, n, rows, reference, layout, count, may_skip);
 }
 
 conv_status conv_test_needs_stride_1(void *ctx, const conv_params *p, conv_msg *msg)
@@ -432,6 +500,13 @@ void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const ch
     cr_assert(strstr(msg.text, want) != NULL, "%s %s: '%s' lacks '%s'", flag, value ? value : "",
               msg.text, want);
     cr_assert(strchr(msg.text, '\n') == NULL, "%s: more than one line", flag);
+}
+
+void conv_test_cli_rejects_each(const conv_cli_spec *spec, const conv_test_cli_case *cases,
+                                size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        conv_test_cli_rejects(spec, cases[i].flag, cases[i].value, cases[i].want);
 }
 
 void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len)

@@ -40,9 +40,12 @@
 
 int conv_test_gpu_available(char *reason, size_t len);
 
-/* A shape of the test tables, built field by field (layout NCHW). */
+/* A shape of the test tables, built field by field (layout NCHW), and the
+ * same in NHWC. */
 conv_params conv_shape(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
                        int dil);
+conv_params conv_shape_nhwc(int n, int c, int h, int w, int k, int r, int s, int pad, int stride,
+                            int dil);
 
 /* The usual shape table, shared by the steps' tests: 1x1
  * images, primes, filters from 1x1 to the whole image (even and odd, square
@@ -59,6 +62,12 @@ size_t conv_usual_shapes(conv_params *t);
  * dilation 2. Returns how many it wrote. */
 #define CONV_STRIDED_SHAPES 5
 size_t conv_strided_shapes(conv_params *t);
+
+/* Every shape of the table t[0..count) in both layouts, in place: shape i
+ * becomes t[2i] in NCHW and t[2i + 1] in NHWC (t holds 2 * count). Returns
+ * 2 * count; problem j is shape j / 2 (a test that takes its start values
+ * from j / 2 fills both layouts with the same numbers). */
+size_t conv_test_both_layouts(conv_params *t, size_t count);
 
 /* Describes a shape for assertion messages. */
 const char *conv_shape_name(const conv_params *p);
@@ -78,10 +87,29 @@ const char *conv_shape_name(const conv_params *p);
         cr_assert(strchr((text), '\n') == NULL, "more than one line: '%s'", (text));               \
     } while (0)
 
+/* Asserts that `call` (which writes msg) refused with `status` in one line
+ * that contains `want`: the rule for a bad or unsupported problem. */
+#define CONV_ASSERT_REFUSES(call, status, msg, want)                                               \
+    do {                                                                                           \
+        cr_assert_eq((call), (status), "not %s: '%s'", conv_status_name(status), (msg).text);      \
+        CONV_ASSERT_ONE_LINE((msg).text, (want));                                                  \
+    } while (0)
+
 /* Asserts a status is CONV_OK, printing its message. */
 #define CONV_ASSERT_OK(status, msg)                                                                \
     cr_assert_eq((status), CONV_OK, "unexpected status %s: %s", conv_status_name(status),          \
                  (msg).text)
+
+/* The host tensors of a backward-pass test on p, each asserted to be made
+ * (free with conv_test_grad_free): x, w and dy filled from the random
+ * streams first, first + 1 and first + 2 (integers in [-int_max, int_max],
+ * or uniform floats in [-1, 1) where int_max is 0), dx and dw poisoned with
+ * NaN for the results. */
+typedef struct {
+    float *x, *w, *dy, *dx, *dw;
+} conv_test_grad;
+conv_test_grad conv_test_grad_make(const conv_params *p, uint64_t first, int int_max);
+void conv_test_grad_free(conv_test_grad *t);
 
 /* conv_gpu_problem_create_host, and conv_gpu_problem_create, of p with the
  * seed, asserted to succeed. */
@@ -148,10 +176,17 @@ typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_
 
 /* conv_test_check_row against `reference` (conv_test_host_reference) for
  * every row that `rows` lists, on every shape of conv_usual_shapes() in
- * `layout`. Each shape must list `count` rows (count < 0: any number); with
- * must_run, a row whose check refuses a shape fails the test. */
+ * `layout`. Each shape must list `count` rows (count < 0: any number). A row
+ * whose check refuses a shape fails the test unless its key is one of the
+ * words of may_skip (space-separated, e.g. "8d 8e"; "*": any row may be
+ * skipped; NULL: none may). */
 void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
-                          int count, int must_run);
+                          int count, const char *may_skip);
+
+/* The same on the n shapes of `shapes` (each in `layout`). */
+void conv_test_check_rows_on(const conv_params *shapes, size_t n, conv_test_rows_fn rows,
+                             conv_host_conv reference, conv_layout layout, int count,
+                             const char *may_skip);
 
 /* The result of a row's run (pb->h_y) against the double reference of the
  * problem's current host inputs: within the row's own tolerance where it has
@@ -218,6 +253,15 @@ conv_cli_options conv_test_cli_ok(const conv_cli_spec *spec, int argc, const cha
 void conv_test_cli_fails(const conv_cli_spec *spec, int argc, const char **argv, const char *want);
 void conv_test_cli_rejects(const conv_cli_spec *spec, const char *flag, const char *value,
                            const char *want);
+/* A refused command line for a table of them: "prog <flag> <value>" ("prog
+ * <flag>" when value is NULL) and what its one line must contain. */
+typedef struct {
+    const char *flag, *value, *want;
+} conv_test_cli_case;
+/* conv_test_cli_rejects on each of the count cases. */
+void conv_test_cli_rejects_each(const conv_cli_spec *spec, const conv_test_cli_case *cases,
+                                size_t count);
+#define CONV_COUNT(table) (sizeof(table) / sizeof(table)[0])
 /* The usage text of `spec` (what --help prints), written into text. */
 void conv_test_cli_help(const conv_cli_spec *spec, char *text, size_t len);
 #define CONV_ARGC(argv) ((int)(sizeof(argv) / sizeof(argv)[0]))

@@ -173,8 +173,8 @@ Test(conv2d_naive_validation, rejects_padding_beyond_the_int_index_range)
 Test(gpu_conv2d_naive_rows, every_row_matches_the_reference_on_the_usual_shapes_in_both_layouts)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, 2, 1);
-    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, 2, 1);
+    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, 2, NULL);
+    conv_test_check_rows(conv_naive_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, 2, NULL);
 }
 
 /* The rows name each kernel by its key, the value of the program's --variant

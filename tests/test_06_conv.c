@@ -18,8 +18,7 @@ static const float fake[8]; /* a non-NULL pointer for arguments that are never r
 
 static conv_params lab_problem(void)
 {
-    conv_params p = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
     return p;
 }
 
@@ -161,8 +160,7 @@ Test(gpu_conv_implicit_gemm, nhwc_6e_and_6f_match_the_reference_on_a_multi_tile_
     CONV_TEST_REQUIRE_GPU();
     if (conv_test_under_sanitizer())
         cr_skip_test("multi-tile problem skipped under compute-sanitizer");
-    conv_params p = conv_shape(2, 32, 37, 41, 136, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(2, 32, 37, 41, 136, 3, 3, 1, 1, 1);
     conv_msg msg = {{0}};
     conv_params q = p;
     q.layout = CONV_LAYOUT_NCHW; /* the NCHW workspace also holds the GEMM output */

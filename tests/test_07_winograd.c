@@ -37,6 +37,50 @@ static size_t winograd_shapes(conv_params *t)
 
 #define WINO_SHAPES 8
 
+/* The host tensors of one test problem, each asserted to be made: x and w
+ * filled from the start values `start` and `start + 1` (small integers, x in
+ * [-4, 4] and w in [-3, 3], or uniform floats in [-1, 1)), the outputs y and
+ * want poisoned with NaN; ref, ref_abs and bound (a double per output) are
+ * the caller's to compute. */
+typedef struct {
+    size_t nx, nw, ny;
+    float *x, *w, *y, *want;
+    double *ref, *ref_abs, *bound;
+} wino_host;
+
+static wino_host wino_host_make(const conv_params *p, uint64_t start, int small_int)
+{
+    wino_host h = {0};
+    h.nx = conv_input_elems(p);
+    h.nw = conv_filter_elems(p);
+    h.ny = conv_output_elems(p);
+    h.x = malloc(h.nx * sizeof(float));
+    h.w = malloc(h.nw * sizeof(float));
+    h.y = malloc(h.ny * sizeof(float));
+    h.want = malloc(h.ny * sizeof(float));
+    h.ref = malloc(h.ny * sizeof(double));
+    h.ref_abs = malloc(h.ny * sizeof(double));
+    h.bound = malloc(h.ny * sizeof(double));
+    cr_assert(h.x && h.w && h.y && h.want && h.ref && h.ref_abs && h.bound);
+    if (small_int) {
+        conv_fill_small_int(h.x, h.nx, start, -4, 4);
+        conv_fill_small_int(h.w, h.nw, start + 1, -3, 3);
+    } else {
+        conv_fill_uniform(h.x, h.nx, start, -1.0f, 1.0f);
+        conv_fill_uniform(h.w, h.nw, start + 1, -1.0f, 1.0f);
+    }
+    conv_fill_nan(h.y, h.ny);
+    conv_fill_nan(h.want, h.ny);
+    return h;
+}
+
+static void wino_host_free(wino_host *h)
+{
+    void *buffers[] = {h->x, h->w, h->y, h->want, h->ref, h->ref_abs, h->bound};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; ++i)
+        free(buffers[i]);
+}
+
 /* The unrolled 1D transforms, applied to the unit vectors, give their
  * matrices column by column; the bound's tables must hold their absolute
  * values (so that the bound is the bound of this code). */
@@ -124,56 +168,39 @@ Test(cpu_winograd_transforms, f2_is_exact_on_small_integers)
  * within wino_error_bound of the double reference. Returns the largest
  * error / bound and the largest bound / (gamma_{9C} sum |x*w|), the factor by
  * which the transforms widen the direct convolution's bound. */
-static void check_within_bound(conv_params p, wino_tile t, uint64_t seed, double *worst,
+static void check_within_bound(conv_params p, wino_tile t, uint64_t start, double *worst,
                                double *widening)
 {
-    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-          *y = malloc(ny * sizeof(float));
-    double *ref = malloc(ny * sizeof(double)), *ref_abs = malloc(ny * sizeof(double)),
-           *bound = malloc(ny * sizeof(double));
-    cr_assert(x && w && y && ref && ref_abs && bound);
-    conv_fill_uniform(x, nx, seed, -1.0f, 1.0f);
-    conv_fill_uniform(w, nw, seed + 1, -1.0f, 1.0f);
-    conv_fill_nan(y, ny);
+    wino_host h = wino_host_make(&p, start, 0);
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(wino_conv_host(&p, t, x, w, y, &msg), msg);
-    CONV_ASSERT_OK(wino_error_bound(&p, t, x, w, bound, &msg), msg);
-    conv_reference_double(&p, x, w, ref, ref_abs);
+    CONV_ASSERT_OK(wino_conv_host(&p, t, h.x, h.w, h.y, &msg), msg);
+    CONV_ASSERT_OK(wino_error_bound(&p, t, h.x, h.w, h.bound, &msg), msg);
+    conv_reference_double(&p, h.x, h.w, h.ref, h.ref_abs);
     const double direct = conv_gamma((size_t)p.c * 9);
     conv_verify_report rep = conv_report_init();
-    for (size_t i = 0; i < ny; ++i) {
-        const double err = fabs((double)y[i] - ref[i]);
-        conv_report_add(&rep, i, y[i], ref[i], bound[i], 0);
-        if (bound[i] > 0) {
-            *worst = fmax(*worst, err / bound[i]);
-            if (ref_abs[i] > 0)
-                *widening = fmax(*widening, bound[i] / (direct * ref_abs[i]));
+    for (size_t i = 0; i < h.ny; ++i) {
+        const double err = fabs((double)h.y[i] - h.ref[i]);
+        conv_report_add(&rep, i, h.y[i], h.ref[i], h.bound[i], 0);
+        if (h.bound[i] > 0) {
+            *worst = fmax(*worst, err / h.bound[i]);
+            if (h.ref_abs[i] > 0)
+                *widening = fmax(*widening, h.bound[i] / (direct * h.ref_abs[i]));
         }
     }
     conv_report_finish(&rep);
     CONV_ASSERT_REPORT(rep, wino_tile_name(t), &p);
-    free(x);
-    free(w);
-    free(y);
-    free(ref);
-    free(ref_abs);
-    free(bound);
+    wino_host_free(&h);
 }
 
 Test(cpu_winograd, stays_within_its_error_bound_on_random_floats)
 {
-    conv_params t[WINO_SHAPES];
-    const size_t count = winograd_shapes(t);
+    conv_params t[2 * WINO_SHAPES];
+    const size_t count = conv_test_both_layouts(t, winograd_shapes(t));
     double widening[2] = {0, 0};
     for (int f = 0; f < 2; ++f) {
         double worst = 0;
-        for (size_t i = 0; i < count; ++i)
-            for (int layout = 0; layout < 2; ++layout) {
-                conv_params p = t[i];
-                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-                check_within_bound(p, (wino_tile)f, 100 + i, &worst, &widening[f]);
-            }
+        for (size_t j = 0; j < count; ++j)
+            check_within_bound(t[j], (wino_tile)f, 100 + j / 2, &worst, &widening[f]);
         cr_log_info("%s: largest error / bound %.3g, bound up to %.3g times the direct one",
                     wino_tile_name((wino_tile)f), worst, widening[f]);
         cr_assert_lt(worst, 1.0);
@@ -190,28 +217,17 @@ Test(cpu_winograd, bound_catches_a_wrong_filter_value)
      * filter leave the bound, so the bound can fail. */
     for (int f = 0; f < 2; ++f) {
         conv_params p = conv_shape(1, 4, 12, 12, 2, 3, 3, 1, 1, 1);
-        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                     ny = conv_output_elems(&p);
-        float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-              *y = malloc(ny * sizeof(float));
-        double *ref = malloc(ny * sizeof(double)), *bound = malloc(ny * sizeof(double));
-        cr_assert(x && w && y && ref && bound);
-        conv_fill_uniform(x, nx, 5, -1.0f, 1.0f);
-        conv_fill_uniform(w, nw, 6, -1.0f, 1.0f);
+        wino_host h = wino_host_make(&p, 5, 0);
         conv_msg msg = {{0}};
-        CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
-        conv_reference_double(&p, x, w, ref, NULL);
-        w[conv_filter_offset(&p, 0, 0, 1, 1)] *= 1.001f;
-        CONV_ASSERT_OK(wino_conv_host(&p, (wino_tile)f, x, w, y, &msg), msg);
+        CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, h.x, h.w, h.bound, &msg), msg);
+        conv_reference_double(&p, h.x, h.w, h.ref, NULL);
+        h.w[conv_filter_offset(&p, 0, 0, 1, 1)] *= 1.001f;
+        CONV_ASSERT_OK(wino_conv_host(&p, (wino_tile)f, h.x, h.w, h.y, &msg), msg);
         size_t outside = 0;
-        for (size_t i = 0; i < ny; ++i)
-            outside += fabs((double)y[i] - ref[i]) > bound[i];
+        for (size_t i = 0; i < h.ny; ++i)
+            outside += fabs((double)h.y[i] - h.ref[i]) > h.bound[i];
         cr_assert_gt(outside, 0, "%s: no output left the bound", wino_tile_name((wino_tile)f));
-        free(x);
-        free(w);
-        free(y);
-        free(ref);
-        free(bound);
+        wino_host_free(&h);
     }
 }
 
@@ -220,48 +236,39 @@ Test(cpu_winograd, bound_catches_a_wrong_filter_value)
  * entry when every output is verified, the tile's bound otherwise. */
 Test(cpu_winograd, bound_at_one_output_is_the_table_s_entry)
 {
-    conv_params t[WINO_SHAPES];
-    const size_t count = winograd_shapes(t);
+    conv_params t[2 * WINO_SHAPES];
+    const size_t count = conv_test_both_layouts(t, winograd_shapes(t));
     wino_tolerance table = {0}, tile = {0};
     for (int f = 0; f < 2; ++f)
-        for (size_t i = 0; i < count; ++i)
-            for (int layout = 0; layout < 2; ++layout) {
-                conv_params p = t[i];
-                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-                const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                             ny = conv_output_elems(&p);
-                float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
-                double *bound = malloc(ny * sizeof(double));
-                cr_assert(x && w && bound);
-                conv_fill_uniform(x, nx, 41 + i, -1.0f, 1.0f);
-                conv_fill_uniform(w, nw, 42 + i, -1.0f, 1.0f);
-                conv_msg msg = {{0}};
-                CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, x, w, bound, &msg), msg);
-                conv_verify_opts full, sampled;
-                CONV_ASSERT_OK(
-                    wino_tolerance_prepare(&table, &p, (wino_tile)f, x, w, 1, &full, &msg), msg);
-                CONV_ASSERT_OK(
-                    wino_tolerance_prepare(&tile, &p, (wino_tile)f, x, w, 0, &sampled, &msg), msg);
-                cr_assert(table.bound != NULL && tile.bound == NULL);
-                for (size_t j = 0; j < ny; ++j) {
-                    int n, k, oh, ow;
-                    conv_output_coords(&p, j, &n, &k, &oh, &ow);
-                    double at = wino_error_bound_point(&p, (wino_tile)f, x, w, n, k, oh, ow);
-                    cr_assert(fabs(at - bound[j]) <= 1e-12 * bound[j] && bound[j] > 0.0,
-                              "%s on %s: output %zu: %.17g from its tile, %.17g in the table",
-                              wino_tile_name((wino_tile)f), conv_shape_name(&p), j, at, bound[j]);
-                    cr_assert(full.point_tol(full.point_ctx, n, k, oh, ow) == bound[j] &&
-                                  sampled.point_tol(sampled.point_ctx, n, k, oh, ow) == at,
-                              "%s on %s: output %zu: the tolerance is not the bound",
-                              wino_tile_name((wino_tile)f), conv_shape_name(&p), j);
-                }
-                wino_tolerance_free(&table);
-                wino_tolerance_free(&tile);
-                cr_assert(table.bound == NULL && table.x == NULL && table.w == NULL);
-                free(x);
-                free(w);
-                free(bound);
+        for (size_t j = 0; j < count; ++j) {
+            const conv_params p = t[j];
+            wino_host h = wino_host_make(&p, 41 + j / 2, 0);
+            conv_msg msg = {{0}};
+            CONV_ASSERT_OK(wino_error_bound(&p, (wino_tile)f, h.x, h.w, h.bound, &msg), msg);
+            conv_verify_opts full, sampled;
+            CONV_ASSERT_OK(
+                wino_tolerance_prepare(&table, &p, (wino_tile)f, h.x, h.w, 1, &full, &msg), msg);
+            CONV_ASSERT_OK(
+                wino_tolerance_prepare(&tile, &p, (wino_tile)f, h.x, h.w, 0, &sampled, &msg), msg);
+            cr_assert(table.bound != NULL && tile.bound == NULL);
+            for (size_t o = 0; o < h.ny; ++o) {
+                int n, k, oh, ow;
+                conv_output_coords(&p, o, &n, &k, &oh, &ow);
+                const double at = wino_error_bound_point(&p, (wino_tile)f, h.x, h.w, n, k, oh, ow);
+                const double entry = h.bound[o];
+                cr_assert(fabs(at - entry) <= 1e-12 * entry && entry > 0.0,
+                          "%s on %s: output %zu: %.17g from its tile, %.17g in the table",
+                          wino_tile_name((wino_tile)f), conv_shape_name(&p), o, at, entry);
+                cr_assert(full.point_tol(full.point_ctx, n, k, oh, ow) == entry &&
+                              sampled.point_tol(sampled.point_ctx, n, k, oh, ow) == at,
+                          "%s on %s: output %zu: the tolerance is not the bound",
+                          wino_tile_name((wino_tile)f), conv_shape_name(&p), o);
             }
+            wino_tolerance_free(&table);
+            wino_tolerance_free(&tile);
+            cr_assert(table.bound == NULL && table.x == NULL && table.w == NULL);
+            wino_host_free(&h);
+        }
 }
 
 Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
@@ -309,8 +316,7 @@ Test(cpu_winograd, bound_tables_are_the_code_s_matrices)
 Test(cpu_winograd, takes_3x3_stride_1_only_and_says_why_in_one_line)
 {
     conv_msg msg = {{0}};
-    conv_params ok = conv_shape(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
-    ok.layout = CONV_LAYOUT_NHWC;
+    conv_params ok = conv_shape_nhwc(2, 3, 5, 7, 4, 3, 3, 2, 1, 1);
     CONV_ASSERT_OK(wino_supports(&ok, WINO_F4, &msg), msg);
     const conv_params bad[] = {
         conv_shape(1, 1, 8, 8, 1, 5, 5, 0, 1, 1), conv_shape(1, 1, 8, 8, 1, 3, 1, 0, 1, 1),
@@ -383,36 +389,24 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
 
 static void f2_exact_over_the_shapes(int on_gpu)
 {
-    conv_params t[WINO_SHAPES];
-    const size_t count = winograd_shapes(t);
-    for (size_t i = 0; i < count; ++i)
-        for (int layout = 0; layout < 2; ++layout) {
-            conv_params p = t[i];
-            p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-            const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                         ny = conv_output_elems(&p);
-            float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-                  *y = malloc(ny * sizeof(float)), *want = malloc(ny * sizeof(float));
-            cr_assert(x && w && y && want);
-            conv_fill_small_int(x, nx, 11 + i, -4, 4);
-            conv_fill_small_int(w, nw, 12 + i, -3, 3);
-            conv_fill_nan(y, ny);
-            conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv_test_host_reference(&p, x, w, want, &msg), msg);
-            if (on_gpu)
-                run_gpu(&p, RUN_F2, x, w, y);
-            else
-                CONV_ASSERT_OK(wino_conv_host(&p, WINO_F2, x, w, y, &msg), msg);
-            conv_verify_report rep = conv_compare_exact(&p, y, want, ny);
-            CONV_ASSERT_REPORT(rep,
-                               on_gpu ? "F(2x2,3x3) on the GPU, small integers"
-                                      : "F(2x2,3x3) host model, small integers",
-                               &p);
-            free(x);
-            free(w);
-            free(y);
-            free(want);
-        }
+    conv_params t[2 * WINO_SHAPES];
+    const size_t count = conv_test_both_layouts(t, winograd_shapes(t));
+    for (size_t j = 0; j < count; ++j) {
+        const conv_params p = t[j];
+        wino_host h = wino_host_make(&p, 11 + j / 2, 1);
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_test_host_reference(&p, h.x, h.w, h.want, &msg), msg);
+        if (on_gpu)
+            run_gpu(&p, RUN_F2, h.x, h.w, h.y);
+        else
+            CONV_ASSERT_OK(wino_conv_host(&p, WINO_F2, h.x, h.w, h.y, &msg), msg);
+        conv_verify_report rep = conv_compare_exact(&p, h.y, h.want, h.ny);
+        CONV_ASSERT_REPORT(rep,
+                           on_gpu ? "F(2x2,3x3) on the GPU, small integers"
+                                  : "F(2x2,3x3) host model, small integers",
+                           &p);
+        wino_host_free(&h);
+    }
 }
 
 Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
@@ -424,7 +418,7 @@ Test(gpu_winograd, f2_equals_step_01_exactly_on_small_integers)
 Test(gpu_winograd, every_version_stays_within_the_bound_on_random_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[WINO_SHAPES + 3];
+    conv_params t[2 * (WINO_SHAPES + 3)];
     size_t count = winograd_shapes(t);
     /* and larger ones: where the GEMM takes its float4 path (C and T
      * multiples of 4) and where it does not; for the fused kernel, several
@@ -433,35 +427,23 @@ Test(gpu_winograd, every_version_stays_within_the_bound_on_random_floats)
     t[count++] = conv_shape(2, 8, 30, 30, 12, 3, 3, 1, 1, 1);
     t[count++] = conv_shape(1, 7, 33, 21, 9, 3, 3, 1, 1, 1);
     t[count++] = conv_shape(2, 11, 19, 23, 37, 3, 3, 1, 1, 1);
-    const size_t last = conv_test_under_sanitizer() ? WINO_SHAPES + 1 : count;
+    count = conv_test_both_layouts(t, count);
+    const size_t last = conv_test_under_sanitizer() ? 2 * (WINO_SHAPES + 1) : count;
     for (int f = 0; f < RUN_COUNT; ++f)
-        for (size_t i = 0; i < last; ++i)
-            for (int layout = 0; layout < 2; ++layout) {
-                conv_params p = t[i];
-                p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-                const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                             ny = conv_output_elems(&p);
-                float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-                      *y = malloc(ny * sizeof(float));
-                double *ref = malloc(ny * sizeof(double)), *bound = malloc(ny * sizeof(double));
-                cr_assert(x && w && y && ref && bound);
-                conv_fill_uniform(x, nx, 31 + i, -1.0f, 1.0f);
-                conv_fill_uniform(w, nw, 32 + i, -1.0f, 1.0f);
-                conv_msg msg = {{0}};
-                CONV_ASSERT_OK(wino_error_bound(&p, tile_of(f), x, w, bound, &msg), msg);
-                conv_reference_double(&p, x, w, ref, NULL);
-                run_gpu(&p, f, x, w, y);
-                conv_verify_report rep = conv_report_init();
-                for (size_t j = 0; j < ny; ++j)
-                    conv_report_add(&rep, j, y[j], ref[j], bound[j], 0);
-                conv_report_finish(&rep);
-                CONV_ASSERT_REPORT(rep, run_names[f], &p);
-                free(x);
-                free(w);
-                free(y);
-                free(ref);
-                free(bound);
-            }
+        for (size_t j = 0; j < last; ++j) {
+            const conv_params p = t[j];
+            wino_host h = wino_host_make(&p, 31 + j / 2, 0);
+            conv_msg msg = {{0}};
+            CONV_ASSERT_OK(wino_error_bound(&p, tile_of(f), h.x, h.w, h.bound, &msg), msg);
+            conv_reference_double(&p, h.x, h.w, h.ref, NULL);
+            run_gpu(&p, f, h.x, h.w, h.y);
+            conv_verify_report rep = conv_report_init();
+            for (size_t o = 0; o < h.ny; ++o)
+                conv_report_add(&rep, o, h.y[o], h.ref[o], h.bound[o], 0);
+            conv_report_finish(&rep);
+            CONV_ASSERT_REPORT(rep, run_names[f], &p);
+            wino_host_free(&h);
+        }
 }
 
 Test(gpu_winograd, rejects_what_it_cannot_compute_before_any_launch)
@@ -500,17 +482,13 @@ Test(gpu_winograd, fused_gives_the_same_bits_with_the_smaller_chunk_and_names_th
 {
     CONV_TEST_REQUIRE_GPU();
     const conv_params p = conv_shape(2, 13, 17, 22, 35, 3, 3, 1, 1, 1);
-    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
-          *y8 = malloc(ny * sizeof(float)), *y4 = malloc(ny * sizeof(float));
-    cr_assert(x && w && y8 && y4);
-    conv_fill_uniform(x, nx, 51, -1.0f, 1.0f);
-    conv_fill_uniform(w, nw, 52, -1.0f, 1.0f);
+    wino_host h = wino_host_make(&p, 51, 0);
+    const size_t ny = h.ny;
     cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
-    run_gpu(&p, RUN_F4_FUSED, x, w, y8);
+    run_gpu(&p, RUN_F4_FUSED, h.x, h.w, h.want);           /* 8-channel chunks */
     cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, "32", 1), 0); /* 27 KB fits, 54 KB does not */
-    run_gpu(&p, RUN_F4_FUSED, x, w, y4);
-    conv_verify_report rep = conv_compare_exact(&p, y4, y8, ny);
+    run_gpu(&p, RUN_F4_FUSED, h.x, h.w, h.y);              /* 4-channel chunks */
+    conv_verify_report rep = conv_compare_exact(&p, h.y, h.want, ny);
     CONV_ASSERT_REPORT(rep, "fused F(4x4,3x3), 4-channel chunks against 8", &p);
 
     cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, "16", 1), 0);
@@ -525,10 +503,7 @@ Test(gpu_winograd, fused_gives_the_same_bits_with_the_smaller_chunk_and_names_th
     cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
     conv_device_free(d_y);
     conv_device_free(d_work);
-    free(x);
-    free(w);
-    free(y8);
-    free(y4);
+    wino_host_free(&h);
 }
 
 /* The rows (winograd_rows.h) as every program measures them: the usual shapes
@@ -537,18 +512,11 @@ Test(gpu_winograd, fused_gives_the_same_bits_with_the_smaller_chunk_and_names_th
  * than 3x3 stride 1 skipped. */
 static void check_rows_on(conv_layout layout)
 {
-    conv_test_check_rows(conv_winograd_rows, conv_test_host_reference, layout, WINO_ROW_COUNT, 0);
+    conv_test_check_rows(conv_winograd_rows, conv_test_host_reference, layout, WINO_ROW_COUNT, "*");
     conv_params t[WINO_SHAPES];
     const size_t count = winograd_shapes(t);
-    for (size_t i = 0; i < count; ++i) {
-        conv_params p = t[i];
-        p.layout = layout;
-        conv_row r[WINO_ROW_COUNT];
-        cr_assert_eq(conv_winograd_rows(&p, NULL, r, WINO_ROW_COUNT), WINO_ROW_COUNT);
-        for (int k = 0; k < WINO_ROW_COUNT; ++k)
-            cr_assert(conv_test_check_row(&p, &r[k], conv_test_host_reference), "%s skipped %s",
-                      r[k].name, conv_shape_name(&p));
-    }
+    conv_test_check_rows_on(t, count, conv_winograd_rows, conv_test_host_reference, layout,
+                            WINO_ROW_COUNT, NULL);
 }
 
 Test(gpu_winograd_rows, pass_the_shape_tables_in_nchw)

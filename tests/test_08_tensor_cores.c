@@ -151,8 +151,7 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
 Test(cpu_tf32, mma_refuses_a_precision_it_does_not_run)
 {
     conv_msg msg = {{0}};
-    conv_params p = conv_shape(1, 4, 8, 8, 4, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 8, 8, 4, 3, 3, 1, 1, 1);
     float *fake = (float *)(uintptr_t)256;
     cr_assert_eq(conv2d_tc_mma(&p, TC_PRECISION_COUNT, fake, fake, fake, fake, 1u << 20, 0, &msg),
                  CONV_ERR_INVALID);
@@ -164,8 +163,7 @@ Test(cpu_tf32, mma_refuses_a_precision_it_does_not_run)
 Test(cpu_tf32, mma_needs_a_workspace_for_the_filter)
 {
     conv_msg msg = {{0}};
-    conv_params p = conv_shape(2, 5, 8, 8, 7, 3, 2, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(2, 5, 8, 8, 7, 3, 2, 1, 1, 1);
     const size_t need = conv2d_tc_mma_workspace_elems(&p);
     cr_assert_eq(need, conv_filter_elems(&p));
     cr_assert_eq(need, (size_t)7 * 3 * 2 * 5);
@@ -184,8 +182,7 @@ Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
 {
     const float *x = (const float *)(uintptr_t)256, *w = (const float *)(uintptr_t)512;
     const float *y = (const float *)(uintptr_t)1024;
-    conv_params p = conv_shape(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
     cr_assert(tc_tma_fits(&p, x, w, y), "hpc101's problem");
     conv_params q = p;
     q.c = 3; /* rows of 12 bytes */
@@ -228,8 +225,7 @@ typedef conv_status (*tc_launcher)(const conv_params *p, const float *d_x, const
  * check. */
 static int runs_here(tc_launcher launch, const char *needle)
 {
-    conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
@@ -410,8 +406,7 @@ static float telling_value(size_t i)
  * truncated input from a rounded one; this does. */
 static void check_input_conversion(int run, int c)
 {
-    conv_params p = conv_shape(2, c, 5, 7, c, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(2, c, 5, 7, c, 3, 3, 1, 1, 1);
     const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     float *x = malloc(nx * sizeof(float)), *w = calloc(nw, sizeof(float)),
           *y = malloc(ny * sizeof(float));
@@ -502,8 +497,7 @@ Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
         cudaSuccess);
     const int per_image = 63 * 65, tile = 256, k_tiles = 2;
     const int n = (3 * sms * tile + k_tiles * per_image - 1) / (k_tiles * per_image) + 1;
-    conv_params p = conv_shape(n, 4, 63, 65, 132, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(n, 4, 63, 65, 132, 3, 3, 1, 1, 1);
     const long long tiles = ((long long)n * per_image + tile - 1) / tile * k_tiles;
     cr_assert_geq(tiles, 3LL * sms, "%lld tiles for %d SMs", tiles, sms);
     check_version(&p, RUN_8E, 1, 90);
@@ -511,10 +505,9 @@ Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
 }
 
 /* Only the rows of 8d and 8e may be skipped, and only where they do not run. */
-static void assert_ran(int ran, const conv_row *r, const conv_params *p, int wgmma)
+static const char *rows_that_may_skip(void)
 {
-    cr_assert(ran || (!wgmma && (strcmp(r->key, "8d") == 0 || strcmp(r->key, "8e") == 0)),
-              "%s skipped %s", r->name, conv_shape_name(p));
+    return wgmma_runs_here() ? NULL : "8d 8e";
 }
 
 /* The rows through the test helpers (setup, poison, canary, tolerance). */
@@ -523,17 +516,8 @@ Test(gpu_tensor_cores, rows_pass_the_shape_table)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const int wgmma = wgmma_runs_here();
-    conv_params table[CONV_USUAL_SHAPES];
-    const size_t count = conv_usual_shapes(table);
-    for (size_t i = 0; i < count; ++i) {
-        conv_params p = table[i];
-        p.layout = CONV_LAYOUT_NHWC;
-        conv_row r[TC_ROW_COUNT];
-        cr_assert_eq(conv_tc_rows(&p, NULL, r, TC_ROW_COUNT), TC_ROW_COUNT);
-        for (int k = 0; k < TC_ROW_COUNT; ++k)
-            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
-    }
+    conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, TC_ROW_COUNT,
+                         rows_that_may_skip());
 }
 
 Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
@@ -557,16 +541,15 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const int wgmma = wgmma_runs_here();
+    const char *may_skip = rows_that_may_skip();
     const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}, {300, 260, 68}};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
-        const conv_params p = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
-        conv_row r[TC_ROW_COUNT + 1];
-        const int n = conv_tc_gemm_rows(&p, NULL, r, TC_ROW_COUNT + 1);
-        cr_assert_eq(n, TC_ROW_COUNT + 1);
-        for (int k = 0; k < n; ++k)
-            assert_ran(conv_test_check_row(&p, &r[k], conv_test_host_reference), &r[k], &p, wgmma);
-    }
+    const size_t count = sizeof sizes / sizeof sizes[0];
+    conv_params gemms[sizeof sizes / sizeof sizes[0]];
+    for (size_t s = 0; s < count; ++s)
+        gemms[s] = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
+    /* cuBLAS TF32, then the TC_ROW_COUNT rows of step 08 */
+    conv_test_check_rows_on(gemms, count, conv_tc_gemm_rows, conv_test_host_reference,
+                            CONV_LAYOUT_NHWC, TC_ROW_COUNT + 1, may_skip);
 }
 
 /* mma.sync's rate (tensor_cores_peak.cu): its arguments checked before any

@@ -23,37 +23,11 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 
-typedef struct {
-    float *x, *w, *dy, *dx, *dw;
-} tensors;
-
-static tensors alloc_tensors(const conv_params *p)
-{
-    size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
-    tensors t = {malloc(nx * sizeof(float)), malloc(nw * sizeof(float)), malloc(ny * sizeof(float)),
-                 malloc(nx * sizeof(float)), malloc(nw * sizeof(float))};
-    cr_assert(t.x && t.w && t.dy && t.dx && t.dw, "out of host memory");
-    return t;
-}
-
-static void free_tensors(tensors *t)
-{
-    free(t->x), free(t->w), free(t->dy), free(t->dx), free(t->dw);
-}
-
 /* x, w and dy of p filled pseudo-randomly from stream `first` on (small integers in [-3, 3], or
  * uniform floats in [-1, 1]), then dx and dw by this step's references. */
-static tensors gradients_of(const conv_params *p, uint64_t first, int small_int)
+static conv_test_grad gradients_of(const conv_params *p, uint64_t first, int small_int)
 {
-    tensors t = alloc_tensors(p);
-    float *in[3] = {t.x, t.w, t.dy};
-    size_t count[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
-    for (int i = 0; i < 3; ++i) {
-        if (small_int)
-            conv_fill_small_int(in[i], count[i], first + i, -3, 3);
-        else
-            conv_fill_uniform(in[i], count[i], first + i, -1.0f, 1.0f);
-    }
+    conv_test_grad t = conv_test_grad_make(p, first, small_int ? 3 : 0);
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv2d_backward_data_cpu(p, t.dy, t.w, t.dx, &msg), msg);
     CONV_ASSERT_OK(conv2d_backward_filter_cpu(p, t.x, t.dy, t.dw, &msg), msg);
@@ -83,62 +57,60 @@ static double forward_dot(const conv_params *p, const float *a, const float *b, 
 
 Test(cpu_backward, the_adjoint_identity_holds_exactly_on_small_integers)
 {
-    conv_params table[CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES];
-    size_t count = conv_strided_shapes(table);
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < count; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            tensors t = gradients_of(&p, 10 * i + 1, 1);
-            double *y = malloc(conv_output_elems(&p) * sizeof *y);
-            cr_assert(y != NULL);
-            double forward = forward_dot(&p, t.x, t.w, t.dy, y);
-            free(y);
-            double data = dot(t.x, t.dx, conv_input_elems(&p));
-            double filter = dot(t.w, t.dw, conv_filter_elems(&p));
-            cr_assert_eq(data, forward, "%s: <x, dgrad> = %.17g, <conv, dy> = %.17g",
-                         conv_shape_name(&p), data, forward);
-            cr_assert_eq(filter, forward, "%s: <w, wgrad> = %.17g, <conv, dy> = %.17g",
-                         conv_shape_name(&p), filter, forward);
-            free_tensors(&t);
-        }
+    conv_params table[2 * (CONV_USUAL_SHAPES + CONV_STRIDED_SHAPES)];
+    const size_t count = conv_test_both_layouts(table, conv_strided_shapes(table));
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = table[i];
+        conv_test_grad t = gradients_of(&p, 10 * (i / 2) + 1, 1);
+        double *y = malloc(conv_output_elems(&p) * sizeof *y);
+        cr_assert(y != NULL);
+        double forward = forward_dot(&p, t.x, t.w, t.dy, y);
+        free(y);
+        double data = dot(t.x, t.dx, conv_input_elems(&p));
+        double filter = dot(t.w, t.dw, conv_filter_elems(&p));
+        cr_assert_eq(data, forward, "%s: <x, dgrad> = %.17g, <conv, dy> = %.17g",
+                     conv_shape_name(&p), data, forward);
+        cr_assert_eq(filter, forward, "%s: <w, wgrad> = %.17g, <conv, dy> = %.17g",
+                     conv_shape_name(&p), filter, forward);
+        conv_test_grad_free(&t);
+    }
 }
 
 Test(cpu_backward, every_element_is_the_derivative_of_the_loss)
 {
     /* Small shapes only: one forward convolution per element of x and of w. */
-    conv_params table[] = {
+    enum { SHAPES = 6 };
+    conv_params table[2 * SHAPES] = {
         conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1), conv_shape(2, 2, 5, 6, 3, 3, 3, 1, 1, 1),
         conv_shape(1, 2, 7, 7, 2, 3, 3, 1, 2, 1), conv_shape(1, 1, 9, 8, 2, 2, 3, 0, 3, 1),
         conv_shape(2, 1, 7, 9, 1, 3, 2, 2, 2, 2), conv_shape(1, 2, 4, 4, 1, 4, 4, 0, 1, 1),
     };
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
-            tensors t = gradients_of(&p, 7 * i + 1, 1);
-            float *e = calloc(nx > nw ? nx : nw, sizeof(float));
-            double *y = malloc(conv_output_elems(&p) * sizeof *y);
-            cr_assert(e != NULL && y != NULL);
-            for (size_t j = 0; j < nx; ++j) { /* the loss is linear in x: its slope along e_j */
-                e[j] = 1.0f;
-                double want = forward_dot(&p, e, t.w, t.dy, y);
-                e[j] = 0.0f;
-                cr_assert_eq((double)t.dx[j], want, "%s: dx[%zu] = %g, want %g",
-                             conv_shape_name(&p), j, t.dx[j], want);
-            }
-            for (size_t j = 0; j < nw; ++j) {
-                e[j] = 1.0f;
-                double want = forward_dot(&p, t.x, e, t.dy, y);
-                e[j] = 0.0f;
-                cr_assert_eq((double)t.dw[j], want, "%s: dw[%zu] = %g, want %g",
-                             conv_shape_name(&p), j, t.dw[j], want);
-            }
-            free(e);
-            free(y);
-            free_tensors(&t);
+    const size_t count = conv_test_both_layouts(table, SHAPES);
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params p = table[i];
+        size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
+        conv_test_grad t = gradients_of(&p, 7 * (i / 2) + 1, 1);
+        float *e = calloc(nx > nw ? nx : nw, sizeof(float));
+        double *y = malloc(conv_output_elems(&p) * sizeof *y);
+        cr_assert(e != NULL && y != NULL);
+        for (size_t j = 0; j < nx; ++j) { /* the loss is linear in x: its slope along e_j */
+            e[j] = 1.0f;
+            double want = forward_dot(&p, e, t.w, t.dy, y);
+            e[j] = 0.0f;
+            cr_assert_eq((double)t.dx[j], want, "%s: dx[%zu] = %g, want %g", conv_shape_name(&p), j,
+                         t.dx[j], want);
         }
+        for (size_t j = 0; j < nw; ++j) {
+            e[j] = 1.0f;
+            double want = forward_dot(&p, t.x, e, t.dy, y);
+            e[j] = 0.0f;
+            cr_assert_eq((double)t.dw[j], want, "%s: dw[%zu] = %g, want %g", conv_shape_name(&p), j,
+                         t.dw[j], want);
+        }
+        free(e);
+        free(y);
+        conv_test_grad_free(&t);
+    }
 }
 
 /* Which tensor an element offset belongs to: the input, the filter or the output. */
@@ -182,10 +154,7 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
 {
     conv_params a = conv_shape(2, 3, 11, 13, 4, 3, 5, 2, 2, 1), b = a;
     b.layout = CONV_LAYOUT_NHWC;
-    tensors ta = alloc_tensors(&a), tb = alloc_tensors(&b);
-    conv_fill_uniform(ta.x, conv_input_elems(&a), 5, -1.0f, 1.0f);
-    conv_fill_uniform(ta.w, conv_filter_elems(&a), 6, -1.0f, 1.0f);
-    conv_fill_uniform(ta.dy, conv_output_elems(&a), 7, -1.0f, 1.0f);
+    conv_test_grad ta = conv_test_grad_make(&a, 5, 0), tb = conv_test_grad_make(&b, 0, 0);
     each_element(&a, &b, INPUT, ta.x, tb.x, 0); /* the same tensors in the other layout */
     each_element(&a, &b, FILTER, ta.w, tb.w, 0);
     each_element(&a, &b, OUTPUT, ta.dy, tb.dy, 0);
@@ -196,8 +165,8 @@ Test(cpu_backward, the_layouts_hold_the_same_gradients)
     CONV_ASSERT_OK(conv2d_backward_filter_cpu(&b, tb.x, tb.dy, tb.dw, &msg), msg);
     each_element(&a, &b, INPUT, ta.dx, tb.dx, 1);
     each_element(&a, &b, FILTER, ta.dw, tb.dw, 1);
-    free_tensors(&ta);
-    free_tensors(&tb);
+    conv_test_grad_free(&ta);
+    conv_test_grad_free(&tb);
 }
 
 Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not)
@@ -206,7 +175,7 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
     size_t count = conv_strided_shapes(table);
     for (size_t i = 0; i < count; ++i) {
         conv_params p = table[i];
-        tensors t = gradients_of(&p, 3 * i + 1, 0);
+        conv_test_grad t = gradients_of(&p, 3 * i + 1, 0);
         size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
         conv_verify_report rep =
             conv_backward_data_verify(&p, t.dy, t.w, t.dx, conv_verify_bound(1.0));
@@ -222,7 +191,7 @@ Test(cpu_backward, float_results_lie_within_their_bound_and_a_wrong_one_does_not
         rep = conv_backward_filter_verify(&p, t.x, t.dy, t.dw, conv_verify_bound(1.0));
         cr_assert(!rep.passed && rep.nan_count == 1, "%s: a NaN in dw went unseen",
                   conv_shape_name(&p));
-        free_tensors(&t);
+        conv_test_grad_free(&t);
     }
 }
 
@@ -231,7 +200,7 @@ Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
     for (int layout = 0; layout < 2; ++layout) {
         conv_params p = conv_shape(2, 3, 5, 4, 4, 3, 3, 1, 1, 1);
         p.layout = layout ? CONV_LAYOUT_NHWC : CONV_LAYOUT_NCHW;
-        tensors t = gradients_of(&p, 91, 0);
+        conv_test_grad t = gradients_of(&p, 91, 0);
         for (int dgrad = 0; dgrad < 2; ++dgrad) {
             conv_params q = p;
             q.pass = dgrad ? CONV_PASS_DGRAD : CONV_PASS_WGRAD;
@@ -269,7 +238,7 @@ Test(cpu_backward, a_pointwise_tolerance_is_asked_with_each_elements_indices)
             free(ref);
             free(mag);
         }
-        free_tensors(&t);
+        conv_test_grad_free(&t);
     }
 }
 
@@ -330,7 +299,7 @@ static int sm_count(void)
  * a canary after it; returns the result in `got` (host). arg: 10a's grid cap
  * (max_blocks); 10b wgrad's splits (<= 0: the rule, whose workspace the test
  * sizes from the SM count), its workspace NaN-poisoned with a canary too. */
-static void run_gpu(const conv_params *p, pass which, version v, const tensors *t, int arg,
+static void run_gpu(const conv_params *p, pass which, version v, const conv_test_grad *t, int arg,
                     float *got)
 {
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
@@ -404,7 +373,7 @@ static void check_gpu_table(pass which, version v, const conv_params *table, siz
             size_t n_out = which == DGRAD ? conv_input_elems(&p) : conv_filter_elems(&p);
             float *got = malloc(n_out * sizeof *got);
             cr_assert(got != NULL);
-            tensors t = gradients_of(&p, 11 * i + 1, 1); /* small integers: exact */
+            conv_test_grad t = gradients_of(&p, 11 * i + 1, 1); /* small integers: exact */
             const float *want = which == DGRAD ? t.dx : t.dw;
             for (int g = 0; g < n_args; ++g) {
                 run_gpu(&p, which, v, &t, args[g], got);
@@ -413,7 +382,7 @@ static void check_gpu_table(pass which, version v, const conv_params *table, siz
                                  v == NAIVE ? "10a" : "10b", what, conv_shape_name(&p), args[g], e,
                                  got[e], want[e]);
             }
-            free_tensors(&t);
+            conv_test_grad_free(&t);
             t = gradients_of(&p, 11 * i + 5, 0); /* floats: within the bound */
             run_gpu(&p, which, v, &t, args[0], got);
             conv_verify_report rep =
@@ -421,7 +390,7 @@ static void check_gpu_table(pass which, version v, const conv_params *table, siz
                     ? conv_backward_data_verify(&p, t.dy, t.w, got, conv_verify_bound(1.0))
                     : conv_backward_filter_verify(&p, t.x, t.dy, got, conv_verify_bound(1.0));
             CONV_ASSERT_REPORT(rep, what, &p);
-            free_tensors(&t);
+            conv_test_grad_free(&t);
             free(got);
         }
 }
@@ -547,7 +516,7 @@ Test(gpu_backward_filter_igemm, falls_back_to_scalar_loads_for_unaligned_tensors
     conv_params p = conv_shape(2, 12, 9, 8, 20, 3, 3, 1, 1, 1); /* float4 when aligned */
     p.layout = CONV_LAYOUT_NHWC;
     size_t nx = conv_input_elems(&p), ny = conv_output_elems(&p), nw = conv_filter_elems(&p);
-    tensors t = gradients_of(&p, 41, 1); /* small integers: exact */
+    conv_test_grad t = gradients_of(&p, 41, 1); /* small integers: exact */
     float *got = malloc(nw * sizeof *got);
     cr_assert(got != NULL);
     const int shifts[4][2] = {{0, 0}, {1, 0}, {0, 2}, {3, 1}}; /* x, dy */
@@ -574,7 +543,7 @@ Test(gpu_backward_filter_igemm, falls_back_to_scalar_loads_for_unaligned_tensors
         conv_device_free(d_dw);
         conv_device_free(d_ws);
     }
-    free_tensors(&t);
+    conv_test_grad_free(&t);
     free(got);
 }
 
@@ -598,7 +567,7 @@ Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_r
             size_t nw = conv_filter_elems(&p);
             float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
             cr_assert(a != NULL && b != NULL);
-            tensors t = gradients_of(&p, 13 * i + 3, 0); /* floats: the order shows */
+            conv_test_grad t = gradients_of(&p, 13 * i + 3, 0); /* floats: the order shows */
             for (int k = 0; k < 7; ++k) {
                 run_gpu(&p, WGRAD, IGEMM, &t, splits[k], a);
                 run_gpu(&p, WGRAD, IGEMM, &t, splits[k], b);
@@ -609,7 +578,7 @@ Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_r
                     conv_backward_filter_verify(&p, t.x, t.dy, a, conv_verify_bound(1.0));
                 CONV_ASSERT_REPORT(rep, "wgrad 10b", &p);
             }
-            free_tensors(&t);
+            conv_test_grad_free(&t);
             t = gradients_of(&p, 13 * i + 4, 1); /* small integers: exact for every count */
             for (int k = 0; k < 7; ++k) {
                 run_gpu(&p, WGRAD, IGEMM, &t, splits[k], a);
@@ -617,7 +586,7 @@ Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_r
                     cr_assert_eq(a[e], t.dw[e], "wgrad on %s, %d splits: [%zu] = %g, want %g",
                                  conv_shape_name(&p), splits[k], e, a[e], t.dw[e]);
             }
-            free_tensors(&t);
+            conv_test_grad_free(&t);
             free(a);
             free(b);
         }
@@ -626,8 +595,7 @@ Test(gpu_backward_filter_igemm, every_split_count_gives_the_same_bits_on_every_r
 Test(gpu_backward_filter_igemm, a_refused_call_writes_nothing)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 6, 6, 2, 3, 3, 0, 1, 1);
     size_t nw = conv_filter_elems(&p), ws = conv2d_backward_filter_igemm_workspace(&p, 3);
     float *d_dw = conv_test_device_output(nw, "dw");
     float *d_in = conv_test_device_output(conv_input_elems(&p) + conv_output_elems(&p), "x, dy");
@@ -645,41 +613,36 @@ Test(gpu_backward_filter_igemm, a_refused_call_writes_nothing)
 
 Test(backward_igemm_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
 {
-    conv_params p = conv_shape(1, 1, 4, 4, 1, 3, 3, 0, 1, 1);
-    conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_backward_data_igemm(&p, NULL, fake, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
-    cr_assert_eq(conv2d_backward_data_igemm(&p, fake, fake, NULL, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dx");
-    cr_assert_eq(conv2d_backward_filter_igemm(&p, NULL, fake, fake, 1, NULL, 0, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_x");
-    conv_params bad = p;
-    bad.stride_w = 0;
-    cr_assert_eq(conv2d_backward_data_igemm(&bad, fake, fake, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "stride");
-    bad = p;
-    bad.c = -2;
-    cr_assert_eq(conv2d_backward_filter_igemm(&bad, fake, fake, fake, 1, NULL, 0, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "--c");
-    /* split-K's workspace: missing, one float short; too many splits */
-    size_t need = conv2d_backward_filter_igemm_workspace(&p, 2);
-    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, NULL, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
-    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, fake, need - 4, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
-    cr_assert_eq(conv2d_backward_filter_igemm(&p, fake, fake, fake,
-                                              CONV_BACKWARD_IGEMM_MAX_SPLITS + 1, fake, (size_t)-1,
-                                              0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "splits");
+    const conv_params p = conv_shape(1, 1, 4, 4, 1, 3, 3, 0, 1, 1);
+    conv_params no_stride = p, no_c = p;
+    no_stride.stride_w = 0;
+    no_c.c = -2;
     /* a grid the device cannot hold: more phases than 65535 */
-    bad = conv_shape(1, 1, 300, 300, 1, 1, 1, 0, 300, 1);
-    cr_assert_eq(conv2d_backward_data_igemm(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "65535");
+    const conv_params phases = conv_shape(1, 1, 300, 300, 1, 1, 1, 0, 300, 1);
+    const int too_many = CONV_BACKWARD_IGEMM_MAX_SPLITS + 1;
+    const size_t need = conv2d_backward_filter_igemm_workspace(&p, 2);
+    conv_msg msg = {{0}};
+    CONV_ASSERT_REFUSES(conv2d_backward_data_igemm(&p, NULL, fake, fake, 0, &msg), CONV_ERR_INVALID,
+                        msg, "d_dy");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_igemm(&p, fake, fake, NULL, 0, &msg), CONV_ERR_INVALID,
+                        msg, "d_dx");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_igemm(&p, NULL, fake, fake, 1, NULL, 0, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_x");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_igemm(&no_stride, fake, fake, fake, 0, &msg),
+                        CONV_ERR_INVALID, msg, "stride");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_igemm(&no_c, fake, fake, fake, 1, NULL, 0, 0, &msg),
+                        CONV_ERR_INVALID, msg, "--c");
+    /* split-K's workspace: missing, one float short; too many splits */
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, NULL, need, 0, &msg),
+                        CONV_ERR_INVALID, msg, "workspace");
+    CONV_ASSERT_REFUSES(
+        conv2d_backward_filter_igemm(&p, fake, fake, fake, 2, fake, need - 4, 0, &msg),
+        CONV_ERR_INVALID, msg, "workspace");
+    CONV_ASSERT_REFUSES(
+        conv2d_backward_filter_igemm(&p, fake, fake, fake, too_many, fake, (size_t)-1, 0, &msg),
+        CONV_ERR_INVALID, msg, "splits");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_igemm(&phases, fake, fake, fake, 0, &msg),
+                        CONV_ERR_UNSUPPORTED, msg, "65535");
 }
 
 Test(backward_igemm_validation, the_workspace_holds_one_partial_filter_per_split)

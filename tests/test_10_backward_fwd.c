@@ -136,31 +136,29 @@ Test(backward_forward, refuses_strides_and_paddings_the_flip_cannot_take)
  * layouts, on every shape of the table. */
 Test(backward_forward, the_forward_convolution_of_the_flipped_filter_is_dgrad)
 {
-    conv_params table[CONV_USUAL_SHAPES + N_EXTRA];
-    size_t count = shape_table(table);
-    for (int layout = 0; layout < 2; ++layout)
-        for (size_t i = 0; i < count; ++i) {
-            conv_params p = table[i];
-            p.layout = (conv_layout)layout;
-            conv_params f = forward_of(&p);
-            size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
-                   ny = conv_output_elems(&p);
-            cr_assert_eq(conv_input_elems(&f), ny);
-            cr_assert_eq(conv_output_elems(&f), nx);
-            float *w = malloc(nw * sizeof *w), *wf = malloc(nw * sizeof *wf);
-            float *dy = malloc(ny * sizeof *dy);
-            double *want = malloc(nx * sizeof *want), *got = malloc(nx * sizeof *got);
-            cr_assert(w && wf && dy && want && got, "out of host memory");
-            conv_fill_small_int(w, nw, 3 * i + 1, -3, 3);
-            conv_fill_small_int(dy, ny, 3 * i + 2, -3, 3);
-            conv2d_backward_data_flip_filter_cpu(&p, &f, w, wf);
-            conv_backward_data_double(&p, dy, w, want, NULL);
-            conv_reference_double(&f, dy, wf, got, NULL);
-            for (size_t e = 0; e < nx; ++e)
-                cr_assert(got[e] == want[e], "%s: dx[%zu] = %g, want %g", conv_shape_name(&p), e,
-                          got[e], want[e]);
-            free(w), free(wf), free(dy), free(want), free(got);
-        }
+    conv_params table[2 * (CONV_USUAL_SHAPES + N_EXTRA)];
+    const size_t count = conv_test_both_layouts(table, shape_table(table));
+    for (size_t j = 0; j < count; ++j) {
+        const size_t i = j / 2; /* the shape's index: the same numbers in both layouts */
+        const conv_params p = table[j];
+        conv_params f = forward_of(&p);
+        size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+        cr_assert_eq(conv_input_elems(&f), ny);
+        cr_assert_eq(conv_output_elems(&f), nx);
+        float *w = malloc(nw * sizeof *w), *wf = malloc(nw * sizeof *wf);
+        float *dy = malloc(ny * sizeof *dy);
+        double *want = malloc(nx * sizeof *want), *got = malloc(nx * sizeof *got);
+        cr_assert(w && wf && dy && want && got, "out of host memory");
+        conv_fill_small_int(w, nw, 3 * i + 1, -3, 3);
+        conv_fill_small_int(dy, ny, 3 * i + 2, -3, 3);
+        conv2d_backward_data_flip_filter_cpu(&p, &f, w, wf);
+        conv_backward_data_double(&p, dy, w, want, NULL);
+        conv_reference_double(&f, dy, wf, got, NULL);
+        for (size_t e = 0; e < nx; ++e)
+            cr_assert(got[e] == want[e], "%s: dx[%zu] = %g, want %g", conv_shape_name(&p), e,
+                      got[e], want[e]);
+        free(w), free(wf), free(dy), free(want), free(got);
+    }
 }
 
 /* Fake device pointers: validation fails before anything is dereferenced. */
@@ -168,8 +166,7 @@ static float fake[4];
 
 Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
 {
-    conv_params p = conv_shape(1, 2, 8, 8, 3, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 8, 8, 3, 3, 3, 1, 1, 1);
     const conv_backward_forward_kernel f6 = CONV_BACKWARD_FORWARD_6F;
     const size_t need = conv2d_backward_data_forward_workspace(&p, f6);
     const size_t kcrs = conv_filter_elems(&p), flipped = (kcrs + 63) / 64 * 64;
@@ -180,67 +177,61 @@ Test(backward_forward_validation, refuses_bad_input_in_one_line_before_any_cuda_
                  (flipped + wino_workspace_elems(&p, WINO_F4)) * sizeof(float),
                  "and 7b's U, V and M (the forward problem has p's sizes here: C = K, P = H)");
     cr_assert_eq(conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_COUNT), 0);
+    conv_params stride_2 = p, pad_3 = p, dilated = p, no_dil = p, nchw = p;
+    stride_2.stride_h = 2;
+    pad_3.pad_h = 3;
+    dilated.dil_h = dilated.dil_w = 2;
+    no_dil.dil_w = 0;
+    nchw.layout = CONV_LAYOUT_NCHW;
+    const conv_params five = conv_shape(1, 2, 8, 8, 3, 5, 5, 2, 1, 1);
+    const conv_backward_forward_kernel f7 = CONV_BACKWARD_FORWARD_7B;
+    const size_t need7 = conv2d_backward_data_forward_workspace(&p, f7);
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_backward_data_forward(&p, f6, NULL, fake, fake, fake, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
-    cr_assert_eq(conv2d_backward_data_forward(&p, f6, fake, fake, NULL, fake, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dx");
-    cr_assert_eq(conv2d_backward_data_forward(&p, CONV_BACKWARD_FORWARD_COUNT, fake, fake, fake,
-                                              fake, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "which");
-    cr_assert_eq(conv2d_backward_data_forward(&p, f6, fake, fake, fake, NULL, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_workspace");
-    cr_assert_eq(conv2d_backward_data_forward(&p, f6, fake, fake, fake, fake, need - 1, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "workspace_bytes");
-    conv_params bad = p;
-    bad.stride_h = 2;
-    cr_assert_eq(conv2d_backward_data_forward(&bad, f6, fake, fake, fake, fake, need, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "stride 1");
-    bad = p;
-    bad.pad_h = 3;
-    cr_assert_eq(conv2d_backward_data_forward(&bad, f6, fake, fake, fake, fake, need, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "pad");
-    bad = p;
-    bad.layout = CONV_LAYOUT_NCHW;
+    CONV_ASSERT_REFUSES(conv2d_backward_data_forward(&p, f6, NULL, fake, fake, fake, need, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_dy");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_forward(&p, f6, fake, fake, NULL, fake, need, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_dx");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_forward(&p, CONV_BACKWARD_FORWARD_COUNT, fake, fake,
+                                                     fake, fake, need, 0, &msg),
+                        CONV_ERR_INVALID, msg, "which");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_forward(&p, f6, fake, fake, fake, NULL, need, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_workspace");
+    CONV_ASSERT_REFUSES(
+        conv2d_backward_data_forward(&p, f6, fake, fake, fake, fake, need - 1, 0, &msg),
+        CONV_ERR_INVALID, msg, "workspace_bytes");
+    /* problems it refuses, every pointer and the workspace of p given */
+    const struct {
+        const conv_params *p;
+        conv_backward_forward_kernel which;
+        conv_status want;
+        const char *text;
+    } problems[] = {
+        {&stride_2, f6, CONV_ERR_UNSUPPORTED, "stride 1"},
+        {&pad_3, f6, CONV_ERR_UNSUPPORTED, "pad"},
+        /* 7b: a 3x3 filter without dilation, or no Winograd */
+        {&dilated, f7, CONV_ERR_UNSUPPORTED, "Winograd"},
+        {&five, f7, CONV_ERR_UNSUPPORTED, "3x3"},
+        {&no_dil, f6, CONV_ERR_INVALID, "dil"},
+    };
+    for (size_t i = 0; i < CONV_COUNT(problems); ++i) {
+        const size_t bytes = problems[i].which == f7 ? need7 : need;
+        CONV_ASSERT_REFUSES(conv2d_backward_data_forward(problems[i].p, problems[i].which, fake,
+                                                         fake, fake, fake, bytes, 0, &msg),
+                            problems[i].want, msg, problems[i].text);
+    }
     for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
         if (k == CONV_BACKWARD_FORWARD_7B)
             continue; /* 7b takes both layouts */
         const conv_backward_forward_kernel which = (conv_backward_forward_kernel)k;
-        cr_assert_eq(conv2d_backward_data_forward(
-                         &bad, which, fake, fake, fake, fake,
-                         conv2d_backward_data_forward_workspace(&bad, which), 0, &msg),
-                     CONV_ERR_UNSUPPORTED);
-        CONV_ASSERT_ONE_LINE(msg.text, "nhwc");
+        CONV_ASSERT_REFUSES(conv2d_backward_data_forward(
+                                &nchw, which, fake, fake, fake, fake,
+                                conv2d_backward_data_forward_workspace(&nchw, which), 0, &msg),
+                            CONV_ERR_UNSUPPORTED, msg, "nhwc");
     }
-    /* 7b: a 3x3 filter without dilation, or no Winograd */
-    const size_t need7 = conv2d_backward_data_forward_workspace(&p, CONV_BACKWARD_FORWARD_7B);
-    bad = p;
-    bad.dil_h = bad.dil_w = 2;
-    cr_assert_eq(conv2d_backward_data_forward(&bad, CONV_BACKWARD_FORWARD_7B, fake, fake, fake,
-                                              fake, need7, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "Winograd");
-    bad = conv_shape(1, 2, 8, 8, 3, 5, 5, 2, 1, 1);
-    cr_assert_eq(conv2d_backward_data_forward(&bad, CONV_BACKWARD_FORWARD_7B, fake, fake, fake,
-                                              fake, need7, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "3x3");
-    bad = p;
-    bad.dil_w = 0;
-    cr_assert_eq(conv2d_backward_data_forward(&bad, f6, fake, fake, fake, fake, need, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "dil");
-    cr_assert_eq(conv2d_backward_data_flip_filter(&p, NULL, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_w");
-    cr_assert_eq(conv2d_backward_data_flip_filter(&p, fake, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_wf");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_flip_filter(&p, NULL, fake, 0, &msg), CONV_ERR_INVALID,
+                        msg, "d_w");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_flip_filter(&p, fake, fake, 0, &msg), CONV_ERR_INVALID,
+                        msg, "d_wf");
 }
 
 /* ---- on the GPU ---- */
@@ -258,8 +249,7 @@ static void require_kernel(conv_backward_forward_kernel which)
     if (avail == CONV_OK)
         return;
     cr_assert_eq(avail, CONV_ERR_UNSUPPORTED, "%s", why.text);
-    conv_params p = conv_shape(1, 4, 6, 6, 4, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 6, 6, 4, 3, 3, 1, 1, 1);
     const size_t ws = conv2d_backward_data_forward_workspace(&p, which);
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
@@ -278,31 +268,31 @@ static void require_kernel(conv_backward_forward_kernel which)
 Test(gpu_backward_forward, flips_the_filter_exactly_in_both_layouts)
 {
     CONV_TEST_REQUIRE_GPU();
-    const conv_params shapes[4] = {
+    conv_params shapes[2 * 4] = {
         conv_shape(1, 3, 9, 9, 5, 3, 3, 1, 1, 1), conv_shape(1, 7, 9, 9, 2, 2, 5, 0, 1, 1),
         conv_shape(1, 1, 9, 9, 1, 1, 1, 0, 1, 1), conv_shape(1, 130, 9, 9, 67, 4, 1, 0, 1, 1)};
-    for (int layout = 0; layout < 2; ++layout)
-        for (int i = 0; i < 4; ++i) {
-            conv_params p = shapes[i];
-            p.layout = (conv_layout)layout;
-            conv_params f = forward_of(&p);
-            const size_t nw = conv_filter_elems(&p);
-            float *w = malloc(nw * sizeof *w), *want = malloc(nw * sizeof *want),
-                  *got = malloc(nw * sizeof *got);
-            cr_assert(w && want && got, "out of host memory");
-            conv_fill_uniform(w, nw, 40 + i, -1.0f, 1.0f);
-            conv2d_backward_data_flip_filter_cpu(&p, &f, w, want);
-            float *d_w = conv_test_device_copy(w, nw, "w");
-            float *d_wf = conv_test_device_output(nw, "w'");
-            conv_msg msg = {{0}};
-            CONV_ASSERT_OK(conv2d_backward_data_flip_filter(&p, d_w, d_wf, 0, &msg), msg);
-            CONV_ASSERT_OK(conv_device_download(got, d_wf, nw, &msg), msg);
-            conv_test_assert_canary(d_wf, nw, "the flip on %s", conv_shape_name(&p));
-            cr_assert(memcmp(got, want, nw * sizeof *got) == 0, "the flip differs on %s",
-                      conv_shape_name(&p));
-            conv_device_free(d_w), conv_device_free(d_wf);
-            free(w), free(want), free(got);
-        }
+    const size_t count = conv_test_both_layouts(shapes, 4);
+    for (size_t j = 0; j < count; ++j) {
+        const int i = (int)(j / 2); /* the shape's index: the same numbers in both layouts */
+        const conv_params p = shapes[j];
+        conv_params f = forward_of(&p);
+        const size_t nw = conv_filter_elems(&p);
+        float *w = malloc(nw * sizeof *w), *want = malloc(nw * sizeof *want),
+              *got = malloc(nw * sizeof *got);
+        cr_assert(w && want && got, "out of host memory");
+        conv_fill_uniform(w, nw, 40 + i, -1.0f, 1.0f);
+        conv2d_backward_data_flip_filter_cpu(&p, &f, w, want);
+        float *d_w = conv_test_device_copy(w, nw, "w");
+        float *d_wf = conv_test_device_output(nw, "w'");
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv2d_backward_data_flip_filter(&p, d_w, d_wf, 0, &msg), msg);
+        CONV_ASSERT_OK(conv_device_download(got, d_wf, nw, &msg), msg);
+        conv_test_assert_canary(d_wf, nw, "the flip on %s", conv_shape_name(&p));
+        cr_assert(memcmp(got, want, nw * sizeof *got) == 0, "the flip differs on %s",
+                  conv_shape_name(&p));
+        conv_device_free(d_w), conv_device_free(d_wf);
+        free(w), free(want), free(got);
+    }
 }
 
 /* One run of 10d into a NaN-poisoned dx with a canary after it, through a
@@ -498,8 +488,7 @@ Test(gpu_backward_forward, dgrad_by_7b_matches_the_reference_within_winograds_bo
 Test(gpu_backward_forward, a_refused_call_writes_nothing)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(1, 4, 9, 9, 4, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 4, 9, 9, 4, 3, 3, 1, 1, 1);
     size_t ws = 0; /* room for the hungriest kernel */
     for (int k = 0; k < CONV_BACKWARD_FORWARD_COUNT; ++k) {
         size_t need = conv2d_backward_data_forward_workspace(&p, (conv_backward_forward_kernel)k);

@@ -100,8 +100,7 @@ static void require_tf32(void)
     conv_device_info info;
     conv_msg msg = {{0}}, msg_w = {{0}};
     CONV_ASSERT_OK(conv_cuda_device_info(conv_current_device(), &info, &msg), msg);
-    conv_params p = conv_shape(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 5, 5, 3, 3, 3, 1, 1, 1);
     float *d_in = conv_test_device_output(conv_input_elems(&p), "x");
     float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_dy = conv_test_device_output(conv_output_elems(&p), "dy");
@@ -128,20 +127,6 @@ static void require_tf32(void)
     conv_device_free(d_dy);
 }
 
-/* x, w and dy of p from stream `first` on: integers in [-4, 4] or floats
- * in [-1, 1). */
-static void fill(const conv_params *p, float *x, float *w, float *dy, uint64_t first, int small)
-{
-    float *t[3] = {x, w, dy};
-    size_t n[3] = {conv_input_elems(p), conv_filter_elems(p), conv_output_elems(p)};
-    for (int i = 0; i < 3; ++i) {
-        if (small)
-            conv_fill_small_int(t[i], n[i], first + i, -4, 4);
-        else
-            conv_fill_uniform(t[i], n[i], first + i, -1.0f, 1.0f);
-    }
-}
-
 /* One gradient on every shape of the table in NHWC: exact on small
  * integers (wgrad with each of `nsplits` split counts), within the TF32
  * bound on floats. */
@@ -153,34 +138,38 @@ static void check_pass(pass which, const int *splits, int nsplits)
     for (size_t i = 0; i < count; ++i) {
         conv_params p = table[i];
         p.layout = CONV_LAYOUT_NHWC;
-        size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), nout = count_of(&p, which, 2);
-        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
-        float *dy = malloc(conv_output_elems(&p) * sizeof *dy), *got = malloc(nout * sizeof *got);
+        const size_t nout = count_of(&p, which, 2);
         double *want = malloc(nout * sizeof *want);
-        cr_assert(x && w && dy && got && want, "out of host memory");
-        fill(&p, x, w, dy, 13 * i + 1, 1);
+        cr_assert(want != NULL, "out of host memory");
+        conv_test_grad t = conv_test_grad_make(&p, 13 * i + 1, 4); /* integers in [-4, 4] */
+        float *got = which == DGRAD ? t.dx : t.dw;
         if (which == DGRAD)
-            conv_backward_data_double(&p, dy, w, want, NULL);
+            conv_backward_data_double(&p, t.dy, t.w, want, NULL);
         else
-            conv_backward_filter_double(&p, x, dy, want, NULL);
+            conv_backward_filter_double(&p, t.x, t.dy, want, NULL);
         for (int s = 0; s < nsplits; ++s) {
-            run(&p, which, which == DGRAD ? dy : x, which == DGRAD ? w : dy, splits[s], got);
+            run(&p, which, which == DGRAD ? t.dy : t.x, which == DGRAD ? t.w : t.dy, splits[s],
+                got);
             for (size_t e = 0; e < nout; ++e)
                 cr_assert(got[e] == want[e], "%s on %s, %d splits: [%zu] = %g, want %g", what,
                           conv_shape_name(&p), splits[s], e, got[e], want[e]);
         }
-        fill(&p, x, w, dy, 13 * i + 7, 0);
-        run(&p, which, which == DGRAD ? dy : x, which == DGRAD ? w : dy, splits[nsplits - 1], got);
+        conv_test_grad_free(&t);
+        t = conv_test_grad_make(&p, 13 * i + 7, 0); /* floats in [-1, 1) */
+        got = which == DGRAD ? t.dx : t.dw;
+        run(&p, which, which == DGRAD ? t.dy : t.x, which == DGRAD ? t.w : t.dy,
+            splits[nsplits - 1], got);
         conv_verify_report rep =
             which == DGRAD
                 ? conv_backward_data_verify(
-                      &p, dy, w, got,
+                      &p, t.dy, t.w, got,
                       conv_verify_bound(conv_tf32_bound_factor(conv_backward_data_depth(&p))))
                 : conv_backward_filter_verify(
-                      &p, x, dy, got,
+                      &p, t.x, t.dy, got,
                       conv_verify_bound(conv_tf32_bound_factor(conv_backward_filter_depth(&p))));
         CONV_ASSERT_REPORT(rep, what, &p);
-        free(x), free(w), free(dy), free(got), free(want);
+        conv_test_grad_free(&t);
+        free(want);
     }
 }
 
@@ -206,24 +195,23 @@ Test(gpu_backward_filter_tf32, matches_the_reference_with_every_split_count)
 Test(gpu_backward_filter_tf32, gives_the_same_bits_on_every_run)
 {
     require_tf32();
-    conv_params p = conv_shape(4, 24, 30, 30, 40, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
-    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
-    float *first = malloc(nw * sizeof *first), *again = malloc(nw * sizeof *again);
-    cr_assert(x && w && dy && first && again, "out of host memory");
-    fill(&p, x, w, dy, 99, 0);
+    conv_params p = conv_shape_nhwc(4, 24, 30, 30, 40, 3, 3, 1, 1, 1);
+    const size_t nw = conv_filter_elems(&p);
+    conv_test_grad t = conv_test_grad_make(&p, 99, 0);
+    float *again = malloc(nw * sizeof *again);
+    cr_assert(again != NULL, "out of host memory");
     conv_device_info info;
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv_cuda_device_info(conv_current_device(), &info, &msg), msg);
     const int splits[4] = {1, 5, 16, conv2d_backward_filter_tf32_splits(&p, info.sm_count)};
     for (int s = 0; s < 4; ++s) {
-        run(&p, WGRAD, x, dy, splits[s], first);
-        run(&p, WGRAD, x, dy, splits[s], again);
-        cr_assert(memcmp(first, again, nw * sizeof *first) == 0,
+        run(&p, WGRAD, t.x, t.dy, splits[s], t.dw); /* the first run */
+        run(&p, WGRAD, t.x, t.dy, splits[s], again);
+        cr_assert(memcmp(t.dw, again, nw * sizeof *again) == 0,
                   "wgrad with %d splits: two runs differ", splits[s]);
     }
-    free(x), free(w), free(dy), free(first), free(again);
+    conv_test_grad_free(&t);
+    free(again);
 }
 
 /* A device buffer of count + 1 floats holding h's count from its second
@@ -242,19 +230,17 @@ static float *shifted_copy(const float *h, size_t count, const char *what)
 Test(gpu_backward_tf32, takes_inputs_not_aligned_to_16_bytes)
 {
     require_tf32();
-    conv_params p = conv_shape(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
-    p.layout = CONV_LAYOUT_NHWC;
-    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
-    float *dx = malloc(nx * sizeof *dx), *dw = malloc(nw * sizeof *dw);
+    conv_params p = conv_shape_nhwc(2, 8, 19, 23, 12, 3, 3, 1, 2, 1);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    conv_test_grad t = conv_test_grad_make(&p, 77, 4);
+    float *dx = t.dx, *dw = t.dw;
     double *want_dx = malloc(nx * sizeof *want_dx), *want_dw = malloc(nw * sizeof *want_dw);
-    cr_assert(x && w && dy && dx && dw && want_dx && want_dw, "out of host memory");
-    fill(&p, x, w, dy, 77, 1);
-    conv_backward_data_double(&p, dy, w, want_dx, NULL);
-    conv_backward_filter_double(&p, x, dy, want_dw, NULL);
+    cr_assert(want_dx && want_dw, "out of host memory");
+    conv_backward_data_double(&p, t.dy, t.w, want_dx, NULL);
+    conv_backward_filter_double(&p, t.x, t.dy, want_dw, NULL);
     conv_msg msg = {{0}};
-    float *d_x = shifted_copy(x, nx, "x"), *d_w = shifted_copy(w, nw, "w");
-    float *d_dy = shifted_copy(dy, ny, "dy");
+    float *d_x = shifted_copy(t.x, nx, "x"), *d_w = shifted_copy(t.w, nw, "w");
+    float *d_dy = shifted_copy(t.dy, ny, "dy");
     float *d_dx = conv_test_device_output(nx, "dx"), *d_dw = conv_test_device_output(nw, "dw");
     CONV_ASSERT_OK(conv2d_backward_data_tf32(&p, d_dy + 1, d_w + 1, d_dx, 0, &msg), msg);
     CONV_ASSERT_OK(conv2d_backward_filter_tf32(&p, d_x + 1, d_dy + 1, d_dw, 1, NULL, 0, 0, &msg),
@@ -267,15 +253,15 @@ Test(gpu_backward_tf32, takes_inputs_not_aligned_to_16_bytes)
         cr_assert(dw[e] == want_dw[e], "wgrad: dw[%zu] = %g, want %g", e, dw[e], want_dw[e]);
     conv_device_free(d_x), conv_device_free(d_w), conv_device_free(d_dy);
     conv_device_free(d_dx), conv_device_free(d_dw);
-    free(x), free(w), free(dy), free(dx), free(dw), free(want_dx), free(want_dw);
+    conv_test_grad_free(&t);
+    free(want_dx), free(want_dw);
 }
 
 /* CONV_TEST_TF32_PROBE times 1, one product: rounded to TF32 it is 1 + 2^-10. */
 Test(gpu_backward_tf32, rounds_its_inputs_to_tf32)
 {
     require_tf32();
-    conv_params p = conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
     const float probe = CONV_TEST_TF32_PROBE, one = 1.0f;
     float got;
     run(&p, DGRAD, &probe, &one, 1, &got); /* dx = dy w */
@@ -286,8 +272,7 @@ Test(gpu_backward_tf32, rounds_its_inputs_to_tf32)
 
 Test(backward_tf32_splits, suggests_a_valid_count_and_sizes_its_workspace)
 {
-    conv_params p = conv_shape(8, 64, 56, 56, 64, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(8, 64, 56, 56, 64, 3, 3, 1, 1, 1);
     int s = conv2d_backward_filter_tf32_splits(&p, 132);
     cr_assert(s > 1 && s <= 64, "%d splits for a long sum on 132 SMs", s);
     cr_assert_eq(conv2d_backward_filter_tf32_workspace(&p, s),
@@ -307,38 +292,31 @@ static float fake[1];
 
 Test(backward_tf32_validation, refuses_bad_input_in_one_line_before_any_cuda_call)
 {
-    conv_params p = conv_shape(1, 2, 8, 8, 3, 3, 3, 0, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(1, 2, 8, 8, 3, 3, 3, 0, 1, 1);
+    conv_params no_stride = p, nchw = p, phases = p;
+    no_stride.stride_w = 0;
+    nchw.layout = CONV_LAYOUT_NCHW;
+    phases.stride_h = phases.stride_w = 300; /* 90000 phases: more than a grid dimension holds */
+    phases.h = phases.w = 301;
+    const size_t need = conv2d_backward_filter_tf32_workspace(&p, 4);
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_backward_data_tf32(&p, NULL, fake, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dy");
-    cr_assert_eq(conv2d_backward_filter_tf32(&p, fake, fake, NULL, 1, NULL, 0, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_dw");
-    cr_assert_eq(conv2d_backward_filter_tf32(&p, fake, fake, fake, 0, NULL, 0, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "splits");
-    cr_assert_eq(conv2d_backward_filter_tf32(&p, fake, fake, fake, 4, NULL, 0, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_workspace");
-    size_t need = conv2d_backward_filter_tf32_workspace(&p, 4);
-    cr_assert_eq(conv2d_backward_filter_tf32(&p, fake, fake, fake, 4, fake, need - 1, 0, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "workspace_bytes");
-    conv_params bad = p;
-    bad.stride_w = 0;
-    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "stride");
-    bad = p;
-    bad.layout = CONV_LAYOUT_NCHW;
-    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "NHWC");
-    cr_assert_eq(conv2d_backward_filter_tf32(&bad, fake, fake, fake, 1, NULL, 0, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "NHWC");
-    bad = p;
-    bad.stride_h = bad.stride_w = 300; /* 90000 phases: more than a grid dimension holds */
-    bad.h = bad.w = 301;
-    cr_assert_eq(conv2d_backward_data_tf32(&bad, fake, fake, fake, 0, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "phases");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_tf32(&p, NULL, fake, fake, 0, &msg), CONV_ERR_INVALID,
+                        msg, "d_dy");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_tf32(&p, fake, fake, NULL, 1, NULL, 0, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_dw");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_tf32(&p, fake, fake, fake, 0, NULL, 0, 0, &msg),
+                        CONV_ERR_INVALID, msg, "splits");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_tf32(&p, fake, fake, fake, 4, NULL, 0, 0, &msg),
+                        CONV_ERR_INVALID, msg, "d_workspace");
+    CONV_ASSERT_REFUSES(
+        conv2d_backward_filter_tf32(&p, fake, fake, fake, 4, fake, need - 1, 0, &msg),
+        CONV_ERR_INVALID, msg, "workspace_bytes");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_tf32(&no_stride, fake, fake, fake, 0, &msg),
+                        CONV_ERR_INVALID, msg, "stride");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_tf32(&nchw, fake, fake, fake, 0, &msg),
+                        CONV_ERR_UNSUPPORTED, msg, "NHWC");
+    CONV_ASSERT_REFUSES(conv2d_backward_filter_tf32(&nchw, fake, fake, fake, 1, NULL, 0, 0, &msg),
+                        CONV_ERR_UNSUPPORTED, msg, "NHWC");
+    CONV_ASSERT_REFUSES(conv2d_backward_data_tf32(&phases, fake, fake, fake, 0, &msg),
+                        CONV_ERR_UNSUPPORTED, msg, "phases");
 }

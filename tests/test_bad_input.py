@@ -12,41 +12,36 @@ import subprocess
 import sys
 import tempfile
 
-from conv_test_support import check, verdict
+from conv_test_support import check_refused, flag_refusals, verdict
 
 # (arguments, what the one line must contain), for every program.
 COMMON = [
-    (["--repeat", "0"], "--repeat"),
-    (["--repeat", "100001"], "--repeat"),
-    (["--warmup", "-1"], "--warmup"),
-    (["--warmup", "2147483647"], "--warmup"),
-    (["--seed", "-1"], "--seed"),
-    (["--seed", "12x"], "--seed"),
+    *flag_refusals("--repeat", "0", "100001"),
+    *flag_refusals("--warmup", "-1", "2147483647"),
+    *flag_refusals("--seed", "-1", "12x"),
     (["--bogus", "1"], "unknown option '--bogus'"),
     (["--hel"], "unknown option '--hel'"),
     (["--repeat"], "needs a value"),
     (["stray"], "unexpected argument 'stray'"),
     (["--repeat", "3", "--repeat", "4"], "--repeat is given twice"),
-    (["--csv", ""], "--csv"),
-    (["--csv", "/proc/no/such.csv"], "--csv"),
-    (["--json", "/proc/no/such.json"], "--json"),
+    *flag_refusals("--csv", "", "/proc/no/such.csv"),
+    *flag_refusals("--json", "/proc/no/such.json"),
     (["--csv", "same.out", "--json", "same.out"], "same file"),
 ]
 # For the programs that take the 2D problem flags.
 SHAPE = [
-    (["--h", "0"], "--h"),
-    (["--n", "-1"], "--n"),
-    (["--w", "abc"], "--w"),
-    (["--w", "99999999999"], "--w"),
+    *flag_refusals("--h", "0"),
+    *flag_refusals("--n", "-1"),
+    *flag_refusals("--w", "abc", "99999999999"),
     (["--filter", "900", "--h", "9"], "larger than the padded image"),
-    (["--padding", "full"], "--padding"),
-    (["--layout", "chwn"], "--layout"),
+    *flag_refusals("--padding", "full"),
+    *flag_refusals("--layout", "chwn"),
     (["--padding", "same", "--pad-h", "5"], "--pad-h"),
     (["--pad-h", "5", "--padding", "same"], "--pad-h"),
     (["--filter", "3", "--r", "5"], "--filter and --r"),
     (["--stride", "2", "--stride-h", "3"], "--stride and --stride-h"),
     (["--dilation", "2", "--dil-w", "1"], "--dilation and --dil-w"),
-    (["--stride", "0"], "--stride"),
+    *flag_refusals("--stride", "0"),
     (["--n", "2000000000", "--c", "2000000000", "--h", "2000000000"], "overflows"),
 ]
 # For the programs that take --problem NAME|all (every one with the 2D problem
@@ -73,24 +68,23 @@ OWN = {
     "01_cpu_serial": [
         (["--n", "1", "--c", "100000", "--k", "100000", "--h", "16", "--w", "16", "--filter",
           "16"], "out of host memory"),
-        (["--variant", "serial"], "--variant"),
+        *flag_refusals("--variant", "serial"),
         (["--variant", "1c"], "invalid value for --variant: '1c' (expected one of 1a,1b,all)"),
     ],
     "02_naive_gpu": [
-        (["--variant", "3d"], "--variant"),
+        *flag_refusals("--variant", "3d"),
         (["--variant", "gridstride"], "--variant gridstride is now --variant 2a"),
         (["--variant=2d"], "--variant 2d is now --variant 2b"),
-        (["--host-repeat", "101"], "--host-repeat"),
+        *flag_refusals("--host-repeat", "101"),
     ],
     "03_tiled_1d": [
         (["--problem", "conv1d", "--width", "1024"], "--width cannot be combined with --problem"),
         (["--mask", "5", "--problem", "all"], "--mask cannot be combined with --problem"),
         (["--problem", "lecture"], "the 1D kernels need a 1D problem"),
         (["--problem", "cutlass-nhwc"], "the 1D kernels need a 1D problem"),
-        (["--mask", "8"], "--mask"),
-        (["--mask", "16385"], "--mask"),
-        (["--width", "0"], "--width"),
-        (["--variant", "9"], "--variant"),
+        *flag_refusals("--mask", "8", "16385"),
+        *flag_refusals("--width", "0"),
+        *flag_refusals("--variant", "9"),
         (["--variant", "3d", "--mask", "1001"], "--mask"),
         (["--strategy", "1"], "--strategy 1 is now --variant 3c"),
         (["--strategy", "3", "--mask", "5"], "--strategy 3 is now --variant 3e"),
@@ -99,43 +93,38 @@ OWN = {
         (["--h", "5"], "unknown option '--h'"),
     ],
     "04_tiled_2d": [
-        (["--variant", "9"], "--variant"),
+        *flag_refusals("--variant", "9"),
         (["--strategy", "mc"], "--strategy mc is now --variant 4d"),
         (["--strategy", "1", "--c", "1", "--k", "1"], "--strategy 1 is now --variant 4a"),
         (["--variant", "s2"], "invalid value for --variant: 's2'"),
-        (["--stride", "2"], "--stride"),
-        (["--layout", "nhwc"], "--layout"),
+        *flag_refusals("--stride", "2"),
+        *flag_refusals("--layout", "nhwc"),
         (["--variant", "4a", "--c", "3"], "--c"),
         (["--problem", "hpc101-nhwc"], "--layout"),
         (["--problem", "hpc101", "--layout", "nhwc"], "--layout"),
         (["--variant", "4b", "--problem", "cutlass"], "--c, --k"),
     ],
     "05_prefetch_float4": [
-        (["--variant", "5c"], "--variant"),
-        (["--stride", "2"], "--stride"),
-        (["--dilation", "2"], "--dilation"),
-        (["--layout", "nhwc"], "--layout"),
+        *flag_refusals("--variant", "5c"),
+        *flag_refusals("--stride", "2"),
+        *flag_refusals("--dilation", "2"),
+        *flag_refusals("--layout", "nhwc"),
         (["--filter", "17"], "--r"),
         (["--problem", "cutlass-nhwc"], "--layout nhwc"),
     ],
     "06_im2col_gemm": [
-        (["--variant", "6z"], "--variant"),
+        *flag_refusals("--variant", "6z"),
         (["--gemm", "6f"], "--gemm is now --variant (see --help)"),
         (["--mode", "gemm"], "unknown option '--mode'"),
         (["--variant", "6f", "--layout", "nchw"], "--layout nhwc"),
         (["--variant", "6f", "--problem", "hpc101"], "--layout nhwc"),
     ],
     "06_gemm": [
-        (["--m", "0"], "--m"),
-        (["--m", "x"], "--m"),
-        (["--k", "2147483647"], "--k"),
-        (["--variant", "6f"], "--variant"),
+        *flag_refusals("--variant", "6f"),
         (["--gemm", "6e"], "--gemm is now --variant (see --help)"),
-        (["--h", "5"], "unknown option '--h'"),
-        (["--problem", "lecture"], "unknown option '--problem'"),
     ],
     "07_winograd": [
-        (["--variant", "7z"], "--variant"),
+        *flag_refusals("--variant", "7z"),
         (["--filter", "5"], "--r 5 --s 5"),
         (["--r", "3", "--s", "1"], "--r 3 --s 1"),
         (["--stride", "2"], "--stride 2x2"),
@@ -147,29 +136,24 @@ OWN = {
         (["--problem", "ece408-l2"], "--r 7 --s 7"),
     ],
     "08_tensor_cores": [
-        (["--variant", "8f"], "--variant"),
+        *flag_refusals("--variant", "8f"),
         (["--layout", "nchw"], "--layout nchw"),
         (["--problem", "cutlass"], "--layout nchw"),
         (["--problem", "hpc101", "--layout", "nchw"], "--layout nchw"),
     ],
     "08_gemm": [
-        (["--m", "0"], "--m"),
-        (["--k", "x"], "--k"),
-        (["--variant", "6e"], "--variant"),
-        (["--h", "5"], "unknown option '--h'"),
-        (["--problem", "cutlass"], "unknown option '--problem'"),
+        *flag_refusals("--variant", "6e"),
     ],
     "10_backward": [
-        (["--pass", "forward"], "--pass"),
+        *flag_refusals("--pass", "forward"),
         (["--pass", "backward"], "expected one of dgrad,wgrad,all"),
-        (["--variant", "10z"], "--variant"),
-        (["--variant", "2a"], "--variant"),
+        *flag_refusals("--variant", "10z", "2a"),
     ],
     "conv_bench": [
-        (["--problem", "nope"], "--problem"),
+        *flag_refusals("--problem", "nope"),
         (["--pass", "backward"], "expected one of forward,dgrad,wgrad,all"),
         (["--model", "resnet50", "--pass", "dgrad", "--steps", "09"], "--steps"),
-        (["--steps", "09"], "--steps"),
+        *flag_refusals("--steps", "09"),
         (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
         (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
         (["--problem", "lecture", "--h", "5"], "--h cannot be combined with --problem"),
@@ -188,15 +172,22 @@ OWN = {
         (["--list=yes"], "--list takes no value"),
         (["--list", "--list"], "--list is given twice"),
         (["--cpu-rows"], "--cpu-rows applies to a model run"),
-        (["--cudnn-budget", "0"], "--cudnn-budget"),
-        (["--cudnn-budget", "3600001"], "--cudnn-budget"),
-        (["--cudnn-workspace", "-1"], "--cudnn-workspace"),
-        (["--cudnn-workspace", "1048577"], "--cudnn-workspace"),
-        (["--cudnn-log", "/nonexistent-folder/log.csv"], "--cudnn-log"),
+        *flag_refusals("--cudnn-budget", "0", "3600001"),
+        *flag_refusals("--cudnn-workspace", "-1", "1048577"),
+        *flag_refusals("--cudnn-log", "/nonexistent-folder/log.csv"),
         (["--model"], "needs a value"),
     ],
 }
 NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm"}
+# For the GEMM programs: their sizes, and no convolution problem or shape.
+GEMM = [
+    *flag_refusals("--m", "0", "x"),
+    *flag_refusals("--k", "2147483647", "x"),
+    (["--h", "5"], "unknown option '--h'"),
+    (["--problem", "lecture"], "unknown option '--problem'"),
+    (["--problem", "cutlass"], "unknown option '--problem'"),
+]
+GEMM_PROGRAMS = {"06_gemm", "08_gemm"}
 TAKES_PROBLEM = {"01_cpu_serial", "02_naive_gpu", "03_tiled_1d", "04_tiled_2d",
                  "05_prefetch_float4", "06_im2col_gemm", "07_winograd", "08_tensor_cores",
                  "10_backward", "conv_bench"}
@@ -207,18 +198,7 @@ def run_case(name, path, args, needle, tmp):
     extra = [] if any(a in ("--csv", "--json") for a in args) else ["--csv", csv_path]
     args = [os.path.join(tmp, a) if a == "same.out" else a for a in args]
     p = subprocess.run([path] + extra + args, capture_output=True, text=True, timeout=120)
-    lines = p.stderr.strip().splitlines()
-    what = f"{name} {' '.join(args)}"
-    check(p.returncode == 2, f"{what}: exit status {p.returncode}, want 2 ({p.stderr.strip()!r})")
-    check(len(lines) == 1, f"{what}: {len(lines)} lines on stderr, want 1: {p.stderr!r}")
-    check(len(lines) >= 1 and needle in lines[0], f"{what}: '{needle}' not in {lines[:1]}")
-    check(len(lines) >= 1 and lines[0].startswith(name + ": "),
-          f"{what}: the line does not start with the program's name: {lines[:1]}")
-    check(p.stdout == "", f"{what}: printed on stdout: {p.stdout[:200]!r}")
-    written = [f for f in os.listdir(tmp)]
-    check(not written, f"{what}: wrote {written}")
-    for f in written:
-        os.remove(os.path.join(tmp, f))
+    check_refused(f"{name} {' '.join(args)}", p, needle, tmp, prefix=name + ": ")
 
 
 def one(name, path, args, needle):
@@ -232,6 +212,7 @@ def main(programs):
         name, path = spec.split("=", 1)
         table = COMMON + ([] if name in NO_SHAPE else SHAPE + PROBLEM_SHAPE) + OWN.get(name, [])
         table += PROBLEM if name in TAKES_PROBLEM else []
+        table += GEMM if name in GEMM_PROGRAMS else []
         cases += [(name, path, args, needle) for args, needle in table]
     # Each case in a folder of its own, so they run side by side (most of a
     # case's time is the program loading the CUDA libraries).

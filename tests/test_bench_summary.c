@@ -38,6 +38,19 @@ static conv_row auto_ran(conv_class cls, double ms, const char *chose)
 }
 
 /* The summary printed to a string (free it). */
+/* A layer measured in FP32 and added to s `count` times: one row of ours
+ * (`name`, ours_ms), cuDNN (cudnn_ms) and, unless `chose` is NULL (it did not
+ * run there), conv2d_auto (auto_ms, choosing `chose`). */
+static void add_fp32_layer(bench_summary *s, const char *layer, int count, const char *name,
+                           double ours_ms, double cudnn_ms, double auto_ms, const char *chose)
+{
+    conv_row rows[3] = {ran(device(name), CONV_CLASS_FP32, ours_ms, 1),
+                        ran(conv_row_cudnn(), CONV_CLASS_FP32, cudnn_ms, 1)};
+    if (chose != NULL)
+        rows[2] = auto_ran(CONV_CLASS_FP32, auto_ms, chose);
+    bench_summary_add(s, layer, count, rows, chose != NULL ? 3 : 2);
+}
+
 static char *printed(const bench_summary *s)
 {
     char path[256];
@@ -248,16 +261,10 @@ Test(bench_summary, auto_row_of_a_class_stands_in_that_class_alone_labelled_with
 Test(bench_summary, auto_totals_and_ratios_against_ours_and_cudnn_over_the_same_layers)
 {
     /* a: 4x, auto picks the fastest of ours; b: 1x, auto 10% slower. */
-    conv_row a[] = {ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 2.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 3.0, 1),
-                    auto_ran(CONV_CLASS_FP32, 2.0, "6f")};
-    conv_row b[] = {ran(device("7b F(4x4,3x3)"), CONV_CLASS_FP32, 1.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 0.5, 1),
-                    auto_ran(CONV_CLASS_FP32, 1.1, "6f")};
     bench_summary s;
     memset(&s, 0, sizeof s);
-    bench_summary_add(&s, "a", 4, a, 3);
-    bench_summary_add(&s, "b", 1, b, 3);
+    add_fp32_layer(&s, "a", 4, "6f implicit GEMM", 2.0, 3.0, 2.0, "6f");
+    add_fp32_layer(&s, "b", 1, "7b F(4x4,3x3)", 1.0, 0.5, 1.1, "6f");
     bench_total t = bench_summary_total(&s, CONV_CLASS_FP32);
     const double ours = 4 * 2.0 + 1.0, cudnn = 4 * 3.0 + 0.5, aut = 4 * 2.0 + 1.1;
     cr_assert_float_eq(t.auto_ms, aut, 1e-12);
@@ -274,9 +281,7 @@ Test(bench_summary, auto_totals_and_ratios_against_ours_and_cudnn_over_the_same_
 
     /* A layer where conv2d_auto did not run: its total covers fewer layers,
      * and no ratio compares it with totals over more. */
-    conv_row c[] = {ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 5.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 5.0, 1)};
-    bench_summary_add(&s, "c", 2, c, 2);
+    add_fp32_layer(&s, "c", 2, "6f implicit GEMM", 5.0, 5.0, 0.0, NULL);
     t = bench_summary_total(&s, CONV_CLASS_FP32);
     cr_assert_float_eq(t.auto_ms, aut, 1e-12, "the layer without auto adds nothing");
     cr_assert(t.auto_layers == 2 && t.ours_layers == 3 && t.convolutions == 7);
@@ -286,15 +291,10 @@ Test(bench_summary, auto_totals_and_ratios_against_ours_and_cudnn_over_the_same_
 
 Test(bench_summary, prints_the_auto_column_its_totals_and_dashes_where_auto_did_not_run)
 {
-    conv_row a[] = {ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 2.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 1.0, 1),
-                    auto_ran(CONV_CLASS_FP32, 2.5, "7b")};
-    conv_row b[] = {ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 3.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 6.0, 1)};
     bench_summary s;
     memset(&s, 0, sizeof s);
-    bench_summary_add(&s, "layer1.0.conv1", 2, a, 3);
-    bench_summary_add(&s, "layer1.0.conv2", 3, b, 2);
+    add_fp32_layer(&s, "layer1.0.conv1", 2, "6f implicit GEMM", 2.0, 1.0, 2.5, "7b");
+    add_fp32_layer(&s, "layer1.0.conv2", 3, "6f implicit GEMM", 3.0, 6.0, 0.0, NULL);
     char *text = printed(&s);
     cr_assert(strstr(text, "auto (chose)") != NULL && strstr(text, "vs ours") != NULL &&
                   strstr(text, "vs cuDNN") != NULL,
@@ -325,9 +325,8 @@ Test(bench_summary, prints_the_auto_column_its_totals_and_dashes_where_auto_did_
     free(text);
 
     /* auto on both layers: the line that measures it against the target */
-    conv_row b2[] = {b[0], b[1], auto_ran(CONV_CLASS_FP32, 3.0, "6f")};
     s.n_layers = 1;
-    bench_summary_add(&s, "layer1.0.conv2", 3, b2, 3);
+    add_fp32_layer(&s, "layer1.0.conv2", 3, "6f implicit GEMM", 3.0, 6.0, 3.0, "6f");
     text = printed(&s);
     /* ours 2 x 2.0 + 3 x 3.0 = 13, auto 2 x 2.5 + 3 x 3.0 = 14: 1.077x, +7.7% */
     line = line_of(text, "FP32", "total (count x ms)");
@@ -342,12 +341,9 @@ Test(bench_summary, prints_the_auto_column_its_totals_and_dashes_where_auto_did_
 
 Test(bench_summary, writes_the_totals_as_json_with_null_where_nothing_ran)
 {
-    conv_row a[] = {ran(device("6f implicit GEMM"), CONV_CLASS_FP32, 2.0, 1),
-                    ran(conv_row_cudnn(), CONV_CLASS_FP32, 1.0, 1),
-                    auto_ran(CONV_CLASS_FP32, 2.5, "7b")};
     bench_summary s;
     memset(&s, 0, sizeof s);
-    bench_summary_add(&s, "layer1.0.conv1", 2, a, 3);
+    add_fp32_layer(&s, "layer1.0.conv1", 2, "6f implicit GEMM", 2.0, 1.0, 2.5, "7b");
     char path[256];
     conv_test_temp_path(path, sizeof path, ".json");
     FILE *out = fopen(path, "w");

@@ -113,9 +113,7 @@ Test(cli, every_numeric_flag_is_checked_against_its_range)
         const char *zero[] = {"prog", pads[i], "0"};
         conv_test_cli_ok(&plain, 3, zero);
     }
-    static const struct {
-        const char *flag, *value, *want;
-    } measurement[] = {
+    static const conv_test_cli_case measurement[] = {
         {"--warmup", "-1", "invalid value for --warmup: -1 is out of range [0, 1000]"},
         {"--warmup", "1001", "out of range [0, 1000]"},
         {"--warmup", "2147483647", "out of range [0, 1000]"},
@@ -127,9 +125,7 @@ Test(cli, every_numeric_flag_is_checked_against_its_range)
         {"--seed", "18446744073709551616", "invalid value for --seed"},
         {"--seed", "12ab", "invalid value for --seed"},
     };
-    for (size_t i = 0; i < sizeof measurement / sizeof measurement[0]; ++i)
-        conv_test_cli_rejects(&plain, measurement[i].flag, measurement[i].value,
-                              measurement[i].want);
+    conv_test_cli_rejects_each(&plain, measurement, CONV_COUNT(measurement));
     /* the ends of each range are accepted */
     const char *low[] = {"prog", "--warmup", "0", "--repeat", "1", "--seed", "0"};
     conv_test_cli_ok(&plain, CONV_ARGC(low), low);

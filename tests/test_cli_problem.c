@@ -158,15 +158,15 @@ static const conv_cli_spec renamed = {.program = "renamed",
 
 Test(cli, an_old_flag_or_key_is_refused_with_its_new_name)
 {
-    conv_test_cli_rejects(&renamed, "--strategy", "1",
-                          "--strategy 1 is now --variant 4a (see --help)");
-    conv_test_cli_rejects(&renamed, "--strategy=2", NULL,
-                          "--strategy 2 is now --variant 4b (see --help)");
-    conv_test_cli_rejects(&renamed, "--strategy", "mc", "--strategy is now --variant (see --help)");
-    conv_test_cli_rejects(&renamed, "--variant", "2",
-                          "--variant 2 is now --variant 4b (see --help)");
-    conv_test_cli_rejects(&renamed, "--variant", "3", "invalid value for --variant: '3'");
-    conv_test_cli_rejects(&renamed, "--strat", "1", "unknown option '--strat'");
+    static const conv_test_cli_case old[] = {
+        {"--strategy", "1", "--strategy 1 is now --variant 4a (see --help)"},
+        {"--strategy=2", NULL, "--strategy 2 is now --variant 4b (see --help)"},
+        {"--strategy", "mc", "--strategy is now --variant (see --help)"},
+        {"--variant", "2", "--variant 2 is now --variant 4b (see --help)"},
+        {"--variant", "3", "invalid value for --variant: '3'"},
+        {"--strat", "1", "unknown option '--strat'"},
+    };
+    conv_test_cli_rejects_each(&renamed, old, CONV_COUNT(old));
     conv_test_cli_rejects(&plain, "--strategy", "1", "unknown option '--strategy'");
     const char *now[] = {"prog", "--variant", "4b"};
     cr_assert_str_eq(conv_test_cli_ok(&renamed, 3, now).value[0], "4b");

@@ -155,16 +155,18 @@ Test(cli, a_program_flag_takes_its_default_until_given)
 
 Test(cli, a_bad_program_flag_value_names_the_flag_and_what_it_takes)
 {
-    conv_test_cli_rejects(&with_flags, "--variant", "3d",
-                          "invalid value for --variant: '3d' (expected one of all,gridstride,2d)");
-    conv_test_cli_rejects(&with_flags, "--variant", "grid", "expected one of"); /* no prefixes */
-    conv_test_cli_rejects(&with_flags, "--variant", "", "expected one of");
-    conv_test_cli_rejects(&with_flags, "--host-repeat", "101",
-                          "invalid value for --host-repeat: 101 is out of range [0, 100]");
-    conv_test_cli_rejects(&with_flags, "--host-repeat", "-1", "out of range [0, 100]");
-    conv_test_cli_rejects(&with_flags, "--host-repeat", "two", "is not an integer");
-    conv_test_cli_rejects(&with_flags, "--label", "", "invalid value for --label: empty");
-    conv_test_cli_rejects(&with_flags, "--variant", NULL, "option '--variant' needs a value");
+    static const conv_test_cli_case bad[] = {
+        {"--variant", "3d",
+         "invalid value for --variant: '3d' (expected one of all,gridstride,2d)"},
+        {"--variant", "grid", "expected one of"}, /* no prefixes */
+        {"--variant", "", "expected one of"},
+        {"--host-repeat", "101", "invalid value for --host-repeat: 101 is out of range [0, 100]"},
+        {"--host-repeat", "-1", "out of range [0, 100]"},
+        {"--host-repeat", "two", "is not an integer"},
+        {"--label", "", "invalid value for --label: empty"},
+        {"--variant", NULL, "option '--variant' needs a value"},
+    };
+    conv_test_cli_rejects_each(&with_flags, bad, CONV_COUNT(bad));
     const char *twice[] = {"prog", "--variant", "2d", "--variant", "2d"};
     conv_test_cli_fails(&with_flags, 5, twice, "--variant is given twice");
 }

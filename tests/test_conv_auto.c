@@ -320,16 +320,14 @@ Test(conv_auto_rule, takes_the_backward_branches_the_note_measured)
     cr_assert_str_eq(backward_key(s1, wg, t32, &t4), "10b");
     cr_assert_str_eq(backward_key(s1, wg, f32, &h200), "10b");
     /* a padding beyond the filter's reach: no 10d */
-    conv_params wide = conv_shape(2, 8, 20, 20, 8, 3, 3, 3, 1, 1);
-    wide.layout = CONV_LAYOUT_NHWC;
+    conv_params wide = conv_shape_nhwc(2, 8, 20, 20, 8, 3, 3, 3, 1, 1);
     cr_assert_str_eq(backward_key(wide, dg, f32, &h200), "10b");
     cr_assert_str_eq(backward_key(wide, dg, t32, &h200), "10c");
 }
 
 Test(conv_auto_rule, takes_fewer_wgrad_slices_where_the_workspace_does_not_fit)
 {
-    conv_params p = conv_shape(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
     p.pass = CONV_PASS_WGRAD;
     for (int c = CONV_CLASS_FP32; c <= CONV_CLASS_TF32; ++c) {
         conv_auto_choice ch;
@@ -420,8 +418,7 @@ Test(conv_auto_rule, fills_the_sms_before_it_takes_3xtf32)
     /* ResNet-50's layer4.0.conv2 in NHWC: 32 x 7 x 7 outputs of 512 channels,
      * 13 x 4 = 52 tiles of 128 x 128, fewer than half of 132 SMs: 6f (its
      * 64 x 128 tiles make 104 blocks); with batch 128, 8c */
-    conv_params p = conv_shape(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
     conv_auto_choice ch;
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
@@ -492,38 +489,37 @@ Test(conv_auto_rule, refuses_bad_input_in_one_line)
 Test(conv_auto_launcher, refuses_bad_input_before_any_cuda_call)
 {
     conv_test_hide_gpus();
-    conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    const conv_params p = conv_shape(1, 2, 9, 9, 3, 3, 3, 1, 1, 1);
+    conv_params wgrad = p, dgrad = p, no_k = p;
+    wgrad.pass = CONV_PASS_WGRAD;
+    dgrad.pass = CONV_PASS_DGRAD;
+    no_k.k = -1;
     float fake[4];
     float *f = fake;
+    /* conv2d_auto(p, cls, x, w, y, NULL, workspace_bytes) */
+    const struct {
+        const conv_params *p;
+        conv_class cls;
+        float *x, *w, *y;
+        size_t workspace_bytes;
+        conv_status want;
+        const char *text;
+    } refused[] = {
+        {&p, CONV_CLASS_FP32, NULL, f, f, 0, CONV_ERR_INVALID, "d_x"},
+        {&p, CONV_CLASS_FP32, f, f, NULL, 0, CONV_ERR_INVALID, "d_y"},
+        {&p, CONV_CLASS_FP32, f, f, f, 64, CONV_ERR_INVALID, "d_workspace"},
+        {NULL, CONV_CLASS_FP32, f, f, f, 0, CONV_ERR_INVALID, "p is NULL"},
+        {&wgrad, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&dgrad, CONV_CLASS_FP32, f, NULL, f, 0, CONV_ERR_INVALID, "d_w"},
+        {&p, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&no_k, CONV_CLASS_TF32, f, f, f, 0, CONV_ERR_INVALID, "K"},
+    };
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, NULL, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_x");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, NULL, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_y");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP32, f, f, f, NULL, 64, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_workspace");
-    cr_assert_eq(conv2d_auto(NULL, CONV_CLASS_FP32, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "p is NULL");
-    conv_params back = p;
-    back.pass = CONV_PASS_WGRAD;
-    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
-    back.pass = CONV_PASS_DGRAD;
-    cr_assert_eq(conv2d_auto(&back, CONV_CLASS_FP32, f, NULL, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_w");
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_FP16, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
-    p.k = -1;
-    cr_assert_eq(conv2d_auto(&p, CONV_CLASS_TF32, f, f, f, NULL, 0, 0, NULL, &msg),
-                 CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "K");
+    for (size_t i = 0; i < CONV_COUNT(refused); ++i)
+        CONV_ASSERT_REFUSES(conv2d_auto(refused[i].p, refused[i].cls, refused[i].x, refused[i].w,
+                                        refused[i].y, NULL, refused[i].workspace_bytes, 0, NULL,
+                                        &msg),
+                            refused[i].want, msg, refused[i].text);
 }
 
 Test(conv_auto_launcher, says_no_device_in_one_line)
@@ -663,8 +659,7 @@ Test(gpu_conv_auto, runs_without_a_workspace)
 Test(gpu_conv_auto, takes_8c_where_its_tiles_fill_the_gpu)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape(4, 16, 130, 130, 16, 3, 3, 1, 2, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(4, 16, 130, 130, 16, 3, 3, 1, 2, 1);
     conv_auto_device d;
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(conv_auto_device_query(&d, &msg), msg);

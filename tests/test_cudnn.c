@@ -219,8 +219,7 @@ Test(gpu_reference, cudnn_tf32_is_within_the_tf32_bound_or_refused_in_one_line)
 Test(gpu_reference, cudnn_tf32_rounds_both_inputs_to_nearest)
 {
     CONV_TEST_REQUIRE_CUDNN();
-    conv_params p = conv_shape(8, 128, 32, 32, 128, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(8, 128, 32, 32, 128, 3, 3, 1, 1, 1);
     size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
     float *h = conv_host_alloc(nx > ny ? nx : ny); /* x, then w, then y: nw < nx */
     float *d_x = conv_test_device_output(nx, "x"), *d_w = conv_test_device_output(nw, "w");

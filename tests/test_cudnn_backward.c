@@ -46,6 +46,32 @@ static const char *api_name(api a)
     return a == API_LEGACY ? "cuDNN" : "cuDNN graph";
 }
 
+/* A plan of either API (the other one NULL), run, finished or run forward:
+ * the calls both APIs answer alike. */
+typedef struct {
+    api a;
+    conv_cudnn_plan *plan;
+    conv_cudnn_graph_plan *graph;
+} either_plan;
+
+static conv_status plan_run(const either_plan *e, float *d_x, float *d_w, float *d_y, conv_msg *msg)
+{
+    return e->a == API_LEGACY ? conv_cudnn_run(e->plan, d_x, d_w, d_y, 0, msg)
+                              : conv_cudnn_graph_run(e->graph, d_x, d_w, d_y, 0, msg);
+}
+
+static conv_status plan_finish(const either_plan *e, float *d_w, conv_msg *msg)
+{
+    return e->a == API_LEGACY ? conv_cudnn_finish(e->plan, d_w, 0, msg)
+                              : conv_cudnn_graph_finish(e->graph, d_w, 0, msg);
+}
+
+static conv_status plan_forward(const either_plan *e, const float *d_x, float *d_y, conv_msg *msg)
+{
+    return e->a == API_LEGACY ? conv_cudnn_forward(e->plan, d_x, d_y, 0, msg)
+                              : conv_cudnn_graph_forward(e->graph, d_x, d_y, 0, msg);
+}
+
 /* A short search, so that the suite stays quick. */
 static conv_cudnn_graph_opts quick(void)
 {
@@ -69,24 +95,33 @@ static conv_verify_report verify_pass(const conv_params *p, conv_pass pass, cons
     }
 }
 
-/* The device tensors of one check: the pass's inputs as copies of the host
- * ones, its output poisoned with NaN; out points at the output. */
+/* The tensors of one check: x, w and y (dy for a backward pass) on the host,
+ * uniform floats in [-1, 1) from the random streams first, first + 1 and
+ * first + 2; on the device the pass's inputs as copies of the host ones, its
+ * output poisoned with NaN; out points at the output. */
 typedef struct {
+    float *h_x, *h_w, *h_y;
     float *d_x, *d_w, *d_y, *out;
     size_t n_out;
 } device_tensors;
 
-static device_tensors device_tensors_of(const conv_params *p, conv_pass pass, const float *x,
-                                        const float *w, const float *y)
+static device_tensors device_tensors_of(const conv_params *p, conv_pass pass, uint64_t first)
 {
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     device_tensors t;
+    t.h_x = conv_host_alloc(nx);
+    t.h_w = conv_host_alloc(nw);
+    t.h_y = conv_host_alloc(ny);
+    cr_assert(t.h_x && t.h_w && t.h_y, "out of host memory");
+    conv_fill_uniform(t.h_x, nx, first, -1, 1);
+    conv_fill_uniform(t.h_w, nw, first + 1, -1, 1);
+    conv_fill_uniform(t.h_y, ny, first + 2, -1, 1);
     t.d_x = pass == CONV_PASS_DGRAD ? conv_test_device_output(nx, "dx")
-                                    : conv_test_device_copy(x, nx, "x");
+                                    : conv_test_device_copy(t.h_x, nx, "x");
     t.d_w = pass == CONV_PASS_WGRAD ? conv_test_device_output(nw, "dw")
-                                    : conv_test_device_copy(w, nw, "w");
+                                    : conv_test_device_copy(t.h_w, nw, "w");
     t.d_y = pass == CONV_PASS_FORWARD ? conv_test_device_output(ny, "y")
-                                      : conv_test_device_copy(y, ny, "dy");
+                                      : conv_test_device_copy(t.h_y, ny, "dy");
     t.out = pass == CONV_PASS_FORWARD ? t.d_y : pass == CONV_PASS_DGRAD ? t.d_x : t.d_w;
     t.n_out = pass == CONV_PASS_FORWARD ? ny : pass == CONV_PASS_DGRAD ? nx : nw;
     return t;
@@ -94,6 +129,7 @@ static device_tensors device_tensors_of(const conv_params *p, conv_pass pass, co
 
 static void device_tensors_free(device_tensors *t)
 {
+    conv_host_free(t->h_x), conv_host_free(t->h_w), conv_host_free(t->h_y);
     conv_device_free(t->d_x);
     conv_device_free(t->d_w);
     conv_device_free(t->d_y);
@@ -106,12 +142,8 @@ static void device_tensors_free(device_tensors *t)
 static int check_pass(conv_params p, conv_pass pass, api a, int tf32)
 {
     conv_msg msg = {{0}};
-    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
-    conv_fill_uniform(x, nx, 41, -1, 1);
-    conv_fill_uniform(w, nw, 42, -1, 1);
-    conv_fill_uniform(y, ny, 43, -1, 1);
-    device_tensors t = device_tensors_of(&p, pass, x, w, y);
+    const size_t nw = conv_filter_elems(&p);
+    device_tensors t = device_tensors_of(&p, pass, 41);
     char what[192];
     snprintf(what, sizeof what, "%s %s %s", api_name(a), tf32 ? "TF32" : "FP32",
              conv_pass_name(pass));
@@ -135,7 +167,6 @@ static int check_pass(conv_params p, conv_pass pass, api a, int tf32)
         cr_log_info("%s on %s: %s", what, conv_shape_name(&p), msg.text);
         cr_assert_null(plan);
         device_tensors_free(&t);
-        conv_host_free(x), conv_host_free(w), conv_host_free(y);
         return 0;
     }
     cr_assert_eq(st, CONV_OK, "%s on %s: %s", what, conv_shape_name(&p), msg.text);
@@ -143,15 +174,12 @@ static int check_pass(conv_params p, conv_pass pass, api a, int tf32)
 
     /* The graph's search ran its candidates on the output: poison it again. */
     CONV_ASSERT_OK(conv_device_poison(t.out, t.n_out, &msg), msg);
-    st = a == API_LEGACY ? conv_cudnn_run(plan, t.d_x, t.d_w, t.d_y, 0, &msg)
-                         : conv_cudnn_graph_run(graph, t.d_x, t.d_w, t.d_y, 0, &msg);
-    CONV_ASSERT_OK(st, msg);
+    const either_plan e = {a, plan, graph};
+    CONV_ASSERT_OK(plan_run(&e, t.d_x, t.d_w, t.d_y, &msg), msg);
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     if (pass == CONV_PASS_WGRAD && p.layout == CONV_LAYOUT_NHWC)
         conv_test_assert_untouched(t.d_w, nw); /* the timed call wrote the plan's KRSC copy */
-    st = a == API_LEGACY ? conv_cudnn_finish(plan, t.d_w, 0, &msg)
-                         : conv_cudnn_graph_finish(graph, t.d_w, 0, &msg);
-    CONV_ASSERT_OK(st, msg);
+    CONV_ASSERT_OK(plan_finish(&e, t.d_w, &msg), msg);
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
 
     float *got = conv_host_alloc(t.n_out);
@@ -175,7 +203,7 @@ static int check_pass(conv_params p, conv_pass pass, api a, int tf32)
         snprintf(what + strlen(what), sizeof what - strlen(what), " (%s)",
                  conv_cudnn_graph_engine(graph));
     }
-    conv_verify_report rep = verify_pass(&p, pass, x, w, y, got, factor);
+    conv_verify_report rep = verify_pass(&p, pass, t.h_x, t.h_w, t.h_y, got, factor);
     CONV_ASSERT_REPORT(rep, what, &p);
     cr_assert_eq(rep.nan_count, 0, "%s on %s: NaN left in the output", what, conv_shape_name(&p));
     conv_test_assert_canary(t.out, t.n_out, "%s on %s", what, conv_shape_name(&p));
@@ -183,7 +211,7 @@ static int check_pass(conv_params p, conv_pass pass, api a, int tf32)
     conv_cudnn_plan_destroy(plan);
     conv_cudnn_graph_plan_destroy(graph);
     device_tensors_free(&t);
-    conv_host_free(x), conv_host_free(w), conv_host_free(y), conv_host_free(got);
+    conv_host_free(got);
     return 1;
 }
 
@@ -271,20 +299,32 @@ Test(gpu_reference, cudnn_graph_dgrad_and_wgrad_with_tf32_are_within_the_tf32_bo
     check_tf32(API_GRAPH);
 }
 
+/* A dgrad plan of either API given the filter t->d_w: another d_w is refused
+ * in one line before cuDNN runs (dx keeps its NaN poison), NULL stands for
+ * the given one, finish does nothing, and forward is refused. */
+static void check_only_the_given_filter(const either_plan *e, const device_tensors *t, float *other,
+                                        size_t nx)
+{
+    conv_msg msg = {{0}};
+    CONV_ASSERT_REFUSES(plan_run(e, t->d_x, other, t->d_y, &msg), CONV_ERR_INVALID, msg,
+                        "d_w must be that one or NULL");
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    conv_test_assert_untouched(t->d_x, nx);
+    CONV_ASSERT_OK(plan_run(e, t->d_x, NULL, t->d_y, &msg), msg);
+    CONV_ASSERT_OK(plan_finish(e, NULL, &msg), msg);
+    CONV_ASSERT_REFUSES(plan_forward(e, t->d_x, t->d_y, &msg), CONV_ERR_INVALID, msg, "dgrad plan");
+}
+
 /* The filter that forward and dgrad read is the one they were given (NHWC:
  * its KRSC copy made then); another d_w is refused in one line, before cuDNN
  * runs, and NULL stands for the given one. finish does nothing for them. */
 Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
 {
     CONV_TEST_REQUIRE_CUDNN();
-    conv_params p = conv_shape(1, 4, 9, 8, 6, 3, 3, 1, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
-    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
-    conv_fill_uniform(w, nw, 51, -1, 1);
-    conv_fill_uniform(y, ny, 52, -1, 1);
-    device_tensors t = device_tensors_of(&p, CONV_PASS_DGRAD, x, w, y);
-    float *other = conv_test_device_copy(w, nw, "another w");
+    conv_params p = conv_shape_nhwc(1, 4, 9, 8, 6, 3, 3, 1, 1, 1);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p);
+    device_tensors t = device_tensors_of(&p, CONV_PASS_DGRAD, 51);
+    float *other = conv_test_device_copy(t.h_w, nw, "another w");
     conv_msg msg = {{0}};
     conv_cudnn_plan *plan = NULL;
     CONV_ASSERT_OK(conv_cudnn_plan_create_pass(&plan, &p, CONV_PASS_DGRAD, CONV_CUDNN_FP32, &msg),
@@ -293,15 +333,8 @@ Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
                  "no filter given yet");
     CONV_ASSERT_ONE_LINE(msg.text, "conv_cudnn_set_filter");
     CONV_ASSERT_OK(conv_cudnn_set_filter(plan, t.d_w, &msg), msg);
-    cr_assert_eq(conv_cudnn_run(plan, t.d_x, other, t.d_y, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_w must be that one or NULL");
-    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
-    conv_test_assert_untouched(t.d_x, nx);
-    CONV_ASSERT_OK(conv_cudnn_run(plan, t.d_x, NULL, t.d_y, 0, &msg), msg);
-    CONV_ASSERT_OK(conv_cudnn_finish(plan, NULL, 0, &msg), msg);
-    cr_assert_eq(conv_cudnn_forward(plan, t.d_x, t.d_y, 0, &msg), CONV_ERR_INVALID,
-                 "forward with a dgrad plan");
-    CONV_ASSERT_ONE_LINE(msg.text, "dgrad plan");
+    const either_plan legacy = {API_LEGACY, plan, NULL};
+    check_only_the_given_filter(&legacy, &t, other, nx);
     conv_cudnn_plan_destroy(plan);
 
     conv_cudnn_graph_opts o = quick();
@@ -309,20 +342,13 @@ Test(gpu_reference, dgrad_refuses_a_filter_it_was_not_given)
     CONV_ASSERT_OK(conv_cudnn_graph_plan_create_pass(&graph, &p, CONV_PASS_DGRAD, CONV_CLASS_FP32,
                                                      &o, t.d_x, t.d_w, t.d_y, 0, &msg),
                    msg);
-    CONV_ASSERT_OK(conv_device_poison(t.d_x, nx, &msg), msg);
-    cr_assert_eq(conv_cudnn_graph_run(graph, t.d_x, other, t.d_y, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "d_w must be that one or NULL");
-    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
-    conv_test_assert_untouched(t.d_x, nx);
-    CONV_ASSERT_OK(conv_cudnn_graph_run(graph, t.d_x, NULL, t.d_y, 0, &msg), msg);
-    CONV_ASSERT_OK(conv_cudnn_graph_finish(graph, NULL, 0, &msg), msg);
-    cr_assert_eq(conv_cudnn_graph_forward(graph, t.d_x, t.d_y, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "dgrad plan");
+    CONV_ASSERT_OK(conv_device_poison(t.d_x, nx, &msg), msg); /* the legacy run wrote dx */
+    const either_plan through_graph = {API_GRAPH, NULL, graph};
+    check_only_the_given_filter(&through_graph, &t, other, nx);
     conv_cudnn_graph_plan_destroy(graph);
 
     conv_device_free(other);
     device_tensors_free(&t);
-    conv_host_free(x), conv_host_free(w), conv_host_free(y);
 }
 
 /* The search's log names the pass on every line. */
@@ -330,11 +356,7 @@ Test(gpu_reference, the_graph_search_log_names_the_pass)
 {
     CONV_TEST_REQUIRE_CUDNN();
     conv_params p = conv_shape(2, 8, 12, 10, 8, 3, 3, 1, 1, 1);
-    size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = conv_host_alloc(nx), *w = conv_host_alloc(nw), *y = conv_host_alloc(ny);
-    conv_fill_uniform(x, nx, 61, -1, 1);
-    conv_fill_uniform(y, ny, 62, -1, 1);
-    device_tensors t = device_tensors_of(&p, CONV_PASS_WGRAD, x, w, y);
+    device_tensors t = device_tensors_of(&p, CONV_PASS_WGRAD, 61);
     conv_cudnn_graph_opts o = quick();
     o.log = tmpfile();
     o.label = "pass test";
@@ -359,5 +381,4 @@ Test(gpu_reference, the_graph_search_log_names_the_pass)
     cr_assert_eq(lines, s.candidates, "a log line per candidate counted (%d lines)", lines);
     conv_cudnn_graph_plan_destroy(graph);
     device_tensors_free(&t);
-    conv_host_free(x), conv_host_free(w), conv_host_free(y);
 }

@@ -386,8 +386,7 @@ Test(gpu_reference, cudnn_graph_keeps_to_its_workspace_cap_and_its_budget)
 Test(gpu_reference, the_search_log_accounts_for_every_candidate)
 {
     CONV_TEST_REQUIRE_CUDNN();
-    conv_params p = conv_shape(2, 32, 30, 26, 48, 5, 5, 2, 1, 1);
-    p.layout = CONV_LAYOUT_NHWC;
+    conv_params p = conv_shape_nhwc(2, 32, 30, 26, 48, 5, 5, 2, 1, 1);
     conv_gpu_problem pb = conv_test_device_problem(p, 13);
     conv_cudnn_graph_opts o = quick();
     o.budget_s = 3.0;

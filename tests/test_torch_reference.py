@@ -30,6 +30,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import doc_tables  # noqa: E402  (the CSV reader of the notes)
+from conv_test_support import check, check_refused, flag_refusals, verdict  # noqa: E402
 SCRIPT = os.path.join(ROOT, "scripts", "torch_reference.py")
 HEADER = "name,count,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,dil_h,dil_w,layout"
 LECTURE = "lecture,1,1,6,768,512,6,6,6,0,0,1,1,1,1,nchw"
@@ -45,16 +46,6 @@ SHAPES = [
 ]
 COLUMNS = "problem,version,median_ms,min_ms,max_ms,count,status,verdict"
 COLUMNS_PASS = "problem,pass,version,median_ms,min_ms,max_ms,count,status,verdict"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
 
 def load_script():
     spec = importlib.util.spec_from_file_location("torch_reference", SCRIPT)
@@ -106,33 +97,17 @@ def run(args, out_dir, pythonpath=None, env=None, csv_flag=True):
 
 def expect_refusal(what, p, needle, out_dir, prefix="torch_reference: "):
     """Exit status 2, one line naming the problem, nothing else anywhere."""
-    lines = p.stderr.strip().splitlines()
-    check(p.returncode == 2, f"{what}: exit status {p.returncode}, want 2 ({p.stderr.strip()!r})")
-    check(len(lines) == 1, f"{what}: {len(lines)} lines on stderr, want 1: {p.stderr!r}")
-    check(lines[:1] and lines[0].startswith(prefix),
-          f"{what}: the line does not start with '{prefix}': {lines[:1]}")
-    check(lines[:1] and needle in lines[0], f"{what}: '{needle}' not in {lines[:1]}")
-    check(p.stdout == "", f"{what}: printed on stdout: {p.stdout[:200]!r}")
-    written = os.listdir(out_dir)
-    check(not written, f"{what}: wrote {written}")
-    for f in written:
-        os.remove(os.path.join(out_dir, f))
+    check_refused(what, p, needle, out_dir, prefix)
 
 
 def bad_flags(tools, out_dir, marker_torch, marker):
     good = fake_bench(tools, "good_bench", HEADER + "\n" + LECTURE + "\n")
     plain = write_file(os.path.join(tools, "not_executable"), "")
     cases = [
-        (["--warmup", "-1"], "--warmup"),
-        (["--warmup", "1001"], "--warmup"),
-        (["--warmup", "x"], "--warmup"),
-        (["--repeat", "0"], "--repeat"),
-        (["--repeat", "10001"], "--repeat"),
-        (["--repeat", "2.5"], "--repeat"),
+        *flag_refusals("--warmup", "-1", "1001", "x"),
+        *flag_refusals("--repeat", "0", "10001", "2.5"),
         (["--repeat", "2", "--repeat", "3"], "--repeat is given twice"),
-        (["--classes", "fp16"], "--classes"),
-        (["--classes", ""], "--classes"),
-        (["--classes", "fp32,fp32"], "--classes"),
+        *flag_refusals("--classes", "fp16", "", "fp32,fp32"),
         (["--pass", "both"], "--pass: 'both' is not a pass"),
         (["--pass", "dgrad", "--pass", "wgrad"], "--pass is given twice"),
         (["--bogus", "1"], "--bogus"),
@@ -341,8 +316,7 @@ def main(argv):
             print("real conv_bench: not given (a fake one stands in)")
         stand_in_torch(tools, out_dir, bench)
         real_run(tools, out_dir, bench)
-    print("0 failed" if not failures else f"{len(failures)} failed")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

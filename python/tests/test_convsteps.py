@@ -283,19 +283,19 @@ class TestAgainstPyTorch(GpuCase):
             self.assertTrue(y.is_contiguous(memory_format=mf), "y keeps x's memory format")
             self.assertTrue(dx.is_contiguous(memory_format=mf), "dx keeps x's memory format")
 
-    def test_random_floats_stay_within_the_derived_bound(self):
+    def compare_everywhere(self, integers):
+        """compare() in both precisions, both memory formats, on every shape."""
         for precision in ("fp32", "tf32"):
             for fmt in FORMATS:
                 for shape in SHAPES:
                     with self.subTest(shape=shape, fmt=fmt, precision=precision):
-                        self.compare(shape, fmt, precision, integers=False)
+                        self.compare(shape, fmt, precision, integers)
+
+    def test_random_floats_stay_within_the_derived_bound(self):
+        self.compare_everywhere(integers=False)
 
     def test_small_integers_are_exact(self):
-        for precision in ("fp32", "tf32"):
-            for fmt in FORMATS:
-                for shape in SHAPES:
-                    with self.subTest(shape=shape, fmt=fmt, precision=precision):
-                        self.compare(shape, fmt, precision, integers=True)
+        self.compare_everywhere(integers=True)
 
     def test_bias_and_its_gradient(self):
         gen = self.generator(7)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 
 from .draw import save
 
@@ -146,17 +147,21 @@ class Sources:
 FIGURES = []
 
 
-def figure(name, note, section, uses, caption):
+def figure(section, uses):
     """Registers fig_<name>(): it draws docs/figures/<name>.png from the
     constants `uses` (keys for Sources.value) and returns the matplotlib figure.
-    note and section say where the figure belongs (docs/<note>, that section);
-    the first line of the function's docstring says what it shows. caption is
-    a function of the same constants that returns the caption, one paragraph
-    of plain text: what the image shows only as labels, said in words. All of
-    them go into docs/figures/README.md, the caption into figures.json too."""
+    The figure belongs in docs/<NOTE> (NOTE: its module's), in that section;
+    the first line of the function's docstring says what it shows. Its caption
+    is caption_<name>() beside it, a function of the same constants that
+    returns one paragraph of plain text: what the image shows only as labels,
+    said in words. All of them go into docs/figures/README.md, the caption
+    into figures.json too."""
     def register(function):
-        FIGURES.append({"name": name, "function": function, "uses": list(uses), "note": note,
-                        "section": section, "caption": caption})
+        name = function.__name__[len("fig_"):]
+        module = sys.modules[function.__module__]
+        FIGURES.append({"name": name, "function": function, "uses": list(uses),
+                        "note": module.NOTE, "section": section,
+                        "caption": getattr(module, "caption_" + name)})
         return function
     return register
 

@@ -9,6 +9,8 @@ from .draw import (CHANNEL_COLORS, COLORS, arrow, box, canvas, grid_lines, new_f
                    outline)
 from .manifest import figure, paragraph
 
+NOTE = "01_cpu_serial.md"  # the lecture note of every figure here (docs/)
+
 
 def stack_of_planes(ax, x, y, rows, cols, count, dx, dy, fc, window=None, wfc=None,
                     label=None, z0=10):
@@ -53,9 +55,8 @@ def caption_01_sliding_window(k):
                      krs=pr["k"] * pr["r"] * pr["s"], K=pr["k"])
 
 
-@figure("01_sliding_window", note="01_cpu_serial.md",
-        section="What is computed",
-        uses=["problem lecture"], caption=caption_01_sliding_window)
+@figure(section="What is computed",
+        uses=["problem lecture"])
 def fig_01_sliding_window(k):
     """One output is the sum, over the C channels, of an R x S window times one filter."""
     pr = k["problem lecture"]
@@ -108,9 +109,8 @@ def caption_01_layouts(k):
         window.""", C=k["problem lecture"]["c"])
 
 
-@figure("01_layouts", note="01_cpu_serial.md",
-        section="Layouts: where an element lives; The five loops, and why this order",
-        uses=["problem lecture"], caption=caption_01_layouts)
+@figure(section="Layouts: where an element lives; The five loops, and why this order",
+        uses=["problem lecture"])
 def fig_01_layouts(k):
     """The loop nest of conv2d_cpu_serial(), and where x's elements live in NCHW and NHWC."""
     pr = k["problem lecture"]

@@ -8,6 +8,8 @@ from .draw import (COLORS, SECTOR, WARP, box, canvas, fmt, lane_color, new_figur
                    outline)
 from .manifest import figure, paragraph
 
+NOTE = "02_naive_gpu.md"  # the lecture note of every figure here (docs/)
+
 
 def decompose_nchw(i, K, P, Q):
     """conv2d_naive_kernel's NCHW decomposition of the flat output index i."""
@@ -58,10 +60,9 @@ def caption_02_thread_mapping(k):
                      warp_rows=f"{WARP // g['B']} row{'s' if WARP // g['B'] > 1 else ''}")
 
 
-@figure("02_thread_mapping", note="02_naive_gpu.md",
-        section="The thread-to-output mapping",
+@figure(section="The thread-to-output mapping",
         uses=["CONV2D_NAIVE_THREADS", "CONV2D_NAIVE_MAX_BLOCKS", "CONV2D_NAIVE_2D_BLOCK",
-              "problem lecture"], caption=caption_02_thread_mapping)
+              "problem lecture"])
 def fig_02_thread_mapping(k):
     """Which thread computes which output, in both kernels of step 02."""
     g = naive_launch(k)
@@ -211,9 +212,8 @@ def caption_02_warp_addresses(k):
                      bytes=WARP * 4, uses=uses, cross=cross)
 
 
-@figure("02_warp_addresses", note="02_naive_gpu.md",
-        section="Coalescing",
-        uses=["CONV2D_NAIVE_2D_BLOCK", "problem lecture"], caption=caption_02_warp_addresses)
+@figure(section="Coalescing",
+        uses=["CONV2D_NAIVE_2D_BLOCK", "problem lecture"])
 def fig_02_warp_addresses(k):
     """The x elements 32 consecutive threads read for one filter tap, in NCHW."""
     W = k["problem lecture"]["w"]

@@ -7,6 +7,8 @@
 from .draw import COLORS, WARP, box, canvas, canvas_below, lane_color, new_figure, outline
 from .manifest import figure, paragraph
 
+NOTE = "03_tiled_1d.md"  # the lecture note of every figure here (docs/)
+
 
 def piecewise_axis(halo, core, edge, cell=1.1, middle=22.0):
     """x position of input-tile index j (0 .. 2*halo + core). The halo cells and
@@ -75,10 +77,9 @@ def caption_03_halo_strategies(k):
                      edge=TILE - half, halo_loads=half * (half + 1))
 
 
-@figure("03_halo_strategies", note="03_tiled_1d.md",
-        section="Output tiles and input tiles (strategies 1 to 3)",
+@figure(section="Output tiles and input tiles (strategies 1 to 3)",
         uses=["CONV1D_THREADS", "CONV1D_TILE", "CONV1D_PER_THREAD", "CONV1D_S2_TILE",
-              "problem conv1d"], caption=caption_03_halo_strategies)
+              "problem conv1d"])
 def fig_03_halo_strategies(k):
     """The three ways of ECE408 lecture 8 to load a 1D tile and its halo."""
     T, TILE, PER = k["CONV1D_THREADS"], k["CONV1D_TILE"], k["CONV1D_PER_THREAD"]
@@ -215,10 +216,8 @@ def caption_03_loads_per_output(k):
                      PER=k["CONV1D_PER_THREAD"], halo=half * (half + 1))
 
 
-@figure("03_loads_per_output", note="03_tiled_1d.md",
-        section="How much reuse is there?",
-        uses=["CONV1D_TILE", "CONV1D_PER_THREAD", "CONV1D_S2_TILE", "problem conv1d"],
-        caption=caption_03_loads_per_output)
+@figure(section="How much reuse is there?",
+        uses=["CONV1D_TILE", "CONV1D_PER_THREAD", "CONV1D_S2_TILE", "problem conv1d"])
 def fig_03_loads_per_output(k):
     """Reuse inside a tile, and where each kernel's M taps per output come from."""
     M = k["problem conv1d"]["s"]

@@ -8,6 +8,8 @@ from .draw import (COLORS, box, brace, canvas, canvas_below, grid_lines, lane_co
                    note, outline, swatch, vbrace)
 from .manifest import figure, paragraph
 
+NOTE = "04_tiled_2d.md"  # the lecture note of every figure here (docs/)
+
 
 def s1_config(k, pick):
     """One of step 04's strategy 1 configurations (TILE_W, TILE_H, ROWS), read
@@ -61,9 +63,8 @@ def caption_04_halo_tile(k):
                      row1=e["p0"] - ph + IH - 1, col0=e["q0"] - pw, col1=e["q0"] - pw + IW - 1)
 
 
-@figure("04_halo_tile", note="04_tiled_2d.md",
-        section="2D halos; The index math, worked through",
-        uses=["launch_s1<>", "problem hpc101-image"], caption=caption_04_halo_tile)
+@figure(section="2D halos; The index math, worked through",
+        uses=["launch_s1<>", "problem hpc101-image"])
 def fig_04_halo_tile(k):
     """Strategy 1's input tile: the output tile plus a halo of R - 1 rows and S - 1 columns."""
     e = halo_tile_example(k)
@@ -136,10 +137,8 @@ def caption_04_rows_window(k):
                      loads=R + ROWS - 1, fmas=R * ROWS, ratio=(R + ROWS - 1) / (R * ROWS))
 
 
-@figure("04_rows_window", note="04_tiled_2d.md",
-        section=("Shared memory bandwidth, and why strategy 1 computes several outputs "
-                 "per thread"),
-        uses=["launch_s1<>", "problem hpc101-image"], caption=caption_04_rows_window)
+@figure(section="Shared memory bandwidth, and why strategy 1 computes several outputs per thread",
+        uses=["launch_s1<>", "problem hpc101-image"])
 def fig_04_rows_window(k):
     """Strategy 1's register window: a ring of ROWS registers sliding down a tile column."""
     TW, TH, ROWS = s1_config(k, "small")

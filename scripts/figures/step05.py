@@ -10,6 +10,8 @@ from .draw import (COLORS, box, canvas_below, gantt_axes, gantt_bar, lane_color,
                    out_size, outline)
 from .manifest import figure, paragraph
 
+NOTE = "05_prefetch_float4.md"  # the lecture note of every figure here (docs/)
+
 
 def round4(v):
     return (v + 3) // 4 * 4
@@ -96,10 +98,9 @@ def caption_05_equal_split(k):
                              f"and are read float by float."))
 
 
-@figure("05_equal_split", note="05_prefetch_float4.md",
-        section="The equal split, on 16-byte boundaries",
+@figure(section="The equal split, on 16-byte boundaries",
         uses=["CONV_PREFETCH_5A_BW", "CONV_PREFETCH_5A_BH", "PREFETCH_5A_ITEMS",
-              "problem ece408-l1"], caption=caption_05_equal_split)
+              "problem ece408-l1"])
 def fig_05_equal_split(k):
     """5a's loader: tile rows cut into float4 pieces on 16-byte boundaries, dealt to 32 threads."""
     BW, BH = k["CONV_PREFETCH_5A_BW"], k["CONV_PREFETCH_5A_BH"]
@@ -187,10 +188,8 @@ def caption_05_prefetch_timeline(k):
                      chunks=f"{chunks} chunk{'s' if chunks > 1 else ''} of output channels")
 
 
-@figure("05_prefetch_timeline", note="05_prefetch_float4.md",
-        section="Prefetching: two buffers, one barrier per channel",
-        uses=["CONV_PREFETCH_5A_KC", "PREFETCH_5A_ITEMS", "problem lecture"],
-        caption=caption_05_prefetch_timeline)
+@figure(section="Prefetching: two buffers, one barrier per channel",
+        uses=["CONV_PREFETCH_5A_KC", "PREFETCH_5A_ITEMS", "problem lecture"])
 def fig_05_prefetch_timeline(k):
     """5a's channel loop: load channel c + 1 while computing c, two buffers, one barrier."""
     KC, ITEMS = k["CONV_PREFETCH_5A_KC"], k["PREFETCH_5A_ITEMS"]

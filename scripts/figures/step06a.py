@@ -11,6 +11,8 @@ from .draw import (CHANNEL_COLORS, COLORS, WARP, box, canvas, canvas_below, grid
                    lane_color, new_figure, out_size, outline)
 from .manifest import figure, paragraph
 
+NOTE = "06_im2col_gemm.md"  # the lecture note of every figure here (docs/)
+
 
 def caption_06_im2col(k):
     lab = k["problem hpc101-nhwc"]
@@ -32,9 +34,8 @@ def caption_06_im2col(k):
                      mb=lab["n"] * lab["c"] * lab["h"] * lab["w"] * 4 / 1e6)
 
 
-@figure("06_im2col", note="06_im2col_gemm.md",
-        section="im2col: lowering windows into rows",
-        uses=["problem hpc101-nhwc"], caption=caption_06_im2col)
+@figure(section="im2col: lowering windows into rows",
+        uses=["problem hpc101-nhwc"])
 def fig_06_im2col(k):
     """im2col: every window becomes a row (NHWC) or a column (NCHW) of the column buffer."""
     C, H, W, R, S = 2, 4, 4, 2, 2  # a toy problem, small enough to print every entry
@@ -143,11 +144,10 @@ def caption_06_gemm_tiles(k):
                      rt_gs=k["RT_BM"] // (k["RT_TM"] // 4))
 
 
-@figure("06_gemm_tiles", note="06_im2col_gemm.md",
-        section=("6c: register tiles - the tiling hierarchy; 6d: float4 and A transposed in "
-                 "shared memory"),
+@figure(section="6c: register tiles - the tiling hierarchy; "
+                "6d: float4 and A transposed in shared memory",
         uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "DBUF_THREADS", "RT_BN", "RT_APAD",
-              "RT_BM", "RT_BK", "RT_TM", "RT_TN"], caption=caption_06_gemm_tiles)
+              "RT_BM", "RT_BK", "RT_TM", "RT_TN"])
 def fig_06_gemm_tiles(k):
     """The GEMM's tiles: block tile, BK slice, a thread's 8 x 8 outputs and its fragments."""
     sh = dbuf_shape(k)

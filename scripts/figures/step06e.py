@@ -12,6 +12,8 @@ from .draw import (BANKS, CHANNEL_COLORS, COLORS, WARP, box, canvas_below, fmt, 
 from .manifest import figure, paragraph
 from .step06a import dbuf_shape
 
+NOTE = "06_im2col_gemm.md"  # the lecture note of every figure here (docs/)
+
 
 def a_store_lanes(sh, swizzle, warp=0, l=0, j=0):
     """dbuf_store_tile(): where each lane of `warp` stores A value (l, j):
@@ -70,11 +72,8 @@ def caption_06_swizzle(k):
                      r0=ty * 4, r1=ty * 4 + 3, r2=sh["GS"] + ty * 4, r3=sh["GS"] + ty * 4 + 3)
 
 
-@figure("06_swizzle", note="06_im2col_gemm.md",
-        section=("6e: double buffering and register prefetch (the stores of the transposed A "
-                 "tile)"),
-        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "RT_BN", "RT_APAD"],
-        caption=caption_06_swizzle)
+@figure(section="6e: double buffering and register prefetch (the stores of the transposed A tile)",
+        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "DBUF_WR", "RT_BN", "RT_APAD"])
 def fig_06_swizzle(k):
     """The stores of A^T into shared memory, without and with the (k & 8) swizzle."""
     sh = dbuf_shape(k)
@@ -148,9 +147,8 @@ def caption_06_dbuf_timeline(k):
                      ffmas=k["DBUF_TM"] * 8)
 
 
-@figure("06_dbuf_timeline", note="06_im2col_gemm.md",
-        section="6e: double buffering and register prefetch (the two-level prefetch)",
-        uses=["DBUF_BK", "DBUF_TM", "RT_BK", "RT_TM"], caption=caption_06_dbuf_timeline)
+@figure(section="6e: double buffering and register prefetch (the two-level prefetch)",
+        uses=["DBUF_BK", "DBUF_TM", "RT_BK", "RT_TM"])
 def fig_06_dbuf_timeline(k):
     """6d's load-wait-compute against 6e's two-level prefetch, one block, tile by tile."""
     BK, TM, BK6d, TM6d = k["DBUF_BK"], k["DBUF_TM"], k["RT_BK"], k["RT_TM"]
@@ -279,10 +277,8 @@ def caption_06_implicit_gather(k):
                              if g["tiles_n"] > 1 else f"block {fmt(first)}"))
 
 
-@figure("06_implicit_gather", note="06_im2col_gemm.md",
-        section="6f: implicit GEMM - convolution without the column buffer",
-        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "RT_BN", "problem hpc101-nhwc"],
-        caption=caption_06_implicit_gather)
+@figure(section="6f: implicit GEMM - convolution without the column buffer",
+        uses=["DBUF_BM", "DBUF_TM", "DBUF_BK", "RT_BN", "problem hpc101-nhwc"])
 def fig_06_implicit_gather(k):
     """6f's gather: row m = (n, p, q) and k = (r*S + s)*C + c of the virtual A -> an x address."""
     g = gather_example(k)

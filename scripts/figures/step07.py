@@ -15,6 +15,8 @@ from .draw import (COLORS, arrow, box, canvas_below, fmt, grid_lines,
                    new_figure, note, out_size, outline, swatch)
 from .manifest import figure, paragraph
 
+NOTE = "07_winograd.md"  # the lecture note of every figure here (docs/)
+
 
 def tile_sides(k):
     """The m of each tile size the step computes: F(2x2, 3x3) and the largest,
@@ -97,9 +99,8 @@ def caption_07_f23_dataflow(k):
                      r4=9 * m4 * m4 / (a4 * a4))
 
 
-@figure("07_f23_dataflow", note="07_winograd.md",
-        section="F(2, 3) by hand; From 1D to 2D, and F(4x4, 3x3)",
-        uses=["WINO_MAX_ALPHA"], caption=caption_07_f23_dataflow)
+@figure(section="F(2, 3) by hand; From 1D to 2D, and F(4x4, 3x3)",
+        uses=["WINO_MAX_ALPHA"])
 def fig_07_f23_dataflow(k):
     """F(2, 3) in 1D: four products for two outputs; the same nested to 2D tiles."""
     fig = new_figure(11.5, 7.4, "Step 07: Winograd's minimal filtering, F(2, 3) by hand, "
@@ -239,9 +240,8 @@ def caption_07_tiles(k):
                      w1=wk["w0"] + a - 1)
 
 
-@figure("07_tiles", note="07_winograd.md",
-        section="From one tile to a convolution: Tiles, halos and edges",
-        uses=["WINO_MAX_ALPHA", "problem cutlass"], caption=caption_07_tiles)
+@figure(section="From one tile to a convolution: Tiles, halos and edges",
+        uses=["WINO_MAX_ALPHA", "problem cutlass"])
 def fig_07_tiles(k):
     """The output tiles of a small image and the input tile each reads: halo, padding, edges."""
     m = tile_sides(k)[-1]
@@ -364,10 +364,8 @@ def caption_07_pipeline(k):
                      xy=mb(c["x"] + c["w"] + c["y"] + f4["U"]))
 
 
-@figure("07_pipeline", note="07_winograd.md",
-        section="The non-fused pipeline on the GPU (7a, 7b)",
-        uses=["WINO_MAX_ALPHA", "WINO_THREADS", "DBUF_BM", "DBUF_BN", "problem cutlass"],
-        caption=caption_07_pipeline)
+@figure(section="The non-fused pipeline on the GPU (7a, 7b)",
+        uses=["WINO_MAX_ALPHA", "WINO_THREADS", "DBUF_BM", "DBUF_BN", "problem cutlass"])
 def fig_07_pipeline(k):
     """The non-fused pipeline: four launches, and the tensors U, V and M they write and read."""
     c = cutlass_tiling(k)

@@ -32,6 +32,8 @@ from .draw import (COLORS, WARP, arrow, box, canvas_below, fmt, grid_lines, new_
                    out_size, outline)
 from .manifest import figure, paragraph
 
+NOTE = "08_tensor_cores.md"  # the lecture note of every figure here (docs/)
+
 WMMA_SHAPE = (16, 16, 8)  # m16n16k8: WMMA's shape for TF32 inputs
 WARPS_N = 2  # the kernel's warp layout: warp / 2 picks the rows, warp % 2 the columns
 FOLLOWED = {"bx": 1000, "by": 1, "row": 45, "col": 36, "j": 700}  # the output the figure follows
@@ -109,10 +111,8 @@ def caption_08_wmma_tiles(k):
                      mmas=g["fr"] * g["fc"])
 
 
-@figure("08_wmma_tiles", note="08_tensor_cores.md",
-        section="8a: the implicit GEMM on tensor cores",
-        uses=["TC_BM", "TC_BN", "TC_BK", "TC_THREADS", "TC_LDA", "TC_LDB",
-              "problem cutlass-nhwc"], caption=caption_08_wmma_tiles)
+@figure(section="8a: the implicit GEMM on tensor cores",
+        uses=["TC_BM", "TC_BN", "TC_BK", "TC_THREADS", "TC_LDA", "TC_LDB", "problem cutlass-nhwc"])
 def fig_08_wmma_tiles(k):
     """8a's tiles: block tile, four warps of 2 x 2 fragments, padded shared tiles, k-steps of 8."""
     g = wmma_geometry(k)
@@ -296,9 +296,8 @@ def caption_08_tf32_split(k):
                      e=math.frexp(abs(rest))[1] - 1 if rest else "-inf")
 
 
-@figure("08_tf32_split", note="08_tensor_cores.md",
-        section="Why tensor cores; 8c: 3xTF32, float's accuracy from TF32 products",
-        uses=[], caption=caption_08_tf32_split)
+@figure(section="Why tensor cores; 8c: 3xTF32, float's accuracy from TF32 products",
+        uses=[])
 def fig_08_tf32_split(k):
     """TF32 inside a float's 32 bits; 3xTF32's split into big and small and the products kept."""
     fig = new_figure(11.5, 6.4, "Step 08: TF32 inside a float, and 8c's 3xTF32: "
@@ -473,10 +472,8 @@ def caption_08_mma_fragments(k):
                      acc=g["tm"] * g["tn"] * 4, mmas=g["tm"] * g["tn"], smem=g["smem"])
 
 
-@figure("08_mma_fragments", note="08_tensor_cores.md",
-        section="8b: mma.sync and a cp.async pipeline",
-        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"],
-        caption=caption_08_mma_fragments)
+@figure(section="8b: mma.sync and a cp.async pipeline",
+        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"])
 def fig_08_mma_fragments(k):
     """8b's mma.m16n8k8 fragments: which lane holds which element; the banks of its loads."""
     from .draw import lane_color
@@ -570,9 +567,8 @@ def caption_08_mma_pipeline(k):
                      wait=g["stages"] - 2)
 
 
-@figure("08_mma_pipeline", note="08_tensor_cores.md",
-        section="8b: mma.sync and a cp.async pipeline",
-        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"], caption=caption_08_mma_pipeline)
+@figure(section="8b: mma.sync and a cp.async pipeline",
+        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE"])
 def fig_08_mma_pipeline(k):
     """8b's cp.async ring with two fragment sets, against one set."""
     from .draw import gantt_axes, gantt_bar
@@ -695,10 +691,9 @@ def caption_08_wgmma(k):
                      smem=g["smem"], m=fmt(g["m"]))
 
 
-@figure("08_wgmma", note="08_tensor_cores.md",
-        section="8d: wgmma, a warpgroup's product from shared memory",
+@figure(section="8d: wgmma, a warpgroup's product from shared memory",
         uses=["TC8D_BM", "TC8D_BN", "TC8D_BK", "TC8D_THREADS", "TC8D_STAGES", "TC8D_LDW",
-              "TC8D_ROW"], caption=caption_08_wgmma)
+              "TC8D_ROW"])
 def fig_08_wgmma(k):
     """8d's block tile as two warpgroups' wgmma products, and the 128-byte swizzle."""
     g = wgmma_geometry(k)
@@ -842,10 +837,9 @@ def caption_08_tma(k):
                      g=g, total=g["act"] + g["wts"], runs=runs, m0=fmt(g["m0"]))
 
 
-@figure("08_tma", note="08_tensor_cores.md",
-        section="8e: TMA copies and warps in roles",
+@figure(section="8e: TMA copies and warps in roles",
         uses=["TC8E_BM", "TC8E_BN", "TC8E_BK", "TC8E_STAGES", "TC8E_THREADS", "TC8E_ACT_BYTES",
-              "TC8E_WTS_BYTES", "TC8E_SMEM", "problem hpc101-nhwc"], caption=caption_08_tma)
+              "TC8E_WTS_BYTES", "TC8E_SMEM", "problem hpc101-nhwc"])
 def fig_08_tma(k):
     """8e's roles and ring of stages, and the pixels of one im2col copy."""
     g = tma_geometry(k)

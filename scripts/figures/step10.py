@@ -12,6 +12,8 @@
 from .draw import COLORS, arrow, box, canvas, new_figure, out_size
 from .manifest import figure, paragraph
 
+NOTE = "10_backward.md"  # the lecture note of every figure here (docs/)
+
 # The row the first figure draws: small enough to show every cell, with a
 # stride that skips taps.
 ROW_H, ROW_R, ROW_PAD, ROW_STRIDE = 9, 3, 1, 2
@@ -46,8 +48,8 @@ def caption_10_dgrad_gather(k):
                      counts=", ".join(str(c) for c in counts))
 
 
-@figure("10_dgrad_gather", note="10_backward.md", section="dgrad: the forward sum read from the input",
-        uses=[], caption=caption_10_dgrad_gather)
+@figure(section="dgrad: the forward sum read from the input",
+        uses=[])
 def fig_10_dgrad_gather(k):
     """A strided row read forwards (outputs gather taps) and backwards (inputs gather taps)."""
     H, R, pad, stride = ROW_H, ROW_R, ROW_PAD, ROW_STRIDE
@@ -127,8 +129,8 @@ def caption_10_three_gemms(k):
                      M2=M2, N2=N2, K2=K2)
 
 
-@figure("10_three_gemms", note="10_backward.md", section="wgrad: a long sum over the batch and the image",
-        uses=["problem hpc101-nhwc"], caption=caption_10_three_gemms)
+@figure(section="wgrad: a long sum over the batch and the image",
+        uses=["problem hpc101-nhwc"])
 def fig_10_three_gemms(k):
     """The forward pass, dgrad and wgrad of one problem as three matrix products."""
     import math
@@ -187,8 +189,8 @@ def caption_10_igemm_phases(k):
                      counts=", ".join(str(c) for c in counts))
 
 
-@figure("10_igemm_phases", note="10_backward.md", section="dgrad and wgrad as implicit GEMMs",
-        uses=[], caption=caption_10_igemm_phases)
+@figure(section="dgrad and wgrad as implicit GEMMs",
+        uses=[])
 def fig_10_igemm_phases(k):
     """dgrad's stride phases, each over its own taps, and wgrad's split-K in slice order."""
     H, R, pad, st = PH_H, PH_R, PH_PAD, PH_STRIDE
@@ -249,8 +251,8 @@ def caption_10_dgrad_flip(k):
                      H=H, R=R, pad=pad, P=P, pad2=pad2, R1=R - 1, L=P + 2 * pad2)
 
 
-@figure("10_dgrad_flip", note="10_backward.md", section="dgrad as a forward convolution (10d)",
-        uses=[], caption=caption_10_dgrad_flip)
+@figure(section="dgrad as a forward convolution (10d)",
+        uses=[])
 def fig_10_dgrad_flip(k):
     """10d: a stride-1 row of dgrad as the forward convolution of padded dy with w flipped."""
     H, R, pad = FL_H, FL_R, FL_PAD
