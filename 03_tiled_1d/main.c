@@ -55,35 +55,33 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
             CONV1D_THREADS, CONV1D_TILE, CONV1D_THREADS, CONV1D_S2_TILE, CONV1D_S2_TILE, p->s);
 }
 
-int main(int argc, char **argv)
-{
-    static const conv_flag flags[] = {
-        {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
-        {"mask", CONV_FLAG_INT, "M", "mask width, odd (3d: at most 769)", "7", 1,
-         CONV1D_MAX_MASK_WIDTH},
-    };
-    static const conv_program prog = {
-        .cli = {.program = "03_tiled_1d",
-                .summary = "Step 03: 1D \"same\" convolution, mask in constant memory; naive and "
-                           "the three tiling strategies, against the device-to-device copy "
-                           "bandwidth and cuDNN.",
-                CONV_FLAGS(flags),
-                .shape = CONV_CLI_SHAPE_NONE,
-                .own_shape_flags = "width|mask",
-                .renamed = "--strategy=--variant|naive=3a|naive4=3b|1=3c|2=3d|3=3e",
-                .default_warmup = 2,
-                .default_repeat = 20},
-        .title = "1D \"same\" convolution, mask in constant memory",
-        .variant = {"3a|3b|3c|3d|3e|all",
-                    "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's "
-                    "strategies 1, 2, 3)"},
-        .cudnn_search = 1,
-        .ref_names = {"cuDNN", "D2D copy"},
-        .bandwidth_column = 1,
-        .measure_copy = 1,
-        .problems = problem,
-        .rows = rows,
-        .describe = describe,
-    };
-    return conv_program_main(&prog, argc, argv);
-}
+static const conv_flag flags[] = {
+    {"width", CONV_FLAG_INT, "W", "number of floats of x and y", "67108864", 1, 2147483647},
+    {"mask", CONV_FLAG_INT, "M", "mask width, odd (3d: at most 769)", "7", 1,
+     CONV1D_MAX_MASK_WIDTH},
+};
+
+static const conv_program program = {
+    .cli = {.program = "03_tiled_1d",
+            .summary = "Step 03: 1D \"same\" convolution, mask in constant memory; naive and "
+                       "the three tiling strategies, against the device-to-device copy "
+                       "bandwidth and cuDNN.",
+            CONV_FLAGS(flags),
+            .shape = CONV_CLI_SHAPE_NONE,
+            .own_shape_flags = "width|mask",
+            .renamed = "--strategy=--variant|naive=3a|naive4=3b|1=3c|2=3d|3=3e",
+            .default_warmup = 2,
+            .default_repeat = 20},
+    .title = "1D \"same\" convolution, mask in constant memory",
+    .variant = {"3a|3b|3c|3d|3e|all",
+                "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's "
+                "strategies 1, 2, 3)"},
+    CONV_VS_CUDNN("D2D copy"),
+    .bandwidth_column = 1,
+    .measure_copy = 1,
+    .problems = problem,
+    .rows = rows,
+    .describe = describe,
+};
+
+CONV_PROGRAM_MAIN(program)

@@ -176,15 +176,22 @@ endfunction()
 #     [TESTS <tests/test_*.c>...] [GPU_TESTS] -> a Criterion binary and its ctest
 #                                             entries per file
 #     [DEPENDS <other step folders>]          libraries the step links
-#     [PROGRAM_TEST <args>...])               the program on a small problem as a
+#     [PROGRAM_TEST <args>...]                the program on a small problem as a
 #                                             test (tests/run_program.sh): exit 0
 #                                             and "verdict: OK"; a GPU test (it
 #                                             skips without a device) with
-#                                             GPU_TESTS, else a CPU test
+#                                             GPU_TESTS, else a CPU test. A GPU
+#                                             program's test adds --repeat 2
+#                                             --cudnn-budget 200: two timed runs,
+#                                             and 200 ms for cuDNN's engine search
+#     [GEMM_PROGRAM <source>])                the step's GEMM alone, a second
+#                                             program bin/<NN>_gemm, tested (GPU) on
+#                                             a product whose sizes are multiples of
+#                                             no tile: --m 70 --n 65 --k 37
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
 function(conv_add_step)
-  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME"
+  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME;GEMM_PROGRAM"
                         "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST;TESTS" ${ARGN})
   get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(NOT ARG_LABEL)
@@ -234,7 +241,15 @@ function(conv_add_step)
     conv_add_test_binary("${CONV_ROOT}/${test}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
   endforeach()
   if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES)
+    if(ARG_GPU_TESTS)
+      list(APPEND ARG_PROGRAM_TEST --repeat 2 --cudnn-budget 200)
+    endif()
     conv_add_program_test(${ARG_PROGRAM_NAME} ${ARG_LABEL} ${ARG_GPU_TESTS} ${ARG_PROGRAM_TEST})
+  endif()
+  if(ARG_GEMM_PROGRAM)
+    string(REGEX MATCH "^[0-9]+" number "${folder}")
+    conv_add_program(${number}_gemm ${ARG_GEMM_PROGRAM} LIBRARIES ${lib})
+    conv_add_program_test(${number}_gemm ${ARG_LABEL} ON --m 70 --n 65 --k 37 --repeat 2)
   endif()
 endfunction()
 

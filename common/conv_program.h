@@ -86,6 +86,22 @@ extern "C" {
             def, 0, 0                                                                              \
     }
 
+/* The reference columns of a program measured against cuDNN, in a
+ * conv_program initializer: "cuDNN" first (its rows' .ref is 0), then the
+ * program's others, in the order of its rows' .ref; with the cuDNN graph
+ * rows' search flags (cudnn_search).
+ *   .ref_names = {"cuDNN", "step 06"}, .cudnn_search = 1
+ * is CONV_VS_CUDNN("step 06"). */
+#define CONV_VS_CUDNN(...) .ref_names = {"cuDNN", __VA_ARGS__}, .cudnn_search = 1
+
+/* The main() of a program: runs `program`, a conv_program, on its command
+ * line (conv_program_main) and returns the exit status. */
+#define CONV_PROGRAM_MAIN(program)                                                                 \
+    int main(int argc, char **argv)                                                                \
+    {                                                                                              \
+        return conv_program_main(&(program), argc, argv);                                          \
+    }
+
 /* The most problems one run may have (a model's distinct layers, each in
  * every pass, included). */
 #define CONV_PROGRAM_MAX_PROBLEMS 144
