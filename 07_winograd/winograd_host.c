@@ -108,24 +108,43 @@ static void gather_filter(const conv_params *p, const float *w, int k, int c, fl
             g[r * 3 + s] = w[conv_filter_offset(p, k, c, r, s)];
 }
 
+/* The checks of the whole-problem functions below: the three pointers (out
+ * named out_name in the message), then wino_supports. */
+static conv_status check_args(const conv_params *p, wino_tile t, const float *x, const float *w,
+                              const void *out, const char *out_name, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(x, "x", w, "w", out, out_name, msg);
+    return st == CONV_OK ? wino_supports(p, t, msg) : st;
+}
+
+/* Their two buffers, of elem_size bytes an element: bufs[0] the transformed
+ * filters U[k][c], bufs[1] one tile's sums acc[k] (a2 = alpha x alpha
+ * elements each). Both or neither (CONV_ERR_OUT_OF_MEMORY naming what). */
+static conv_status alloc_buffers(const conv_params *p, int a2, size_t elem_size, void *bufs[2],
+                                 const char *what, conv_msg *msg)
+{
+    bufs[0] = malloc(elem_size * (size_t)p->k * (size_t)p->c * (size_t)a2);
+    bufs[1] = malloc(elem_size * (size_t)p->k * (size_t)a2);
+    if (bufs[0] != NULL && bufs[1] != NULL)
+        return CONV_OK;
+    free(bufs[0]);
+    free(bufs[1]);
+    return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (%s)", what);
+}
+
 conv_status wino_conv_host(const conv_params *p, wino_tile t, const float *x, const float *w,
                            float *y, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(x, "x", w, "w", y, "y", msg);
+    const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
+    void *bufs[2];
+    conv_status st = check_args(p, t, x, w, y, "y", msg);
     if (st == CONV_OK)
-        st = wino_supports(p, t, msg);
+        st = alloc_buffers(p, a2, sizeof(float), bufs, "Winograd model", msg);
     if (st != CONV_OK)
         return st;
-    const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
     const int P = conv_out_h(p), Q = conv_out_w(p);
     /* The transformed filters, U[k][c] (alpha x alpha each), computed once. */
-    float *u = malloc(sizeof(float) * (size_t)p->k * (size_t)p->c * (size_t)a2);
-    float *acc = malloc(sizeof(float) * (size_t)p->k * (size_t)a2);
-    if (!u || !acc) {
-        free(u);
-        free(acc);
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (Winograd model)");
-    }
+    float *u = bufs[0], *acc = bufs[1];
     float g[9], d[WINO_MAX_ALPHA * WINO_MAX_ALPHA], v[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
     float tile_y[4 * 4];
     for (int k = 0; k < p->k; ++k)
@@ -241,22 +260,17 @@ static void abs_input(const conv_params *p, const abs_mats *a, const float *x, i
 conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, const float *w,
                              double *bound, conv_msg *msg)
 {
-    conv_status st = conv_check_pointers(x, "x", w, "w", bound, "bound", msg);
-    if (st == CONV_OK)
-        st = wino_supports(p, t, msg);
-    if (st != CONV_OK)
-        return st;
     const abs_mats a = mats_of(t);
     const int m = a.m, a2 = a.a2;
+    void *bufs[2];
+    conv_status st = check_args(p, t, x, w, bound, "bound", msg);
+    if (st == CONV_OK)
+        st = alloc_buffers(p, a2, sizeof(double), bufs, "Winograd bound", msg);
+    if (st != CONV_OK)
+        return st;
     const double gamma = conv_gamma(wino_error_roundings(t, p->c));
     const int P = conv_out_h(p), Q = conv_out_w(p);
-    double *u = malloc(sizeof(double) * (size_t)p->k * (size_t)p->c * (size_t)a2);
-    double *acc = malloc(sizeof(double) * (size_t)p->k * (size_t)a2);
-    if (!u || !acc) {
-        free(u);
-        free(acc);
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory (Winograd bound)");
-    }
+    double *u = bufs[0], *acc = bufs[1];
     double v[WINO_MAX_ALPHA * WINO_MAX_ALPHA], ty[4 * 4];
     for (int k = 0; k < p->k; ++k)
         for (int c = 0; c < p->c; ++c)

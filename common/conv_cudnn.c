@@ -456,12 +456,8 @@ conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t st
 {
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "cuDNN plan missing (NULL)");
-    if (plan->pass != CONV_PASS_WGRAD || plan->params.layout != CONV_LAYOUT_NHWC)
-        return CONV_OK;
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "cuDNN wgrad finish: d_w (its output) must be given");
-    return conv_cudnn_filter_rsck(&plan->params, plan->d_w_krsc, d_w, stream, msg);
+    return conv_cudnn_finish_pass(&plan->params, plan->pass, plan->d_w_krsc, d_w, stream, "cuDNN",
+                                  msg);
 }
 
 conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
@@ -476,30 +472,47 @@ conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d
 
 #endif /* CONV_HAVE_CUDNN */
 
-conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float **d_krsc,
-                                   conv_msg *msg)
+/* The filter d_src (conv_filter_elems(p) floats) downloaded and reordered
+ * on the host into a new buffer *h_dst (the caller frees it, also on
+ * failure): RSCK -> KRSC (to_krsc 1) or KRSC -> RSCK (to_krsc 0). */
+static conv_status reorder_on_host(const conv_params *p, const float *d_src, int to_krsc,
+                                   float **h_dst, conv_msg *msg)
 {
-    /* Set-up, not timed: RSCK -> KRSC through the host. */
     size_t count = conv_filter_elems(p);
-    float *h_rsck = malloc(count * sizeof(float)), *h_krsc = malloc(count * sizeof(float));
+    float *h_src = malloc(count * sizeof(float));
+    *h_dst = malloc(count * sizeof(float));
     conv_status st = CONV_OK;
-    if (h_rsck == NULL || h_krsc == NULL)
+    if (h_src == NULL || *h_dst == NULL)
         st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory reordering the filter");
     if (st == CONV_OK)
-        st = conv_device_download(h_rsck, d_w, count, msg);
+        st = conv_device_download(h_src, d_src, count, msg);
     if (st == CONV_OK) {
         for (int k = 0; k < p->k; ++k)
             for (int r = 0; r < p->r; ++r)
                 for (int s = 0; s < p->s; ++s)
-                    for (int c = 0; c < p->c; ++c)
-                        h_krsc[(((size_t)k * p->r + r) * p->s + s) * p->c + c] =
-                            h_rsck[conv_filter_offset(p, k, c, r, s)];
-        if (*d_krsc == NULL)
-            st = conv_device_alloc(d_krsc, count, "cuDNN KRSC filter", msg);
+                    for (int c = 0; c < p->c; ++c) {
+                        size_t krsc = (((size_t)k * p->r + r) * p->s + s) * p->c + c;
+                        size_t rsck = conv_filter_offset(p, k, c, r, s);
+                        if (to_krsc)
+                            (*h_dst)[krsc] = h_src[rsck];
+                        else
+                            (*h_dst)[rsck] = h_src[krsc];
+                    }
     }
+    free(h_src);
+    return st;
+}
+
+conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float **d_krsc,
+                                   conv_msg *msg)
+{
+    /* Set-up, not timed: RSCK -> KRSC through the host. */
+    float *h_krsc = NULL;
+    conv_status st = reorder_on_host(p, d_w, 1, &h_krsc, msg);
+    if (st == CONV_OK && *d_krsc == NULL)
+        st = conv_device_alloc(d_krsc, conv_filter_elems(p), "cuDNN KRSC filter", msg);
     if (st == CONV_OK)
-        st = conv_device_upload(*d_krsc, h_krsc, count, msg);
-    free(h_rsck);
+        st = conv_device_upload(*d_krsc, h_krsc, conv_filter_elems(p), msg);
     free(h_krsc);
     return st;
 }
@@ -509,29 +522,27 @@ conv_status conv_cudnn_filter_rsck(const conv_params *p, const float *d_krsc, fl
 {
     /* Not timed: KRSC -> RSCK through the host, once the stream's work is done. */
     CONV_CUDA_CHECK(cudaStreamSynchronize(stream), msg);
-    size_t count = conv_filter_elems(p);
-    float *h_krsc = malloc(count * sizeof(float)), *h_rsck = malloc(count * sizeof(float));
-    conv_status st = CONV_OK;
-    if (h_rsck == NULL || h_krsc == NULL)
-        st = conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory reordering the filter");
+    float *h_rsck = NULL;
+    conv_status st = reorder_on_host(p, d_krsc, 0, &h_rsck, msg);
     if (st == CONV_OK)
-        st = conv_device_download(h_krsc, d_krsc, count, msg);
-    if (st == CONV_OK) {
-        for (int k = 0; k < p->k; ++k)
-            for (int r = 0; r < p->r; ++r)
-                for (int s = 0; s < p->s; ++s)
-                    for (int c = 0; c < p->c; ++c)
-                        h_rsck[conv_filter_offset(p, k, c, r, s)] =
-                            h_krsc[(((size_t)k * p->r + r) * p->s + s) * p->c + c];
-        st = conv_device_upload(d_w, h_rsck, count, msg);
-    }
+        st = conv_device_upload(d_w, h_rsck, conv_filter_elems(p), msg);
     free(h_rsck);
-    free(h_krsc);
     /* The upload from pageable memory may still be in flight when cudaMemcpy
      * returns: finished before any stream reads d_w. */
     if (st == CONV_OK)
         CONV_CUDA_CHECK(cudaDeviceSynchronize(), msg);
     return st;
+}
+
+conv_status conv_cudnn_finish_pass(const conv_params *p, conv_pass pass, const float *d_krsc,
+                                   float *d_w, cudaStream_t stream, const char *api, conv_msg *msg)
+{
+    if (pass != CONV_PASS_WGRAD || p->layout != CONV_LAYOUT_NHWC)
+        return CONV_OK;
+    if (d_w == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "%s wgrad finish: d_w (its output) must be given",
+                         api);
+    return conv_cudnn_filter_rsck(p, d_krsc, d_w, stream, msg);
 }
 
 double conv_cudnn_bound_factor(const char *algo_name)

@@ -68,6 +68,12 @@ conv_status conv_cudnn_filter_krsc(const conv_params *p, const float *d_w, float
  * stream has finished. Not timed, through the host; both APIs use it. */
 conv_status conv_cudnn_filter_rsck(const conv_params *p, const float *d_krsc, float *d_w,
                                    cudaStream_t stream, conv_msg *msg);
+/* The finish of a plan of either API, by its problem p and pass: a wgrad
+ * plan in NHWC copies its KRSC result d_krsc into d_w as RSCK
+ * (conv_cudnn_filter_rsck); every other plan does nothing and returns
+ * CONV_OK. api names the API in the one line of a missing d_w. */
+conv_status conv_cudnn_finish_pass(const conv_params *p, conv_pass pass, const float *d_krsc,
+                                   float *d_w, cudaStream_t stream, const char *api, conv_msg *msg);
 /* The plan's pass on the stream; the timed call. The three tensors of the
  * problem, of which the pass writes one and reads the others:
  *   FORWARD  writes d_y;

@@ -238,6 +238,27 @@ static void destroy_desc(desc_t *d)
     *d = NULL;
 }
 
+/* One attribute of a descriptor: its name, its type and its one value. */
+typedef struct {
+    cudnnBackendAttributeName_t name;
+    cudnnBackendAttributeType_t type;
+    const void *value;
+} attribute;
+
+/* A descriptor of the given type with its n attributes set in order, then
+ * finalized: the first status that is not success, else success. *out, once
+ * created, is the caller's to destroy, also when a later step failed. */
+static cudnnStatus_t make_desc(desc_t *out, cudnnBackendDescriptorType_t type,
+                               const attribute *attrs, int n)
+{
+    cudnnStatus_t cs = cudnnBackendCreateDescriptor(type, out);
+    for (int i = 0; i < n && cs == CUDNN_STATUS_SUCCESS; ++i)
+        cs = cudnnBackendSetAttribute(*out, attrs[i].name, attrs[i].type, 1, attrs[i].value);
+    if (cs == CUDNN_STATUS_SUCCESS)
+        cs = cudnnBackendFinalize(*out);
+    return cs;
+}
+
 static conv_status set_int64s(desc_t d, cudnnBackendAttributeName_t name, int n,
                               const int64_t *values, conv_msg *msg)
 {
@@ -604,17 +625,11 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     }
     execution run = {g->handle, NULL, NULL};
     int64_t workspace = 0, got = 0;
+    const attribute plan_attrs[] = {
+        {CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &g->handle},
+        {CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &cfg}};
     double plan_start = conv_wall_seconds();
-    cudnnStatus_t cs =
-        cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &run.plan);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendSetAttribute(run.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
-                                      1, &g->handle);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendSetAttribute(run.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendFinalize(run.plan);
+    cudnnStatus_t cs = make_desc(&run.plan, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan_attrs, 2);
     if (cs == CUDNN_STATUS_SUCCESS)
         cs = cudnnBackendGetAttribute(run.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                       CUDNN_TYPE_INT64, 1, &got, &workspace);
@@ -685,15 +700,10 @@ static conv_status try_heuristic(search *s, cudnnBackendHeurMode_t mode, conv_ms
     desc_t heur = NULL;
     int64_t count = 0;
     conv_status st = CONV_OK;
-    cudnnStatus_t cs = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-                                      &mode);
-    if (cs == CUDNN_STATUS_SUCCESS)
-        cs = cudnnBackendFinalize(heur);
+    const attribute heur_attrs[] = {
+        {CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, &g->graph},
+        {CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode}};
+    cudnnStatus_t cs = make_desc(&heur, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, heur_attrs, 2);
     if (cs == CUDNN_STATUS_SUCCESS)
         cs = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, NULL);
@@ -819,15 +829,11 @@ static conv_status try_global_engines(search *s, int knob_sets, int runtime_comp
     conv_status st = CONV_OK;
     for (int64_t index = 0; index < count && st == CONV_OK && !s->stop; ++index) {
         desc_t engine = NULL;
-        cudnnStatus_t cs = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine);
-        if (cs == CUDNN_STATUS_SUCCESS)
-            cs = cudnnBackendSetAttribute(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
-                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph);
-        if (cs == CUDNN_STATUS_SUCCESS)
-            cs = cudnnBackendSetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
-                                          1, &index);
-        if (cs == CUDNN_STATUS_SUCCESS)
-            cs = cudnnBackendFinalize(engine); /* fails for an engine that has nothing for p */
+        const attribute engine_attrs[] = {
+            {CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, &g->graph},
+            {CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &index}};
+        /* finalizing fails for an engine that has nothing for p */
+        cudnnStatus_t cs = make_desc(&engine, CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine_attrs, 2);
         conv_class cls;
         if (cs == CUDNN_STATUS_SUCCESS && compiles_at_run_time(engine) == runtime_compiled &&
             conv_cudnn_graph_class_of(engine_notes(engine), 0, &cls) &&
@@ -1039,12 +1045,8 @@ conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *g, float *d_w, cudaSt
 {
     if (g == NULL)
         return conv_fail(msg, CONV_ERR_INVALID, "the cuDNN graph plan is missing (NULL)");
-    if (g->pass != CONV_PASS_WGRAD || g->params.layout != CONV_LAYOUT_NHWC)
-        return CONV_OK;
-    if (d_w == NULL)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "cuDNN's graph wgrad finish: d_w (its output) must be given");
-    return conv_cudnn_filter_rsck(&g->params, g->d_w_krsc, d_w, stream, msg);
+    return conv_cudnn_finish_pass(&g->params, g->pass, g->d_w_krsc, d_w, stream, "cuDNN's graph",
+                                  msg);
 }
 
 conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x, float *d_y,

@@ -217,19 +217,58 @@ conv_status conv_gpu_problem_measure_grad(conv_gpu_problem *pb, conv_gpu_grad gr
     return measure_device(pb, run, within, warmup, repeat, res, msg);
 }
 
-/* cuDNN's plan of the problem's pass: the timed call, then (untimed, before
- * the output is downloaded) wgrad's NHWC result back from KRSC to RSCK. */
-static conv_status run_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
+/* A cuDNN row's start: res and its name cleared; a host-only problem is
+ * CONV_ERR_NO_DEVICE. */
+static conv_status start_cudnn(const conv_gpu_problem *pb, conv_gpu_result *res, char *name,
+                               size_t name_len, conv_msg *msg)
 {
-    device_run *run = ctx;
-    conv_gpu_problem *pb = run->pb;
-    return conv_cudnn_run(run->ctx, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+    memset(res, 0, sizeof *res);
+    if (name != NULL && name_len > 0)
+        name[0] = '\0';
+    if (pb->d_y == NULL)
+        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
+    return CONV_OK;
 }
 
+/* cuDNN's plan of the problem's pass, through one of its two APIs: legacy
+ * (conv_cudnn.h) or graph (conv_cudnn_graph.h), the other NULL. */
+typedef struct {
+    conv_gpu_problem *pb;
+    conv_cudnn_plan *legacy;
+    conv_cudnn_graph_plan *graph;
+} cudnn_run;
+
+/* The timed call. */
+static conv_status run_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    cudnn_run *run = ctx;
+    conv_gpu_problem *pb = run->pb;
+    if (run->graph != NULL)
+        return conv_cudnn_graph_run(run->graph, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+    return conv_cudnn_run(run->legacy, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+}
+
+/* Untimed, before the output is downloaded: wgrad's NHWC result back from
+ * KRSC to RSCK. */
 static conv_status finish_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
-    device_run *run = ctx;
-    return conv_cudnn_finish(run->ctx, run->pb->d_w, stream, msg);
+    cudnn_run *run = ctx;
+    if (run->graph != NULL)
+        return conv_cudnn_graph_finish(run->graph, run->pb->d_w, stream, msg);
+    return conv_cudnn_finish(run->legacy, run->pb->d_w, stream, msg);
+}
+
+/* One checked run of the plan, its verdict within bound_factor times the
+ * dot-product bound, then its timing. */
+static conv_status measure_cudnn(cudnn_run *run, double bound_factor, int warmup, int repeat,
+                                 conv_gpu_result *res, conv_msg *msg)
+{
+    conv_gpu_problem *pb = run->pb;
+    conv_status st = run_once_checked(pb, run_cudnn, run, finish_cudnn, res, msg);
+    if (st != CONV_OK)
+        return st;
+    judge(pb, res, bound_factor);
+    return conv_time_gpu(run_cudnn, run, pb->stream, warmup, repeat, &res->timing, msg);
 }
 
 conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int repeat,
@@ -244,41 +283,22 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
                                                 int warmup, int repeat, conv_gpu_result *res,
                                                 char *algo, size_t algo_len, conv_msg *msg)
 {
-    memset(res, 0, sizeof *res);
-    if (algo != NULL && algo_len > 0)
-        algo[0] = '\0';
-    if (pb->d_y == NULL)
-        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    conv_cudnn_plan *plan = NULL;
-    conv_status st = conv_cudnn_plan_create_pass(&plan, &pb->p, pb->p.pass, math, msg);
+    conv_status st = start_cudnn(pb, res, algo, algo_len, msg);
     if (st != CONV_OK)
         return st;
-    device_run run = {pb, NULL, NULL, plan};
-    if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK && /* wgrad: none */
-        (st = run_once_checked(pb, run_cudnn, &run, finish_cudnn, res, msg)) == CONV_OK) {
-        double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
-        if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
-            factor *= conv_tf32_bound_factor(conv_pass_depth(&pb->p));
-        judge(pb, res, factor);
-        st = conv_time_gpu(run_cudnn, &run, pb->stream, warmup, repeat, &res->timing, msg);
-    }
+    conv_cudnn_plan *plan = NULL;
+    if ((st = conv_cudnn_plan_create_pass(&plan, &pb->p, pb->p.pass, math, msg)) != CONV_OK)
+        return st;
+    cudnn_run run = {pb, plan, NULL};
+    double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
+    if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
+        factor *= conv_tf32_bound_factor(conv_pass_depth(&pb->p));
+    if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK) /* wgrad: none */
+        st = measure_cudnn(&run, factor, warmup, repeat, res, msg);
     if (algo != NULL && algo_len > 0)
         snprintf(algo, algo_len, "%s", conv_cudnn_algo_name(plan));
     conv_cudnn_plan_destroy(plan);
     return st;
-}
-
-static conv_status run_cudnn_graph(void *ctx, cudaStream_t stream, conv_msg *msg)
-{
-    device_run *run = ctx;
-    conv_gpu_problem *pb = run->pb;
-    return conv_cudnn_graph_run(run->ctx, pb->d_x, pb->d_w, pb->d_y, stream, msg);
-}
-
-static conv_status finish_cudnn_graph(void *ctx, cudaStream_t stream, conv_msg *msg)
-{
-    device_run *run = ctx;
-    return conv_cudnn_graph_finish(run->ctx, run->pb->d_w, stream, msg);
 }
 
 conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_class cls,
@@ -286,22 +306,15 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
                                                  int repeat, conv_gpu_result *res, char *engine,
                                                  size_t engine_len, conv_msg *msg)
 {
-    memset(res, 0, sizeof *res);
-    if (engine != NULL && engine_len > 0)
-        engine[0] = '\0';
-    if (pb->d_y == NULL)
-        return conv_fail(msg, CONV_ERR_NO_DEVICE, "no CUDA device: the problem is host-only");
-    conv_cudnn_graph_plan *plan = NULL;
-    conv_status st = conv_cudnn_graph_plan_create_pass(&plan, &pb->p, pb->p.pass, cls, o, pb->d_x,
-                                                       pb->d_w, pb->d_y, pb->stream, msg);
+    conv_status st = start_cudnn(pb, res, engine, engine_len, msg);
     if (st != CONV_OK)
         return st;
-    device_run run = {pb, NULL, NULL, plan};
-    if ((st = run_once_checked(pb, run_cudnn_graph, &run, finish_cudnn_graph, res, msg)) ==
-        CONV_OK) {
-        judge(pb, res, conv_cudnn_graph_bound_factor(plan, &pb->p));
-        st = conv_time_gpu(run_cudnn_graph, &run, pb->stream, warmup, repeat, &res->timing, msg);
-    }
+    conv_cudnn_graph_plan *plan = NULL;
+    if ((st = conv_cudnn_graph_plan_create_pass(&plan, &pb->p, pb->p.pass, cls, o, pb->d_x, pb->d_w,
+                                                pb->d_y, pb->stream, msg)) != CONV_OK)
+        return st;
+    cudnn_run run = {pb, NULL, plan};
+    st = measure_cudnn(&run, conv_cudnn_graph_bound_factor(plan, &pb->p), warmup, repeat, res, msg);
     if (st == CONV_OK && res->passed) { /* what the search saw, after the verdict */
         conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
         size_t len = strlen(res->verdict);

@@ -38,6 +38,33 @@ static void store(double *sums, double *abs_sums, size_t at, double sum, double 
         abs_sums[at] = mag;
 }
 
+/* One element's double sum and sum |term|: (p, a, b, the element's four
+ * indices, value, abs_sum), as conv_backward_data_point and
+ * conv_backward_filter_point below. */
+typedef void (*point_sum)(const conv_params *p, const float *a, const float *b, int i0, int i1,
+                          int i2, int i3, double *value, double *abs_sum);
+
+/* Every element of a gradient of dims (dx's (N, C, H, W) or dw's (K, C, R,
+ * S)), each point's sums stored at offset(p, its indices). The planes
+ * (i0, i1) are independent: shared among threads where OpenMP is available
+ * (each element is still one sequential double sum). */
+static void every_point(const conv_params *p, const int dims[4], point_sum point,
+                        size_t (*offset)(const conv_params *, int, int, int, int), const float *a,
+                        const float *b, double *sums, double *abs_sums)
+{
+    long long planes = (long long)dims[0] * dims[1];
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long long plane = 0; plane < planes; ++plane) {
+        int i0 = (int)(plane / dims[1]), i1 = (int)(plane % dims[1]);
+        for (int i2 = 0; i2 < dims[2]; ++i2)
+            for (int i3 = 0; i3 < dims[3]; ++i3) {
+                double sum, mag;
+                point(p, a, b, i0, i1, i2, i3, &sum, &mag);
+                store(sums, abs_sums, offset(p, i0, i1, i2, i3), sum, mag);
+            }
+    }
+}
+
 void conv_backward_data_point(const conv_params *p, const float *dy, const float *w, int n, int c,
                               int ih, int iw, double *value, double *abs_sum)
 {
@@ -68,19 +95,8 @@ void conv_backward_data_point(const conv_params *p, const float *dy, const float
 void conv_backward_data_double(const conv_params *p, const float *dy, const float *w, double *dx,
                                double *abs_sum)
 {
-    /* Planes (n, c) are independent: shared among threads where OpenMP is
-     * available (each element is still one sequential double sum). */
-    long long planes = (long long)p->n * p->c;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (long long plane = 0; plane < planes; ++plane) {
-        int n = (int)(plane / p->c), c = (int)(plane % p->c);
-        for (int ih = 0; ih < p->h; ++ih)
-            for (int iw = 0; iw < p->w; ++iw) {
-                double sum, mag;
-                conv_backward_data_point(p, dy, w, n, c, ih, iw, &sum, &mag);
-                store(dx, abs_sum, conv_input_offset(p, n, c, ih, iw), sum, mag);
-            }
-    }
+    const int dims[4] = {p->n, p->c, p->h, p->w};
+    every_point(p, dims, conv_backward_data_point, conv_input_offset, dy, w, dx, abs_sum);
 }
 
 void conv_backward_filter_point(const conv_params *p, const float *x, const float *dy, int k, int c,
@@ -112,18 +128,8 @@ void conv_backward_filter_point(const conv_params *p, const float *x, const floa
 void conv_backward_filter_double(const conv_params *p, const float *x, const float *dy, double *dw,
                                  double *abs_sum)
 {
-    /* Filters (k, c) are independent: shared among threads as above. */
-    long long filters = (long long)p->k * p->c;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (long long f = 0; f < filters; ++f) {
-        int k = (int)(f / p->c), c = (int)(f % p->c);
-        for (int r = 0; r < p->r; ++r)
-            for (int s = 0; s < p->s; ++s) {
-                double sum, mag;
-                conv_backward_filter_point(p, x, dy, k, c, r, s, &sum, &mag);
-                store(dw, abs_sum, conv_filter_offset(p, k, c, r, s), sum, mag);
-            }
-    }
+    const int dims[4] = {p->k, p->c, p->r, p->s};
+    every_point(p, dims, conv_backward_filter_point, conv_filter_offset, x, dy, dw, abs_sum);
 }
 
 /* The double sums of one gradient: (p, a, b, sum, abs_sum), as the two above. */
