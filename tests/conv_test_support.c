@@ -166,6 +166,12 @@ int conv_test_under_sanitizer(void)
     return v != NULL && v[0] != '\0';
 }
 
+int conv_test_under_racecheck(void)
+{
+    const char *v = getenv("CONV_UNDER_SANITIZER");
+    return v != NULL && strcmp(v, "racecheck") == 0;
+}
+
 void conv_test_run_row(conv_gpu_problem *pb, conv_row *row, const char *what)
 {
     const conv_params *p = &pb->p;
@@ -334,7 +340,7 @@ static void check_row_within_its_tolerance(conv_gpu_problem *pb, conv_row *row, 
     const conv_params *p = &pb->p;
     size_t nx = conv_input_elems(p), nw = conv_filter_elems(p);
     char label[CONV_MSG_LEN];
-    for (int ints = 1; ints >= 0; --ints) {
+    for (int ints = 1; ints >= (conv_test_under_racecheck() ? 1 : 0); --ints) {
         if (ints) {
             conv_fill_small_int(pb->h_x, nx, seed, -3, 3);
             conv_fill_small_int(pb->h_w, nw, seed + 1, -3, 3);
@@ -380,12 +386,14 @@ int conv_test_check_row(const conv_params *p, conv_row *row, conv_host_conv refe
     CONV_ASSERT_REPORT(rep, label, p);
 
     /* 2. uniform floats: within the dot-product error bound */
-    conv_fill_uniform(pb.h_x, nx, seed + 2, -1.0f, 1.0f);
-    conv_fill_uniform(pb.h_w, nw, seed + 3, -1.0f, 1.0f);
-    conv_test_run_row(&pb, row, row->name);
-    rep = conv_verify_full(p, pb.h_x, pb.h_w, pb.h_y, conv_verify_bound(1.0));
-    snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", row->name);
-    CONV_ASSERT_REPORT(rep, label, p);
+    if (!conv_test_under_racecheck()) { /* values do not change which threads touch what */
+        conv_fill_uniform(pb.h_x, nx, seed + 2, -1.0f, 1.0f);
+        conv_fill_uniform(pb.h_w, nw, seed + 3, -1.0f, 1.0f);
+        conv_test_run_row(&pb, row, row->name);
+        rep = conv_verify_full(p, pb.h_x, pb.h_w, pb.h_y, conv_verify_bound(1.0));
+        snprintf(label, sizeof label, "%s (uniform floats, within gamma_n bound)", row->name);
+        CONV_ASSERT_REPORT(rep, label, p);
+    }
     /* excerpt end: exact then bound */
 
     conv_host_free(want);

@@ -289,4 +289,12 @@ int conv_test_json_valid(const char *text, size_t *where);
  * run 10-100x slower), never the awkward small ones. */
 int conv_test_under_sanitizer(void);
 
+/* 1 under compute-sanitizer's racecheck, the slowest of its tools. A race is
+ * two threads touching one shared-memory address without a barrier between
+ * them: which threads touch which addresses depends on the shape, the kernel
+ * and its launch, never on the values. Under racecheck a test runs each
+ * (shape, kernel, launch) once, on one set of values (the small integers);
+ * memcheck, initcheck and synccheck still run every set. */
+int conv_test_under_racecheck(void);
+
 #endif /* CONV_TEST_SUPPORT_H */

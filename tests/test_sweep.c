@@ -82,7 +82,8 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
         /* the uniform inputs and their double reference, made by the harness */
         memcpy(x, pb.h_x, nx * sizeof *x);
         memcpy(w, pb.h_w, nw * sizeof *w);
-        for (int r = 0; r < n; ++r) {
+        /* racecheck: the small integers below alone (the same launches) */
+        for (int r = 0; r < n && !conv_test_under_racecheck(); ++r) {
             if (rows[r].state != CONV_ROW_PENDING)
                 continue; /* the row does not support this shape */
             char label[2 * CONV_MSG_LEN];
@@ -139,7 +140,8 @@ static long check_backward_rows(conv_gpu_problem *pb, conv_row *rows, int n, uin
     float *host[3] = {pb->h_x, pb->h_w, pb->h_y};
     int out = p->pass == CONV_PASS_DGRAD ? 0 : 1; /* dx or dw */
     long checked = 0;
-    for (int exact = 0; exact <= 1; ++exact) {
+    /* racecheck: the small integers alone (the same launches) */
+    for (int exact = conv_test_under_racecheck(); exact <= 1; ++exact) {
         double *ref = pb->ref, *mag = pb->ref_abs;
         if (exact) { /* small integers: every sum exact in float and in TF32 */
             for (int t = 0; t < 3; ++t)
