@@ -98,8 +98,10 @@ function(conv_register_tests name source label has_gpu)
   if(NOT gpu_suites)
     return()
   endif()
+  # COST: ctest -j starts the GPU entries, each minutes long, before the
+  # quick CPU ones, so that the last to finish is not a long one started late.
   add_test(NAME ${name}.gpu COMMAND ${name} --jobs=1 --verbose --filter "gpu_*/*")
-  set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu;${label}" TIMEOUT 1800
+  set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu;${label}" TIMEOUT 1800 COST 100
     SKIP_REGULAR_EXPRESSION "${skip_regex}")
   if(CONV_COMPUTE_SANITIZER AND own_suites)
     foreach(line IN LISTS own_suites)
