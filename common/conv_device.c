@@ -1,5 +1,6 @@
 #include "conv_device.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,23 +268,40 @@ conv_status conv_smem_cap_parse(const char *text, size_t *bytes, conv_msg *msg)
     return CONV_OK;
 }
 
+/* The caches below (each device's shared-memory maximum, the attributes of
+ * the kernels checked so far) are shared by every thread of the process:
+ * PyTorch, for one, runs the backward pass on a thread of its own. One lock
+ * guards them; the CUDA queries that fill them run outside it. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+#define MAX_DEVICES 64
+
 size_t conv_smem_limit(void)
 {
-    static int optin = -1, optin_device = -1; /* the device's maximum, asked once per device */
+    static int optin[MAX_DEVICES]; /* the device's maximum, asked once per device; 0: not yet */
     const int device = conv_current_device();
-    if (device != optin_device) {
-        if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+    const int cached = device >= 0 && device < MAX_DEVICES;
+    int bytes = 0;
+    if (cached) {
+        pthread_mutex_lock(&cache_lock);
+        bytes = optin[device];
+        pthread_mutex_unlock(&cache_lock);
+    }
+    if (bytes == 0) {
+        if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
             cudaSuccess) {
             cudaGetLastError();
-            optin_device = -1;
             return 0;
         }
-        optin_device = device;
+        if (cached) {
+            pthread_mutex_lock(&cache_lock);
+            optin[device] = bytes;
+            pthread_mutex_unlock(&cache_lock);
+        }
     }
     size_t cap = 0;
     if (conv_smem_cap_parse(getenv(CONV_SMEM_LIMIT_ENV), &cap, NULL) != CONV_OK)
         return 0;
-    return cap > 0 && cap < (size_t)optin ? cap : (size_t)optin;
+    return cap > 0 && cap < (size_t)bytes ? cap : (size_t)bytes;
 }
 
 /* Attributes of the kernels checked so far (a handful per program). */
@@ -295,29 +313,53 @@ static struct {
 } kernels[MAX_KERNELS];
 static int n_kernels;
 
-static conv_status kernel_attributes(const void *kernel, struct cudaFuncAttributes **attr,
+/* The slot of (kernel, device) in kernels[], or -1; with cache_lock held. */
+static int kernel_slot(const void *kernel, int device)
+{
+    for (int i = 0; i < n_kernels; ++i)
+        if (kernels[i].kernel == kernel && kernels[i].device == device)
+            return i;
+    return -1;
+}
+
+/* A copy of kernel's attributes on the current device, asked once. */
+static conv_status kernel_attributes(const void *kernel, struct cudaFuncAttributes *attr,
                                      conv_msg *msg)
 {
     const int device = conv_current_device();
-    for (int i = 0; i < n_kernels; ++i)
-        if (kernels[i].kernel == kernel && kernels[i].device == device) {
-            *attr = &kernels[i].attr;
-            return CONV_OK;
-        }
-    struct cudaFuncAttributes a;
-    cudaError_t e = cudaFuncGetAttributes(&a, kernel);
+    pthread_mutex_lock(&cache_lock);
+    int i = kernel_slot(kernel, device);
+    if (i >= 0)
+        *attr = kernels[i].attr;
+    pthread_mutex_unlock(&cache_lock);
+    if (i >= 0)
+        return CONV_OK;
+    cudaError_t e = cudaFuncGetAttributes(attr, kernel);
     if (e != cudaSuccess) {
         cudaGetLastError();
         conv_status st = conv_cuda_require_device(msg); /* no device, or no image for it */
         return st != CONV_OK ? st
                              : conv_cuda_fail(msg, e, "cudaFuncGetAttributes", __FILE__, __LINE__);
     }
-    int slot = n_kernels < MAX_KERNELS ? n_kernels++ : MAX_KERNELS - 1;
-    kernels[slot].kernel = kernel;
-    kernels[slot].device = device;
-    kernels[slot].attr = a;
-    *attr = &kernels[slot].attr;
+    pthread_mutex_lock(&cache_lock);
+    if (kernel_slot(kernel, device) < 0 && n_kernels < MAX_KERNELS) { /* full: ask again */
+        kernels[n_kernels].kernel = kernel;
+        kernels[n_kernels].device = device;
+        kernels[n_kernels].attr = *attr;
+        ++n_kernels;
+    }
+    pthread_mutex_unlock(&cache_lock);
     return CONV_OK;
+}
+
+/* Records that kernel may now take `bytes` of dynamic shared memory. */
+static void remember_dynamic_smem(const void *kernel, int bytes)
+{
+    pthread_mutex_lock(&cache_lock);
+    int i = kernel_slot(kernel, conv_current_device());
+    if (i >= 0)
+        kernels[i].attr.maxDynamicSharedSizeBytes = bytes;
+    pthread_mutex_unlock(&cache_lock);
 }
 
 conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, size_t dyn_smem,
@@ -327,26 +369,26 @@ conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, 
     conv_status st = conv_smem_cap_parse(getenv(CONV_SMEM_LIMIT_ENV), &cap, msg);
     if (st != CONV_OK)
         return st;
-    struct cudaFuncAttributes *attr = NULL;
+    struct cudaFuncAttributes attr;
     if ((st = kernel_attributes(kernel, &attr, msg)) != CONV_OK)
         return st;
-    if (threads > attr->maxThreadsPerBlock)
+    if (threads > attr.maxThreadsPerBlock)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: %d threads per block, but with %d registers per thread this GPU "
                          "runs at most %d",
-                         name, threads, attr->numRegs, attr->maxThreadsPerBlock);
+                         name, threads, attr.numRegs, attr.maxThreadsPerBlock);
     const size_t limit = conv_smem_limit();
-    const size_t total = attr->sharedSizeBytes + dyn_smem;
+    const size_t total = attr.sharedSizeBytes + dyn_smem;
     if (total > limit)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: needs %.1f KB of shared memory per block; this GPU allows %.1f KB%s",
                          name, total / 1024.0, limit / 1024.0,
                          cap > 0 ? " (capped by " CONV_SMEM_LIMIT_ENV ")" : "");
-    if (dyn_smem > (size_t)attr->maxDynamicSharedSizeBytes) {
+    if (dyn_smem > (size_t)attr.maxDynamicSharedSizeBytes) {
         CONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)dyn_smem),
                         msg);
-        attr->maxDynamicSharedSizeBytes = (int)dyn_smem;
+        remember_dynamic_smem(kernel, (int)dyn_smem);
     }
     return CONV_OK;
 }
@@ -363,7 +405,9 @@ conv_status conv_tf32_available(const void *kernel, const char *what, conv_msg *
                          "is sm_%d%d",
                          what, major, minor);
     struct cudaFuncAttributes attr;
-    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel), msg);
+    conv_status st = kernel_attributes(kernel, &attr, msg);
+    if (st != CONV_OK)
+        return st;
     if (attr.ptxVersion < 80)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: this build runs compute_%d code on this sm_%d%d GPU, which has no "
