@@ -10,7 +10,9 @@
  *
  * The backward pass (step 10) has its own sweep on shapes of the same
  * generator: every version of dgrad and wgrad against the double references
- * of common/conv_verify_backward.h, in the same two ways.
+ * of common/conv_verify_backward.h, in the same two ways. Both sweeps run
+ * conv2d_auto()'s rows (library/) beside the steps': whatever kernel its
+ * rule picks for a shape must pass there too.
  *
  * A failure prints the shape in full and its number, so that
  * CONV_SWEEP_SEED=s CONV_SWEEP_COUNT=i+1 reproduces it. */
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto_rows.h"
 #include "backward_rows.h"
 #include "conv_tensor.h"
 #include "conv_verify_backward.h"
@@ -38,9 +41,9 @@ static long env_or(const char *name, long fallback)
     return v != NULL && v[0] != '\0' ? strtol(v, NULL, 10) : fallback;
 }
 
-#define MAX_ROWS 48
+#define MAX_ROWS 64
 
-/* Every GPU step's rows for p. */
+/* Every GPU step's rows for p, and conv2d_auto's. */
 static int all_rows(const conv_params *p, conv_row *rows)
 {
     int n = 0;
@@ -54,6 +57,7 @@ static int all_rows(const conv_params *p, conv_row *rows)
     n += conv_winograd_rows(p, NULL, rows + n, MAX_ROWS - n);
     if (tc_available(NULL) == CONV_OK) /* TF32 tensor cores: compute capability 8.0 and up */
         n += conv_tc_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_auto_rows(p, NULL, rows + n, MAX_ROWS - n);
     return n;
 }
 
@@ -185,6 +189,7 @@ Test(gpu_sweep, every_backward_row_matches_the_reference_on_random_shapes)
                      (unsigned long long)seed, conv_shape_name(&p));
             conv_row rows[MAX_ROWS];
             int n = conv_backward_rows(&p, NULL, rows, MAX_ROWS);
+            n += conv_auto_rows(&p, NULL, rows + n, MAX_ROWS - n);
             conv_rows_check(rows, n, &p, NULL, 0);
             for (int r = 0; r < n; ++r) /* TF32 tensor cores: compute capability 8.0 and up */
                 if (rows[r].cls == CONV_CLASS_TF32 && tc_available(NULL) != CONV_OK)
