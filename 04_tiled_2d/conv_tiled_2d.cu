@@ -13,6 +13,7 @@
  *
  * Large batches: gridDim.z is at most 65535, so every kernel loops over its
  * z index (image, or image and output-channel group) with stride gridDim.z. */
+#include <pthread.h>
 #include <stddef.h>
 
 #include <cuda_runtime.h>
@@ -355,6 +356,44 @@ typedef struct {
 /* A strategy's launch of one of its configurations. */
 typedef conv_status (*config_launch)(const launch_args *a, int config, conv_msg *msg);
 
+/* c_weights is one bank per device, shared by every stream: a launch that
+ * reads it must end before a call on another stream overwrites it. So the
+ * calls take turns: each makes its stream wait for the event recorded after
+ * the previous call's launch, then records the event after its own, under
+ * a lock for calls from several host threads. */
+#define BANK_MAX_DEVICES 64
+static pthread_mutex_t bank_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaEvent_t bank_done[BANK_MAX_DEVICES]; /* NULL until the device's first call */
+
+static conv_status wait_for_bank(int device, cudaStream_t stream, conv_msg *msg)
+{
+    if (device < 0 || device >= BANK_MAX_DEVICES)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "device %d: step 04 counts at most %d devices",
+                         device, BANK_MAX_DEVICES);
+    if (bank_done[device] == NULL)
+        CONV_CUDA_CHECK(cudaEventCreateWithFlags(&bank_done[device], cudaEventDisableTiming), msg);
+    else
+        CONV_CUDA_CHECK(cudaStreamWaitEvent(stream, bank_done[device], 0), msg);
+    return CONV_OK;
+}
+
+/* Uploads `count` weights and launches, the bank's turn taken. */
+static conv_status launch_with_bank(const launch_args *a, config_launch launch, int config,
+                                    size_t count, conv_msg *msg)
+{
+    const int device = conv_current_device();
+    pthread_mutex_lock(&bank_lock);
+    conv_status st = wait_for_bank(device, a->stream, msg);
+    if (st == CONV_OK)
+        st = upload_weights(a->d_w, count, a->stream, msg);
+    if (st == CONV_OK)
+        st = launch(a, config, msg);
+    if (st == CONV_OK && cudaEventRecord(bank_done[device], a->stream) != cudaSuccess)
+        st = conv_cuda_fail(msg, cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
+    pthread_mutex_unlock(&bank_lock);
+    return st;
+}
+
 /* Every launcher: validates everything, copies the weights to constant memory
  * where its kernel reads them from there (on the stream, device to device),
  * then launches the instantiation of its configuration, which checks the
@@ -368,11 +407,9 @@ static conv_status run(const conv_tiled_choice *choice, config_launch launch, co
         return status;
     launch_args a = {p, d_x, d_w, d_y, 0, stream};
     if (choice->strategy != CONV_TILED_MC)
-        status = upload_weights(d_w, (size_t)p->r * p->s, stream, msg);
-    else if ((a.w_const = conv2d_tiled_mc_weights_in_constant(p, choice->weights)))
-        status = upload_weights(d_w, conv_filter_elems(p), stream, msg);
-    if (status != CONV_OK)
-        return status;
+        return launch_with_bank(&a, launch, choice->config, (size_t)p->r * p->s, msg);
+    if ((a.w_const = conv2d_tiled_mc_weights_in_constant(p, choice->weights)))
+        return launch_with_bank(&a, launch, choice->config, conv_filter_elems(p), msg);
     return launch(&a, choice->config, msg);
 }
 

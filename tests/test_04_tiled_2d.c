@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_tiled_2d.h"
 #include "tiled_2d_rows.h"
@@ -99,6 +100,52 @@ Test(gpu_conv2d_tiled_single, loops_over_more_than_65535_images)
         conv_tiled_choice choice = {single_strategies[i], 0, CONV_TILED_WEIGHTS_AUTO};
         conv_test_check_gpu_conv(&p, conv2d_tiled_conv, &choice, conv_test_host_reference,
                                  conv2d_tiled_config_name(choice.strategy, 0));
+    }
+}
+
+/* The weights live in one __constant__ buffer per device. Two streams, each
+ * alternating calls on its own problem with its own weights: a large image on
+ * the first, so that its kernel is still running when the second stream's
+ * call would copy other weights over it. Every output must be its own
+ * problem's, exactly (small integers). */
+Test(gpu_conv2d_tiled_single, two_streams_take_turns_with_the_constant_weights)
+{
+    CONV_TEST_REQUIRE_GPU();
+    const int big = conv_test_under_sanitizer() ? 256 : 2048;
+    conv_params p[2] = {same_shape(1, 1, big, big, 1, 7, 7), same_shape(1, 1, 37, 41, 1, 7, 7)};
+    conv_msg msg = {{0}};
+    cudaStream_t streams[2];
+    float *d_x[2], *d_w[2], *d_y[2], *h_x[2], *h_w[2], *want[2], *got[2];
+    for (int i = 0; i < 2; ++i) {
+        const size_t nx = conv_input_elems(&p[i]), nw = conv_filter_elems(&p[i]),
+                     ny = conv_output_elems(&p[i]);
+        cr_assert_eq(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking), cudaSuccess);
+        h_x[i] = conv_host_alloc(nx), h_w[i] = conv_host_alloc(nw);
+        want[i] = conv_host_alloc(ny), got[i] = conv_host_alloc(ny);
+        cr_assert(h_x[i] && h_w[i] && want[i] && got[i], "out of host memory");
+        conv_fill_small_int(h_x[i], nx, 70 + 2 * (uint64_t)i, -3, 3);
+        conv_fill_small_int(h_w[i], nw, 71 + 2 * (uint64_t)i, i == 0 ? 1 : -3, i == 0 ? 3 : -1);
+        CONV_ASSERT_OK(conv_test_host_reference(&p[i], h_x[i], h_w[i], want[i], &msg), msg);
+        d_x[i] = conv_test_device_copy(h_x[i], nx, "x");
+        d_w[i] = conv_test_device_copy(h_w[i], nw, "w");
+        d_y[i] = conv_test_device_output(ny, "y");
+    }
+    for (int round = 0; round < 4; ++round)
+        for (int i = 0; i < 2; ++i)
+            CONV_ASSERT_OK(conv2d_tiled_s1(&p[i], 0, d_x[i], d_w[i], d_y[i], streams[i], &msg),
+                           msg);
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_eq(cudaStreamSynchronize(streams[i]), cudaSuccess);
+        const size_t ny = conv_output_elems(&p[i]);
+        CONV_ASSERT_OK(conv_device_download(got[i], d_y[i], ny, &msg), msg);
+        conv_verify_report rep = conv_compare_exact(&p[i], got[i], want[i], ny);
+        CONV_ASSERT_REPORT(rep, i == 0 ? "4a on the first stream" : "4a on the second stream",
+                           &p[i]);
+        conv_test_assert_canary(d_y[i], ny, "4a on stream %d", i);
+        conv_device_free(d_x[i]), conv_device_free(d_w[i]), conv_device_free(d_y[i]);
+        conv_host_free(h_x[i]), conv_host_free(h_w[i]), conv_host_free(want[i]);
+        conv_host_free(got[i]);
+        cr_assert_eq(cudaStreamDestroy(streams[i]), cudaSuccess);
     }
 }
 
