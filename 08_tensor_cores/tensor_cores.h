@@ -1,6 +1,7 @@
 /* Step 08 on the GPU: 6f's implicit GEMM (NHWC) with its inner products on
  * the tensor cores:
- *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores_wmma_8a.cu);
+ *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores_wmma_8a.cu),
+ *       and in FP16 (8a-fp16), which every GPU from compute capability 7.0 runs;
  *   8b  the same through mma.sync with a cp.async pipeline
  *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
@@ -42,6 +43,12 @@ conv_status tc_available(conv_msg *msg);
 /* 8a: y = conv(x, w) in TF32 through WMMA; 64 x 64 outputs per block. */
 conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                            cudaStream_t stream, conv_msg *msg);
+
+/* 8a-fp16: the same in half precision (x and w rounded to FP16, float
+ * accumulators), on every GPU from compute capability 7.0; x and w within
+ * +-65504, FP16's largest value, or the output is infinite. */
+conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const float *d_w,
+                                float *d_y, cudaStream_t stream, conv_msg *msg);
 
 /* Floats of the workspace 8b and 8c need: the filter as KRSC, K*R*S*C. */
 size_t conv2d_tc_mma_workspace_elems(const conv_params *p);

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include <cuda_fp16.h>
 #include <mma.h>
 
 #include "conv_cuda.h"
@@ -34,6 +35,8 @@
 #define TC_LDA     (TC_BK + 4) /* shared rows padded by 16 bytes: ldm a multiple of 4 */
 #define TC_LDB     (TC_BN + 4)
 #define TC_LDC     (TC_BN + 4)
+#define TC_LDAH    (TC_BK + 8) /* FP16 rows padded by 16 bytes: ldm a multiple of 8 */
+#define TC_LDBH    (TC_BN + 8)
 
 /* A[m][j] of the implicit matrix: the image element, or 0 outside it. */
 __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom &g, long long m,
@@ -50,6 +53,20 @@ __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom
     if (h < 0 || h >= g.h || w < 0 || w >= g.w)
         return 0.0f;
     return x[((n * g.h + h) * g.w + w) * g.c + c];
+}
+
+/* The block's 64 x 64 outputs, staged in cs by the warps, stored to y
+ * under a guard (the edge tiles of the GEMM). */
+__device__ __forceinline__ void tc_store_block(const float *cs, float *__restrict__ y,
+                                               const tc_geom &g, long long m0, int k0, int tid)
+{
+    for (int e = tid; e < TC_BM * TC_BN; e += TC_THREADS) {
+        const int row = e / TC_BN, col = e % TC_BN;
+        const long long m = m0 + row;
+        const int k = k0 + col;
+        if (m < g.m && k < g.k)
+            y[m * g.k + k] = cs[row * TC_LDC + col];
+    }
 }
 
 __global__ void __launch_bounds__(TC_THREADS)
@@ -121,13 +138,78 @@ __global__ void __launch_bounds__(TC_THREADS)
             wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj], TC_LDC,
                                     wmma::mem_row_major);
     __syncthreads();
-    for (int e = tid; e < TC_BM * TC_BN; e += TC_THREADS) {
-        const int row = e / TC_BN, col = e % TC_BN;
-        const long long m = m0 + row;
-        const int k = k0 + col;
-        if (m < g.m && k < g.k)
-            y[m * g.k + k] = cs[row * TC_LDC + col];
+    tc_store_block(cs, y, g, m0, k0, tid);
+#endif
+}
+
+/* 8a in half precision, for every GPU of the course (FP16 tensor cores exist
+ * from compute capability 7.0): the same tiles, each input rounded to FP16
+ * as it is gathered (two neighbours per thread, one __half2 store), one
+ * m16n16k16 product per pair of fragments, float accumulators. x and w must
+ * lie within +-65504, FP16's largest value: beyond it an input rounds to
+ * infinity, and so does the output (the rows refuse such inputs). */
+__global__ void __launch_bounds__(TC_THREADS)
+    conv2d_tc_wmma_fp16_kernel(const float *__restrict__ x, const float *__restrict__ wt,
+                               float *__restrict__ y, tc_geom g)
+{
+#if __CUDA_ARCH__ >= 700
+    using namespace nvcuda;
+    __shared__ __align__(32) __half as[TC_BM * TC_LDAH];
+    __shared__ __align__(32) __half bs[TC_BK * TC_LDBH];
+    __shared__ __align__(32) float cs[TC_BM * TC_LDC];
+    const int tid = threadIdx.x, warp = tid / 32;
+    const int wm = (warp / 2) * 32, wn = (warp % 2) * 32; /* the warp's quarter */
+    const long long m0 = (long long)blockIdx.x * TC_BM;
+    const int k0 = blockIdx.y * TC_BN;
+
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            wmma::fill_fragment(acc[i][jj], 0.0f);
+
+    for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
+        /* A tile: 64 x 16, each thread a pair of neighbours along j */
+        for (int e = tid; e < TC_BM * TC_BK / 2; e += TC_THREADS) {
+            const int row = e / (TC_BK / 2), col = 2 * (e % (TC_BK / 2));
+            *(__half2 *)&as[row * TC_LDAH + col] = __floats2half2_rn(
+                tc_a(x, g, m0 + row, j0 + col), tc_a(x, g, m0 + row, j0 + col + 1));
+        }
+        /* B tile: 16 x 64, each thread a pair of neighbours along k */
+        for (int e = tid; e < TC_BK * TC_BN / 2; e += TC_THREADS) {
+            const int row = e / (TC_BN / 2), col = 2 * (e % (TC_BN / 2));
+            const int j = j0 + row, k = k0 + col;
+            const long long at = (long long)j * g.k + k;
+            *(__half2 *)&bs[row * TC_LDBH + col] = __floats2half2_rn(
+                j < g.j && k < g.k ? wt[at] : 0.0f, j < g.j && k + 1 < g.k ? wt[at + 1] : 0.0f);
+        }
+        __syncthreads();
+        /* excerpt: wmma fp16 k step */
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[2];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * TC_LDAH, TC_LDAH);
+            wmma::load_matrix_sync(b[i], bs + wn + 16 * i, TC_LDBH);
+        }
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int jj = 0; jj < 2; ++jj)
+                wmma::mma_sync(acc[i][jj], a[i], b[jj], acc[i][jj]);
+        /* excerpt end: wmma fp16 k step */
+        __syncthreads();
     }
+
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj], TC_LDC,
+                                    wmma::mem_row_major);
+    __syncthreads();
+    tc_store_block(cs, y, g, m0, k0, tid);
 #endif
 }
 
@@ -172,5 +254,22 @@ extern "C" conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, co
     const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
     conv2d_tc_wmma_kernel<<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
     CONV_CHECK_LAUNCH("conv2d_tc_wmma_kernel", msg);
+    return CONV_OK;
+}
+
+extern "C" conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const float *d_w,
+                                           float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
+    if (st != CONV_OK)
+        return st;
+    const void *kernel = (const void *)conv2d_tc_wmma_fp16_kernel;
+    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_fp16_kernel", TC_THREADS, 0, msg)) !=
+        CONV_OK)
+        return st;
+    const tc_geom g = tc_make_geom(p);
+    const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
+    conv2d_tc_wmma_fp16_kernel<<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
+    CONV_CHECK_LAUNCH("conv2d_tc_wmma_fp16_kernel", msg);
     return CONV_OK;
 }
