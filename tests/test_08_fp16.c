@@ -1,0 +1,208 @@
+/* Step 08 in half precision: rounding to FP16 and its range on the host, the
+ * bound of 8a-fp16 (conv_fp16.h) against a model of its arithmetic (and a
+ * coarser model the bound must catch); on the GPU, 8a-fp16 exact on small
+ * integers, within the bound on random floats (some below FP16's normal
+ * range) and rounding each input to the nearest FP16 value, on every GPU of
+ * the course. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "conv_fp16.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "conv_verify.h"
+#include "tensor_cores.h"
+
+/* ---- host ---------------------------------------------------------------- */
+
+Test(cpu_fp16, rounds_to_eleven_significant_bits_to_nearest_ties_even)
+{
+    const float ulp = ldexpf(1.0f, -10); /* FP16's last bit at 1 */
+    cr_assert_eq(conv_round_fp16(1.0f), 1.0f);
+    cr_assert_eq(conv_round_fp16(1.0f + ulp / 2), 1.0f, "a tie goes to the even neighbour");
+    cr_assert_eq(conv_round_fp16(1.0f + 3 * ulp / 2), 1.0f + 2 * ulp);
+    cr_assert_eq(conv_round_fp16(-(1.0f + 3 * ulp / 4)), -(1.0f + ulp));
+    cr_assert_eq(conv_round_fp16(0.1f), 0x1.998p-4f);
+    cr_assert_eq(conv_round_fp16(65504.0f), 65504.0f);
+    cr_assert_eq(conv_round_fp16(65519.0f), 65504.0f);
+    cr_assert_eq(conv_round_fp16(65520.0f), INFINITY);
+    cr_assert_eq(conv_round_fp16(-1e6f), -INFINITY);
+    cr_assert(isnan(conv_round_fp16(NAN)));
+    /* below 2^-14 the subnormals, all 2^-24 apart */
+    cr_assert_eq(conv_round_fp16(ldexpf(1.0f, -24)), ldexpf(1.0f, -24));
+    cr_assert_eq(conv_round_fp16(ldexpf(1.0f, -25)), 0.0f, "a tie with 0 goes to 0");
+    cr_assert_eq(conv_round_fp16(ldexpf(3.0f, -26)), ldexpf(1.0f, -24));
+    cr_assert_eq(conv_round_fp16(ldexpf(1.0f, -14) + ldexpf(1.0f, -26)), ldexpf(1.0f, -14));
+    for (int i = -2048; i <= 2048; ++i)
+        cr_assert_eq(conv_round_fp16((float)i), (float)i, "%d is not exact in FP16", i);
+}
+
+Test(cpu_fp16, refuses_inputs_beyond_its_range_naming_the_tensor)
+{
+    float v[5] = {1.0f, -65504.0f, 3.0f, 65505.0f, 0.0f};
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv_fp16_check_range(v, 3, "x", &msg), CONV_OK);
+    cr_assert_eq(conv_fp16_check_range(v, 5, "w", &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "w[3] = 65505");
+    v[3] = NAN;
+    cr_assert_eq(conv_fp16_check_range(v, 5, "x", &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "x[3]");
+}
+
+/* v with `bits` significant bits, to nearest (a model of a coarser format). */
+static float round_bits(float v, int bits)
+{
+    int e = 0;
+    frexp(v, &e);
+    const double spacing = ldexp(1.0, e - bits);
+    return (float)(nearbyint(v / spacing) * spacing);
+}
+
+/* The output of a kernel that rounds its inputs with `round` (bits < 0:
+ * to FP16) and sums exactly, then rounds to float. */
+static void model(const conv_params *p, const float *x, const float *w, int bits, float *y)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *xr = malloc(nx * sizeof *xr), *wr = malloc(nw * sizeof *wr);
+    double *yd = malloc(ny * sizeof *yd);
+    cr_assert(xr && wr && yd);
+    for (size_t i = 0; i < nx; ++i)
+        xr[i] = bits < 0 ? conv_round_fp16(x[i]) : round_bits(x[i], bits);
+    for (size_t i = 0; i < nw; ++i)
+        wr[i] = bits < 0 ? conv_round_fp16(w[i]) : round_bits(w[i], bits);
+    conv_reference_double(p, xr, wr, yd, NULL);
+    for (size_t i = 0; i < ny; ++i)
+        y[i] = (float)yd[i];
+    free(xr), free(wr), free(yd);
+}
+
+/* Uniform floats in [-1, 1), with every 7th x and every 5th w scaled into
+ * FP16's subnormal range (below 2^-14), where the bound's absolute term
+ * counts. */
+static void fill_with_subnormals(float *v, size_t count, uint64_t start, int every)
+{
+    conv_fill_uniform(v, count, start, -1.0f, 1.0f);
+    for (size_t i = 0; i < count; i += (size_t)every)
+        v[i] *= ldexpf(1.0f, -16);
+}
+
+Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
+{
+    conv_params t[2 * CONV_USUAL_SHAPES];
+    const size_t count = conv_test_both_layouts(t, conv_usual_shapes(t));
+    size_t caught = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params *p = &t[i];
+        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
+                     ny = conv_output_elems(p);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y);
+        cr_assert(x && w && y);
+        fill_with_subnormals(x, nx, 300 + i, 7);
+        fill_with_subnormals(w, nw, 400 + i, 5);
+        conv_fp16_tol tol;
+        conv_verify_opts opts;
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(conv_fp16_tol_prepare(&tol, p, x, w, &opts, &msg), msg);
+        model(p, x, w, -1, y);
+        conv_verify_report rep = conv_verify_full(p, x, w, y, opts);
+        CONV_ASSERT_REPORT(rep, "FP16 inputs, exact sums", p);
+        model(p, x, w, 8, y);
+        caught += !conv_verify_full(p, x, w, y, opts).passed;
+        conv_fp16_tol_free(&tol);
+        free(x), free(w), free(y);
+    }
+    cr_assert_gt(caught, count / 2, "the bound caught 8-bit inputs on %zu of %zu shapes", caught,
+                 count);
+}
+
+/* ---- GPU ------------------------------------------------------------------ */
+
+/* 8a-fp16 on h_x and h_w into h_y (NaN-poisoned output, canary checked). */
+static void run_gpu(const conv_params *p, const float *h_x, const float *h_w, float *h_y)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *d_x = conv_test_device_copy(h_x, nx, "x");
+    float *d_w = conv_test_device_copy(h_w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, 0, &msg), msg);
+    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
+    conv_test_assert_canary(d_y, ny, "8a-fp16 output on %s", conv_shape_name(p));
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+}
+
+/* The usual shapes in NHWC and two with several blocks each way, partial
+ * edge tiles and a depth (C R S) past one 16-wide step. */
+static size_t shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2); /* padding, stride, dilation */
+    for (size_t i = 0; i < n; ++i)
+        t[i].layout = CONV_LAYOUT_NHWC;
+    return n;
+}
+
+Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_floats)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params t[CONV_USUAL_SHAPES + 2];
+    const size_t count = shapes(t);
+    for (size_t i = 0; i < count; ++i) {
+        const conv_params *p = &t[i];
+        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
+                     ny = conv_output_elems(p);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w),
+              *y = malloc(ny * sizeof *y), *want = malloc(ny * sizeof *want);
+        cr_assert(x && w && y && want);
+        conv_msg msg = {{0}};
+        /* small integers: FP16 holds each, float each product and partial sum */
+        conv_fill_small_int(x, nx, 500 + i, -3, 3);
+        conv_fill_small_int(w, nw, 600 + i, -3, 3);
+        CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+        run_gpu(p, x, w, y);
+        conv_verify_report exact = conv_compare_exact(p, y, want, ny);
+        CONV_ASSERT_REPORT(exact, "8a-fp16, small integers", p);
+        if (!conv_test_under_racecheck()) { /* the same launch on other values */
+            fill_with_subnormals(x, nx, 700 + i, 7);
+            fill_with_subnormals(w, nw, 800 + i, 5);
+            run_gpu(p, x, w, y);
+            conv_fp16_tol tol;
+            conv_verify_opts opts;
+            CONV_ASSERT_OK(conv_fp16_tol_prepare(&tol, p, x, w, &opts, &msg), msg);
+            conv_verify_report rep = conv_verify_full(p, x, w, y, opts);
+            CONV_ASSERT_REPORT(rep, "8a-fp16, floats within the FP16 bound", p);
+            conv_fp16_tol_free(&tol);
+        }
+        free(x), free(w), free(y), free(want);
+    }
+}
+
+/* Only the centre tap of a 3x3 filter is nonzero, w[1][1][c][k] = (c == k),
+ * so every output is one input times 1: y = x as the kernel rounds it, which
+ * must be conv_round_fp16(x) to the bit, ties and subnormals included (x
+ * scaled by 1/4, 1/2 or 1: 65519 stays below infinity, whose product with a
+ * zero weight would be NaN). */
+Test(gpu_tensor_cores_fp16, rounds_each_input_to_the_nearest_fp16_value)
+{
+    CONV_TEST_REQUIRE_GPU();
+    conv_params p = conv_shape_nhwc(2, 4, 5, 7, 4, 3, 3, 1, 1, 1);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof *x), *w = calloc(nw, sizeof *w), *y = malloc(ny * sizeof *y);
+    cr_assert(x && w && y);
+    for (int c = 0; c < 4; ++c)
+        w[((size_t)(1 * 3 + 1) * 4 + (size_t)c) * 4 + (size_t)c] = 1.0f; /* w[1][1][c][c] */
+    const float ulp = ldexpf(1.0f, -10);
+    for (size_t i = 0; i < nx; ++i) {
+        const float kinds[6] = {1.0f + ulp / 2,      1.0f + 3 * ulp / 2, 0.1f,
+                                ldexpf(3.0f, -26),   ldexpf(1.0f, -25),  65519.0f};
+        x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
+    }
+    run_gpu(&p, x, w, y);
+    for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share their offsets */
+        cr_assert_eq(y[i], conv_round_fp16(x[i]), "x[%zu] = %a became %a, not %a", i, x[i], y[i],
+                     conv_round_fp16(x[i]));
+    free(x), free(w), free(y);
+}
