@@ -1,7 +1,6 @@
 #include "conv_fp16.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 float conv_round_fp16(float v)
 {
@@ -29,48 +28,19 @@ conv_status conv_fp16_check_range(const float *v, size_t count, const char *what
     return CONV_OK;
 }
 
-static double fp16_point_tol(const void *ctx, int n, int k, int oh, int ow)
+static double largest(const float *v, size_t count)
 {
-    const conv_fp16_tol *t = ctx;
-    const conv_params *p = t->p;
-    const double u = ldexp(1.0, -11), eta = ldexp(1.0, -25);
-    const double depth = (double)p->c * p->r * p->s, nu = depth * ldexp(1.0, -23);
-    const double g = nu < 1.0 ? nu / (1.0 - nu) : INFINITY;
-    const double c = (1 + u) * (1 + u) - 1 + g * (1 + u) * (1 + u);
-    double v, xw, sx, sw;
-    conv_reference_point(p, t->x, t->w, n, k, oh, ow, &v, &xw);
-    conv_reference_point(p, t->x, t->ones_w, n, k, oh, ow, &v, &sx);
-    conv_reference_point(p, t->ones_x, t->w, n, k, oh, ow, &v, &sw);
-    return c * xw + (1 + g) * ((1 + u) * eta * (sx + sw) + depth * eta * eta);
+    double m = 0.0;
+    for (size_t i = 0; i < count; ++i)
+        m = fabs((double)v[i]) > m ? fabs((double)v[i]) : m;
+    return m;
 }
 
-static float *ones(size_t count)
+conv_verify_opts conv_fp16_bound(size_t depth, const float *x, size_t nx, const float *w, size_t nw)
 {
-    float *a = malloc((count > 0 ? count : 1) * sizeof *a);
-    for (size_t i = 0; a != NULL && i < count; ++i)
-        a[i] = 1.0f;
-    return a;
-}
-
-conv_status conv_fp16_tol_prepare(conv_fp16_tol *t, const conv_params *p, const float *x,
-                                  const float *w, conv_verify_opts *opts, conv_msg *msg)
-{
-    t->p = p;
-    t->x = x;
-    t->w = w;
-    t->ones_x = ones(conv_input_elems(p));
-    t->ones_w = ones(conv_filter_elems(p));
-    if (t->ones_x == NULL || t->ones_w == NULL) {
-        conv_fp16_tol_free(t);
-        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the FP16 bound");
-    }
-    *opts = conv_verify_pointwise(fp16_point_tol, t);
-    return CONV_OK;
-}
-
-void conv_fp16_tol_free(conv_fp16_tol *t)
-{
-    free(t->ones_x);
-    free(t->ones_w);
-    t->ones_x = t->ones_w = NULL;
+    const double u = ldexp(1.0, -11), eta = ldexp(1.0, -25), n = (double)depth;
+    const double nu = n * ldexp(1.0, -23), g = nu < 1.0 ? nu / (1.0 - nu) : INFINITY;
+    conv_verify_opts o = conv_verify_bound(conv_tf32_bound_factor(depth));
+    o.abs_term = (1 + g) * ((1 + u) * eta * n * (largest(x, nx) + largest(w, nw)) + n * eta * eta);
+    return o;
 }

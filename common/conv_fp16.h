@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 
-#include "conv_params.h"
 #include "conv_status.h"
 #include "conv_verify.h"
 
@@ -30,24 +29,15 @@ float conv_round_fp16(float v);
  * the first value beyond and its offset. */
 conv_status conv_fp16_check_range(const float *v, size_t count, const char *what, conv_msg *msg);
 
-/* The bound of one output of a kernel that rounds x and w to FP16, with
- * u = 2^-11 (normal values) and absolute error at most 2^-25 (subnormals)
- * per input, multiplies exactly and sums n products in float:
- *   |got - exact| <= c sum|x w| + (1 + g)((1 + u) 2^-25 (sum|x| + sum|w|) + n 2^-50)
- * with c = (1 + u)^2 - 1 + g (1 + u)^2 and g = n 2^-23 / (1 - n 2^-23), the
- * sums over the taps that reach the output, n = C R S. The tolerance needs
- * sum|x| and sum|w| per output: the reference's sum|x w| with a tensor of
- * ones in place of w, then of x. */
-typedef struct {
-    const conv_params *p;
-    const float *x, *w;
-    float *ones_x, *ones_w; /* as large as x and w */
-} conv_fp16_tol;
-
-/* Fills t for p, x and w and sets *opts to the pointwise bound above. */
-conv_status conv_fp16_tol_prepare(conv_fp16_tol *t, const conv_params *p, const float *x,
-                                  const float *w, conv_verify_opts *opts, conv_msg *msg);
-void conv_fp16_tol_free(conv_fp16_tol *t);
+/* The bound of a kernel that rounds x and w to FP16 (u = 2^-11 for normal
+ * values, an absolute error of at most 2^-25 below 2^-14), multiplies
+ * exactly and sums n = depth products in float:
+ *   |got - exact| <= c sum|x w| + (1 + g)((1 + u) 2^-25 n (max|x| + max|w|) + n 2^-50)
+ * c = (1 + u)^2 - 1 + g (1 + u)^2, g = n 2^-23 / (1 - n 2^-23): TF32's
+ * factor (conv_tf32_bound_factor), plus an absolute term (abs_term) from the
+ * largest inputs, nx of x and nw of w. */
+conv_verify_opts conv_fp16_bound(size_t depth, const float *x, size_t nx, const float *w,
+                                 size_t nw);
 
 #ifdef __cplusplus
 }

@@ -142,7 +142,7 @@ static void locate_first(const conv_params *p, conv_verify_report *rep)
 /* excerpt: tolerance */
 static double tolerance(conv_verify_opts opts, size_t depth, double abs_sum)
 {
-    return opts.bound_factor * conv_gamma(depth) * abs_sum;
+    return opts.bound_factor * conv_gamma(depth) * abs_sum + opts.abs_term;
 }
 /* excerpt end: tolerance */
 

@@ -35,6 +35,8 @@ typedef struct {
     double bound_factor;      /* 1 for plain dot products; > 1 only with a reason */
     conv_point_tol point_tol; /* NULL: factor * gamma_n * sum|x*w|; else this, factor unused */
     const void *point_ctx;
+    double abs_term; /* added to every tolerance: an error that does not scale with
+                        sum|x*w| (FP16's subnormal inputs, conv_fp16.h); 0 for most */
 } conv_verify_opts;
 
 typedef struct {

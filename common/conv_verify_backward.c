@@ -173,7 +173,7 @@ static double tolerance_at(const conv_params *p, int dgrad, conv_verify_opts opt
                            double gamma, double mag)
 {
     if (opts.point_tol == NULL)
-        return opts.bound_factor * gamma * mag;
+        return opts.bound_factor * gamma * mag + opts.abs_term;
     int idx[4];
     if (dgrad) {
         const int dims[4] = {p->n, p->c, p->h, p->w};

@@ -93,22 +93,17 @@ Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
     size_t caught = 0;
     for (size_t i = 0; i < count; ++i) {
         const conv_params *p = &t[i];
-        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
-                     ny = conv_output_elems(p);
+        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y);
         cr_assert(x && w && y);
         fill_with_subnormals(x, nx, 300 + i, 7);
         fill_with_subnormals(w, nw, 400 + i, 5);
-        conv_fp16_tol tol;
-        conv_verify_opts opts;
-        conv_msg msg = {{0}};
-        CONV_ASSERT_OK(conv_fp16_tol_prepare(&tol, p, x, w, &opts, &msg), msg);
+        const conv_verify_opts opts = conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw);
         model(p, x, w, -1, y);
         conv_verify_report rep = conv_verify_full(p, x, w, y, opts);
         CONV_ASSERT_REPORT(rep, "FP16 inputs, exact sums", p);
         model(p, x, w, 8, y);
         caught += !conv_verify_full(p, x, w, y, opts).passed;
-        conv_fp16_tol_free(&tol);
         free(x), free(w), free(y);
     }
     cr_assert_gt(caught, count / 2, "the bound caught 8-bit inputs on %zu of %zu shapes", caught,
@@ -152,10 +147,9 @@ Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_f
     const size_t count = shapes(t);
     for (size_t i = 0; i < count; ++i) {
         const conv_params *p = &t[i];
-        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p),
-                     ny = conv_output_elems(p);
-        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w),
-              *y = malloc(ny * sizeof *y), *want = malloc(ny * sizeof *want);
+        const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y),
+              *want = malloc(ny * sizeof *want);
         cr_assert(x && w && y && want);
         conv_msg msg = {{0}};
         /* small integers: FP16 holds each, float each product and partial sum */
@@ -169,12 +163,9 @@ Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_f
             fill_with_subnormals(x, nx, 700 + i, 7);
             fill_with_subnormals(w, nw, 800 + i, 5);
             run_gpu(p, x, w, y);
-            conv_fp16_tol tol;
-            conv_verify_opts opts;
-            CONV_ASSERT_OK(conv_fp16_tol_prepare(&tol, p, x, w, &opts, &msg), msg);
-            conv_verify_report rep = conv_verify_full(p, x, w, y, opts);
+            conv_verify_report rep = conv_verify_full(
+                p, x, w, y, conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw));
             CONV_ASSERT_REPORT(rep, "8a-fp16, floats within the FP16 bound", p);
-            conv_fp16_tol_free(&tol);
         }
         free(x), free(w), free(y), free(want);
     }
@@ -196,8 +187,8 @@ Test(gpu_tensor_cores_fp16, rounds_each_input_to_the_nearest_fp16_value)
         w[((size_t)(1 * 3 + 1) * 4 + (size_t)c) * 4 + (size_t)c] = 1.0f; /* w[1][1][c][c] */
     const float ulp = ldexpf(1.0f, -10);
     for (size_t i = 0; i < nx; ++i) {
-        const float kinds[6] = {1.0f + ulp / 2,      1.0f + 3 * ulp / 2, 0.1f,
-                                ldexpf(3.0f, -26),   ldexpf(1.0f, -25),  65519.0f};
+        const float kinds[6] = {1.0f + ulp / 2,    1.0f + 3 * ulp / 2, 0.1f,
+                                ldexpf(3.0f, -26), ldexpf(1.0f, -25),  65519.0f};
         x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
     }
     run_gpu(&p, x, w, y);
