@@ -2,28 +2,31 @@
 
 #include "conv_cublas.h"
 #include "conv_cuda.h"
+#include "conv_fp16.h"
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
-/* What a row runs: the WMMA kernel (8a), the mma.sync kernel in one of its
- * precisions (8b; 8b with x truncated, 8d's arithmetic; 8c), the wgmma kernel
- * (8d) or the one fed by TMA (8e). */
-enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA };
+/* What a row runs: the WMMA kernel (8a; in FP16, 8a-fp16), the mma.sync
+ * kernel in one of its precisions (8b; 8b with x truncated, 8d's arithmetic;
+ * 8c), the wgmma kernel (8d) or the one fed by TMA (8e). */
+enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA, TC_WMMA_FP16 };
 typedef struct {
-    tc_precision precision;
-    int kernel;    /* TC_WMMA, TC_MMA, TC_WGMMA or TC_TMA */
-    float *d_work; /* TC_MMA: the filter as KRSC (setup) */
+    tc_precision precision; /* TC_WMMA_FP16: unused (conv_fp16.h holds its bound) */
+    int kernel;             /* TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA or TC_WMMA_FP16 */
+    float *d_work;          /* TC_MMA: the filter as KRSC (setup) */
     size_t work_elems;
 } tc_variant;
 
 static tc_variant variants[TC_ROW_COUNT] = {
     {TC_TF32, TC_WMMA, NULL, 0},         {TC_TF32, TC_MMA, NULL, 0},
     {TC_TF32_XTRUNC, TC_MMA, NULL, 0},   {TC_3XTF32, TC_MMA, NULL, 0},
-    {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0}};
+    {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0},
+    {TC_TF32, TC_WMMA_FP16, NULL, 0}};
 static const char *const names[TC_ROW_COUNT] = {
     "8a WMMA TF32",       "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated",
-    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8d", "8e"};
+    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA",
+    "8a-fp16 WMMA FP16"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8d", "8e", "8a-fp16"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -35,6 +38,8 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_MMA)
         return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
+    if (v->kernel == TC_WMMA_FP16)
+        return conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -59,6 +64,14 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     return conv_device_alloc(&v->d_work, v->work_elems, "8b's filter as KRSC", msg);
 }
 
+/* 8a-fp16: inputs FP16 can hold, or the row is skipped saying which is not. */
+static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    (void)ctx;
+    conv_status st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg);
+    return st != CONV_OK ? st : conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
+}
+
 static void teardown(void *ctx)
 {
     tc_variant *v = ctx;
@@ -74,7 +87,10 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
     (void)msg;
     const conv_params *p = &pb->p;
     const tc_variant *v = ctx;
-    *opts = conv_verify_bound(tc_bound_factor(v->precision, (size_t)p->c * p->r * p->s));
+    const size_t depth = (size_t)p->c * p->r * p->s;
+    *opts = v->kernel == TC_WMMA_FP16 ? conv_fp16_bound(depth, pb->h_x, conv_input_elems(p),
+                                                        pb->h_w, conv_filter_elems(p))
+                                      : conv_verify_bound(tc_bound_factor(v->precision, depth));
     return CONV_OK;
 }
 
@@ -91,6 +107,10 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
         if (variants[n].kernel == TC_MMA) {
             rows[n].setup = setup;
             rows[n].teardown = teardown;
+        }
+        if (variants[n].kernel == TC_WMMA_FP16) {
+            rows[n].setup = setup_fp16;
+            rows[n].cls = CONV_CLASS_FP16;
         }
     }
     return n;

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define TC_ROW_COUNT 6
+#define TC_ROW_COUNT 7
 
 /* "8a WMMA TF32", "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated"
  * (8b with 8d's arithmetic, x not rounded), "8c mma.sync 3xTF32", "8d wgmma
