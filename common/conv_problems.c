@@ -24,14 +24,13 @@ static const conv_problem *table(void)
     static conv_problem problems[N_PROBLEMS];
     static int filled = 0;
     if (!filled) {
-        /* the two problems the catalogue has in both layouts */
-        const conv_params hpc101 = shape(128, 128, 100, 100, 128, 3, 3, 1, 1);
-        const conv_params cutlass = shape(8, 128, 224, 224, 128, 3, 3, 1, 1);
         conv_problem t[N_PROBLEMS] = {
             {"lecture", "the direct-convolution article's problem, 6x6 valid",
              shape(1, 6, 768, 512, 6, 6, 6, 0, 0), 0},
-            {"hpc101", "the HPC101 2022 lab 3 problem, 3x3 same", hpc101, 0},
-            {"cutlass", "CUTLASS's reference problem, 3x3 same", cutlass, 0},
+            {"hpc101", "the HPC101 2022 lab 3 problem, 3x3 same",
+             shape(128, 128, 100, 100, 128, 3, 3, 1, 1), 0},
+            {"cutlass", "CUTLASS's reference problem, 3x3 same",
+             shape(8, 128, 224, 224, 128, 3, 3, 1, 1), 0},
             {"ece408-l1", "ECE408 project layer 1, 7x7 valid",
              shape(10000, 1, 86, 86, 4, 7, 7, 0, 0), 0},
             {"ece408-l2", "ECE408 project layer 2, 7x7 valid",
@@ -40,8 +39,10 @@ static const conv_problem *table(void)
              shape(1, 1, 2000, 2000, 1, 13, 13, 6, 6), 0},
             {"conv1d", "1D, width 2^26, mask 7, same (steps 01 and 03)",
              shape(1, 1, 1, 1 << 26, 1, 1, 7, 0, 3), 0},
-            {"hpc101-nhwc", "the HPC101 lab exactly: hpc101 in NHWC", nhwc(hpc101), 1},
-            {"cutlass-nhwc", "CUTLASS's reference problem in NHWC", nhwc(cutlass), 1},
+            {"hpc101-nhwc", "the HPC101 lab exactly: hpc101 in NHWC",
+             nhwc(shape(128, 128, 100, 100, 128, 3, 3, 1, 1)), 1},
+            {"cutlass-nhwc", "CUTLASS's reference problem in NHWC",
+             nhwc(shape(8, 128, 224, 224, 128, 3, 3, 1, 1)), 1},
         };
         memcpy(problems, t, sizeof t);
         filled = 1;
