@@ -8,6 +8,7 @@
  * reference). The program body, the flags and the exit status are those of
  * every program (common/conv_program.h). */
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "cpu_rows.h"
 
 static int rows(const conv_cli_options *opt, const conv_params *p, const char *select, conv_row *r,
@@ -19,18 +20,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     return n;
 }
 
-static const conv_program program = {
-    .cli = {.program = "01_cpu_serial",
-            .summary = "Step 01: the serial 5-loop convolution (loop order oc -> h -> w -> ic "
-                       "-> kh -> kw) and its OpenMP version, on the CPU.",
-            .default_warmup = 0, /* one serial run of the lecture problem takes a second */
-            .default_repeat = 3},
-    .title = "the serial five-loop convolution and its OpenMP version (CPU)",
-    .variant = {"1a|1b|all", "which versions to run (1a: serial, 1b: OpenMP; all adds 1c, the 1D "
-                             "convolution, on a 1D problem; 1a always runs, the reference)"},
-    .ref_names = {"serial"},
-    .cpu_only = 1,
-    .rows = rows,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(
+    CONV_STEP_01_TEXTS,
+    .cli.default_warmup = 0, /* one serial run of the lecture problem takes a second */
+    .cli.default_repeat = 3, .ref_names = {"serial"}, .cpu_only = 1, .rows = rows)

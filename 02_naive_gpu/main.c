@@ -5,6 +5,7 @@
  * same run. The program body, the common flags and the exit status are
  * those of every program (common/conv_program.h). */
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "cpu_rows.h"
 #include "naive_rows.h"
 
@@ -27,23 +28,10 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 
 static const conv_flag flags[] = {
     /* --variant first, then --host-repeat: declared here, in that order */
-    CONV_VARIANT_FLAG("2a|2b|all",
-                      "which kernel(s) to run (2a: grid-stride loop, 2b: 16x16 blocks)"),
+    CONV_STEP_02_VARIANT_FLAG,
     {"host-repeat", CONV_FLAG_INT, "N", "timed runs of the CPU versions (0: skip them)", "3", 0,
      100},
 };
 
-static const conv_program program = {
-    .cli = {.program = "02_naive_gpu",
-            .summary = "Step 02: one thread per output element; a grid-stride loop over all "
-                       "outputs and 16x16 blocks over the output plane, against step 01 and "
-                       "cuDNN.",
-            CONV_FLAGS(flags),
-            .renamed = "gridstride=2a|2d=2b"},
-    .title = "one thread per output element (grid-stride loop; 16x16 blocks)",
-    CONV_VS_CUDNN("serial", "OpenMP"),
-    .bandwidth_column = 1,
-    .rows = rows,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_02_TEXTS, CONV_PROGRAM_FLAGS(flags), CONV_VS_CUDNN("serial", "OpenMP"),
+                  .bandwidth_column = 1, .rows = rows)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "conv_tiled_1d.h"
 #include "tiled_1d_rows.h"
 
@@ -61,27 +62,7 @@ static const conv_flag flags[] = {
      CONV1D_MAX_MASK_WIDTH},
 };
 
-static const conv_program program = {
-    .cli = {.program = "03_tiled_1d",
-            .summary = "Step 03: 1D \"same\" convolution, mask in constant memory; naive and "
-                       "the three tiling strategies, against the device-to-device copy "
-                       "bandwidth and cuDNN.",
-            CONV_FLAGS(flags),
-            .shape = CONV_CLI_SHAPE_NONE,
-            .own_shape_flags = "width|mask",
-            .renamed = "--strategy=--variant|naive=3a|naive4=3b|1=3c|2=3d|3=3e",
-            .default_warmup = 2,
-            .default_repeat = 20},
-    .title = "1D \"same\" convolution, mask in constant memory",
-    .variant = {"3a|3b|3c|3d|3e|all",
-                "which kernel(s) to run (3a: naive, 3b: naive x4, 3c, 3d, 3e: the lecture's "
-                "strategies 1, 2, 3)"},
-    CONV_VS_CUDNN("D2D copy"),
-    .bandwidth_column = 1,
-    .measure_copy = 1,
-    .problems = problem,
-    .rows = rows,
-    .describe = describe,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_03_TEXTS, CONV_PROGRAM_FLAGS(flags), .cli.shape = CONV_CLI_SHAPE_NONE,
+                  .cli.own_shape_flags = "width|mask", .cli.default_warmup = 2,
+                  .cli.default_repeat = 20, CONV_VS_CUDNN("D2D copy"), .bandwidth_column = 1,
+                  .measure_copy = 1, .problems = problem, .rows = rows, .describe = describe)

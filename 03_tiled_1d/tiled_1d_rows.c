@@ -40,11 +40,9 @@ int conv_tiled_1d_rows(const conv_params *p, const char *select, conv_row *rows,
 {
     (void)p;
     (void)select;
-    int n = 0;
-    for (; n < CONV1D_N_STRATEGIES && n < max_rows; ++n) {
-        rows[n] = conv_row_device(names[n], keys[n], conv1d_tiled_conv, (void *)&strategies[n]);
-        rows[n].check = check;
-        rows[n].setup = upload_mask;
-    }
-    return n;
+    conv_row like = conv_row_device(NULL, NULL, conv1d_tiled_conv, NULL);
+    like.check = check;
+    like.setup = upload_mask;
+    return conv_rows_table(&like, names, keys, strategies, sizeof strategies[0],
+                           CONV1D_N_STRATEGIES, rows, max_rows);
 }

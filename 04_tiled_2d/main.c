@@ -11,6 +11,7 @@
  * body, the common flags and the exit status are those of every program
  * (common/conv_program.h). */
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "naive_rows.h"
 #include "tiled_2d_rows.h"
 
@@ -26,19 +27,4 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     return kept + conv_tiled_2d_rows(p, select, r + kept, max - kept);
 }
 
-static const conv_program program = {
-    .cli = {.program = "04_tiled_2d",
-            .summary = "Step 04: tiled 2D convolution with halos (strategies 1, 2, 3 of ECE408 "
-                       "lecture 8, mask in constant memory) and its multi-channel extension, "
-                       "against step 02 and cuDNN.",
-            .renamed = "--strategy=--variant|1=4a|2=4b|3=4c|mc=4d"},
-    .title = "tiled 2D convolution with halos (strategies 1, 2, 3; multi-channel)",
-    .variant = {"4a|4b|4c|4d|all",
-                "4a, 4b, 4c: the lecture's strategies 1, 2, 3 (single channel, C = K = 1); "
-                "4d: the multi-channel kernel"},
-    CONV_VS_CUDNN("step 02"),
-    .bandwidth_column = 1,
-    .rows = rows,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_04_TEXTS, CONV_VS_CUDNN("step 02"), .bandwidth_column = 1, .rows = rows)

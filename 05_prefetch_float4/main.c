@@ -10,6 +10,7 @@
 #include "conv_device.h"
 #include "conv_prefetch.h"
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "naive_rows.h"
 #include "prefetch_rows.h"
 #include "tiled_2d_rows.h"
@@ -44,18 +45,5 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
     }
 }
 
-static const conv_program program = {
-    .cli = {.program = "05_prefetch_float4",
-            .summary = "Step 05: the direct convolution of the blog article (one-warp blocks, "
-                       "equal split of float4 loads, filter in shared memory, register "
-                       "accumulators, prefetch of the next channel) and its tuned version, "
-                       "against cuDNN and steps 02 and 04."},
-    .title = "direct convolution with float4 loads, shared tiles, register accumulators and "
-             "prefetching",
-    .variant = {"5a|5b|all", "which step 05 kernels to run (5a: both of its loop orders)"},
-    CONV_VS_CUDNN("step 02", "step 04"),
-    .rows = rows,
-    .describe = describe,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_05_TEXTS, CONV_VS_CUDNN("step 02", "step 04"), .rows = rows,
+                  .describe = describe)

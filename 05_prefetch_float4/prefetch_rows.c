@@ -35,10 +35,8 @@ int conv_prefetch_rows(const conv_params *p, const char *select, conv_row *rows,
 {
     (void)p;
     (void)select;
-    int n = 0;
-    for (; n < N_VARIANTS && n < max_rows; ++n) {
-        rows[n] = conv_row_device(names[n], keys[n], conv2d_prefetch_conv, (void *)&variants[n]);
-        rows[n].check = check;
-    }
-    return n;
+    conv_row like = conv_row_device(NULL, NULL, conv2d_prefetch_conv, NULL);
+    like.check = check;
+    return conv_rows_table(&like, names, keys, variants, sizeof variants[0], N_VARIANTS, rows,
+                           max_rows);
 }

@@ -34,13 +34,12 @@ extern "C" conv_status conv2d_implicit_gemm(const conv_params *p, const float *d
                                             const float *d_w, float *d_y, cudaStream_t stream,
                                             conv_msg *msg)
 {
-    conv_status st = conv_params_validate(p, msg);
+    conv_status st = conv_params_validate_layout(
+        p, CONV_LAYOUT_NHWC,
+        "6f implicit GEMM supports --layout nhwc only (x[N][H][W][C], w[R][S][C][K]); got nchw",
+        msg);
     if (st != CONV_OK)
         return st;
-    if (p->layout != CONV_LAYOUT_NHWC)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "6f implicit GEMM supports --layout nhwc only (x[N][H][W][C], "
-                         "w[R][S][C][K]); got nchw");
     st = conv_check_pointers(d_x, "d_x", d_w, "d_w", d_y, "d_y", msg);
     if (st != CONV_OK)
         return st;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "im2col_gemm_rows.h"
 
 enum { REF_CUDNN, REF_CUBLAS };
@@ -59,20 +60,5 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
     }
 }
 
-static const conv_program program = {
-    .cli = {.program = "06_im2col_gemm",
-            .summary = "Step 06: convolution as a matrix product: im2col + GEMM (6a naive .. "
-                       "6e double-buffered register tiles, cuBLAS) and implicit GEMM (6f), "
-                       "NCHW and NHWC. The GEMMs alone: 06_gemm.",
-            .renamed = "--gemm=--variant"},
-    .title = "convolution as im2col + GEMM (6a..6e, cuBLAS) and implicit GEMM (6f)",
-    .variant = {"6a|6b|6c|6d|6e|6f|cublas|all",
-                "which versions to run (6a..6e: im2col + that GEMM, 6f: implicit GEMM, "
-                "NHWC only; im2col + cuBLAS always runs: it is the reference)"},
-    CONV_VS_CUDNN("cuBLAS"),
-    .rows = rows,
-    .describe = describe,
-    .footer = footer,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_06_TEXTS, CONV_VS_CUDNN("cuBLAS"), .rows = rows, .describe = describe,
+                  .footer = footer)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "im2col_gemm_rows.h"
 #include "winograd.h"
 #include "winograd_rows.h"
@@ -68,20 +69,5 @@ static void footer(FILE *out, const conv_params *p, const conv_row *r, int n)
     }
 }
 
-static const conv_program program = {
-    .cli = {.program = "07_winograd",
-            .summary = "Step 07: Winograd convolution F(2x2,3x3) and F(4x4,3x3): filter and "
-                       "input transforms, a batched GEMM of step 06, output transform (7a, "
-                       "7b), and all of it in one kernel (7c); 3x3 filters, stride 1, NCHW "
-                       "and NHWC; against cuDNN and step 06.",
-            .default_problem = "cutlass"},
-    .title = "Winograd convolution F(2x2,3x3) and F(4x4,3x3), non-fused and fused",
-    .variant = {"7a|7b|7c|all", "which step 07 versions to run (7a: F(2x2,3x3), 7b: "
-                                "F(4x4,3x3), 7c: fused F(4x4,3x3))"},
-    CONV_VS_CUDNN("step 06"),
-    .rows = rows,
-    .describe = describe,
-    .footer = footer,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_07_TEXTS, .cli.default_problem = "cutlass", CONV_VS_CUDNN("step 06"),
+                  .rows = rows, .describe = describe, .footer = footer)

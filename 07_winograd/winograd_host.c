@@ -108,23 +108,23 @@ static void gather_filter(const conv_params *p, const float *w, int k, int c, fl
             g[r * 3 + s] = w[conv_filter_offset(p, k, c, r, s)];
 }
 
-/* The checks of the whole-problem functions below: the three pointers (out
- * named out_name in the message), then wino_supports. */
-static conv_status check_args(const conv_params *p, wino_tile t, const float *x, const float *w,
-                              const void *out, const char *out_name, conv_msg *msg)
+/* The start of the whole-problem functions below: the checks (the three
+ * pointers, out named out_name in the message; then wino_supports), then
+ * their two buffers, of elem_size bytes an element: bufs[0] the transformed
+ * filters U[k][c], bufs[1] one tile's sums acc[k] (alpha x alpha elements
+ * each). Both buffers or neither (CONV_ERR_OUT_OF_MEMORY naming what). */
+static conv_status start(const conv_params *p, wino_tile t, const float *x, const float *w,
+                         const void *out, const char *out_name, size_t elem_size, const char *what,
+                         void *bufs[2], conv_msg *msg)
 {
     conv_status st = conv_check_pointers(x, "x", w, "w", out, out_name, msg);
-    return st == CONV_OK ? wino_supports(p, t, msg) : st;
-}
-
-/* Their two buffers, of elem_size bytes an element: bufs[0] the transformed
- * filters U[k][c], bufs[1] one tile's sums acc[k] (a2 = alpha x alpha
- * elements each). Both or neither (CONV_ERR_OUT_OF_MEMORY naming what). */
-static conv_status alloc_buffers(const conv_params *p, int a2, size_t elem_size, void *bufs[2],
-                                 const char *what, conv_msg *msg)
-{
-    bufs[0] = malloc(elem_size * (size_t)p->k * (size_t)p->c * (size_t)a2);
-    bufs[1] = malloc(elem_size * (size_t)p->k * (size_t)a2);
+    if (st == CONV_OK)
+        st = wino_supports(p, t, msg);
+    if (st != CONV_OK)
+        return st;
+    const size_t a2 = (size_t)wino_alpha(t) * (size_t)wino_alpha(t);
+    bufs[0] = malloc(elem_size * (size_t)p->k * (size_t)p->c * a2);
+    bufs[1] = malloc(elem_size * (size_t)p->k * a2);
     if (bufs[0] != NULL && bufs[1] != NULL)
         return CONV_OK;
     free(bufs[0]);
@@ -137,9 +137,7 @@ conv_status wino_conv_host(const conv_params *p, wino_tile t, const float *x, co
 {
     const int m = wino_m(t), alpha = wino_alpha(t), a2 = alpha * alpha;
     void *bufs[2];
-    conv_status st = check_args(p, t, x, w, y, "y", msg);
-    if (st == CONV_OK)
-        st = alloc_buffers(p, a2, sizeof(float), bufs, "Winograd model", msg);
+    conv_status st = start(p, t, x, w, y, "y", sizeof(float), "Winograd model", bufs, msg);
     if (st != CONV_OK)
         return st;
     const int P = conv_out_h(p), Q = conv_out_w(p);
@@ -194,26 +192,29 @@ static const double G4[6][3] = {{1.0 / 4, 0, 0},
 static const double AT4[4][6] = {
     {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
 
+/* out (rows x cols) = a (rows x inner, row-major) * b, whose element (q, j)
+ * is b[q * bq + j * bj]: row-major b with (bq, bj) = (cols, 1), a transposed
+ * row-major matrix with (1, inner). */
+static void product(const double *a, int rows, int inner, const double *b, int bq, int bj, int cols,
+                    double *out)
+{
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            double s = 0;
+            for (int q = 0; q < inner; ++q)
+                s += a[i * inner + q] * b[q * bq + j * bj];
+            out[i * cols + j] = s;
+        }
+}
+
 /* out (rows x cols) = L (rows x inner) * in (inner x inner2) * R^T (cols x inner2)^T,
  * all row-major; the form of G g G^T, B^T d B (R = B^T) and A^T M A (R = A^T). */
 static void sandwich(const double *l, int rows, int inner, const double *in, int inner2,
                      const double *r, int cols, double *out)
 {
     double t[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
-    for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < inner2; ++j) {
-            double s = 0;
-            for (int q = 0; q < inner; ++q)
-                s += l[i * inner + q] * in[q * inner2 + j];
-            t[i * inner2 + j] = s;
-        }
-    for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) {
-            double s = 0;
-            for (int q = 0; q < inner2; ++q)
-                s += t[i * inner2 + q] * r[j * inner2 + q];
-            out[i * cols + j] = s;
-        }
+    product(l, rows, inner, in, inner2, 1, inner2, t); /* L * in */
+    product(t, rows, inner2, r, 1, inner2, cols, out); /* (L * in) * R^T */
 }
 
 /* The matrices of tile t. */
@@ -263,9 +264,7 @@ conv_status wino_error_bound(const conv_params *p, wino_tile t, const float *x, 
     const abs_mats a = mats_of(t);
     const int m = a.m, a2 = a.a2;
     void *bufs[2];
-    conv_status st = check_args(p, t, x, w, bound, "bound", msg);
-    if (st == CONV_OK)
-        st = alloc_buffers(p, a2, sizeof(double), bufs, "Winograd bound", msg);
+    conv_status st = start(p, t, x, w, bound, "bound", sizeof(double), "Winograd bound", bufs, msg);
     if (st != CONV_OK)
         return st;
     const double gamma = conv_gamma(wino_error_roundings(t, p->c));

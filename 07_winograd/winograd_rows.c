@@ -121,23 +121,24 @@ int conv_winograd_rows(const conv_params *p, const char *select, conv_row *rows,
 {
     (void)p;
     (void)select;
-    int n = 0;
-    for (; n < WINO_ROW_COUNT && n < max_rows; ++n) {
-        wino_row *r = &contexts[n];
+    for (int i = 0; i < WINO_ROW_COUNT && i < max_rows; ++i) {
+        wino_row *r = &contexts[i];
         wino_tolerance_free(&r->tol);
         memset(r, 0, sizeof *r);
-        r->fused = n == 2;
-        r->t = r->fused ? WINO_F4 : (wino_tile)n;
-        snprintf(names[n], sizeof names[n], "%s %s%s", keys[n], r->fused ? "fused " : "",
+        r->fused = i == 2;
+        r->t = r->fused ? WINO_F4 : (wino_tile)i;
+        snprintf(names[i], sizeof names[i], "%s %s%s", keys[i], r->fused ? "fused " : "",
                  wino_tile_name(r->t));
-        rows[n] = conv_row_device(names[n], keys[n], conv2d_winograd_conv, r);
-        rows[n].check = check;
-        rows[n].setup = setup;
-        rows[n].teardown = teardown;
-        rows[n].tolerance = tolerance;
-        rows[n].annotate = annotate;
     }
-    return n;
+    static const char *const row_names[WINO_ROW_COUNT] = {names[0], names[1], names[2]};
+    conv_row like = conv_row_device(NULL, NULL, conv2d_winograd_conv, NULL);
+    like.check = check;
+    like.setup = setup;
+    like.teardown = teardown;
+    like.tolerance = tolerance;
+    like.annotate = annotate;
+    return conv_rows_table(&like, row_names, keys, contexts, sizeof contexts[0], WINO_ROW_COUNT,
+                           rows, max_rows);
 }
 
 int conv_winograd_row_stages(const conv_row *row, wino_tile *tile, int *fused, double ms[4])

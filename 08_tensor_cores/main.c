@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "conv_program.h"
+#include "conv_step_texts.h"
 #include "im2col_gemm_rows.h"
 #include "tc_rows.h"
 
@@ -39,23 +40,5 @@ static void describe(FILE *out, const conv_cli_options *opt, const conv_params *
     tc_print_mma_peak(out, opt, conv_flops(p));
 }
 
-static const conv_program program = {
-    .cli = {.program = "08_tensor_cores",
-            .summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "
-                       "WMMA (8a), mma.sync (8b) and wgmma (8d, 8e with TMA; compute "
-                       "capability 9.0), "
-                       "3xTF32 through mma.sync (8c, FP32's accuracy); against cuDNN (FP32 "
-                       "and TF32) and 6f. Needs compute capability 8.0 or newer.",
-            .default_problem = "cutlass-nhwc"},
-    .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",
-    .variant = {"8a|8b|8b-xt|8c|8d|8e|all",
-                "which step 08 versions to run (8a: TF32 through WMMA, 8b: TF32 through "
-                "mma.sync with a cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, "
-                "8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by TMA; "
-                "8d and 8e Hopper only)"},
-    CONV_VS_CUDNN("step 06"),
-    .rows = rows,
-    .describe = describe,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_08_TEXTS, .cli.default_problem = "cutlass-nhwc",
+                  CONV_VS_CUDNN("step 06"), .rows = rows, .describe = describe)

@@ -59,12 +59,9 @@ double tc_bound_factor(tc_precision t, size_t n)
 
 conv_status tc_supports(const conv_params *p, conv_msg *msg)
 {
-    conv_status st = conv_params_validate(p, msg);
-    if (st != CONV_OK)
-        return st;
-    if (p->layout != CONV_LAYOUT_NHWC)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "--layout nchw: step 08 runs the NHWC implicit GEMM of 6f (x[N][H][W][C], "
-                         "w[R][S][C][K]); give --layout nhwc");
-    return CONV_OK;
+    return conv_params_validate_layout(
+        p, CONV_LAYOUT_NHWC,
+        "--layout nchw: step 08 runs the NHWC implicit GEMM of 6f (x[N][H][W][C], "
+        "w[R][S][C][K]); give --layout nhwc",
+        msg);
 }

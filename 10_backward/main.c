@@ -7,6 +7,7 @@
  * (common/conv_program.h). */
 #include "backward_rows.h"
 #include "conv_program.h"
+#include "conv_step_texts.h"
 
 enum { REF_CUDNN };
 
@@ -23,19 +24,4 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     return n + conv_backward_rows(p, select, r + n, max - n);
 }
 
-static const conv_program program = {
-    .cli = {.program = "10_backward",
-            .summary = "Step 10: the backward pass, the gradients of the input (dgrad) and of "
-                       "the filter (wgrad), against cuDNN's."},
-    .title = "the backward pass: dgrad and wgrad",
-    .passes = "dgrad|wgrad|all",
-    .variant = {"10a|10b|10c|10d|all",
-                "which version(s) to run (10a: one thread per gradient element; 10b: "
-                "implicit GEMMs, wgrad with split-K; 10c: the same on TF32 tensor cores; "
-                "10d: dgrad at stride 1 as a forward convolution with the flipped filter, "
-                "by steps 06 and 08)"},
-    CONV_VS_CUDNN(),
-    .rows = rows,
-};
-
-CONV_PROGRAM_MAIN(program)
+CONV_PROGRAM_MAIN(CONV_STEP_10_TEXTS, .passes = "dgrad|wgrad|all", CONV_VS_CUDNN(), .rows = rows)

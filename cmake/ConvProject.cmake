@@ -172,17 +172,21 @@ endfunction()
 #                                             e.g. step02 for 02_naive_gpu; else the
 #                                             folder's name)
 #     [SOURCES <kernel and launcher files>]   -> library conv_<folder>
-#     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder>
+#     [PROGRAM_SOURCES <main.c ...>]          -> program bin/<folder> (default: the
+#                                             folder's main.c, where it has one)
 #     [PROGRAM_NAME <name>]                   (instead of the folder's name)
 #     [LIBRARY_NAME <name>]                   (instead of conv_<folder>)
-#     [TESTS <tests/test_*.c>...] [GPU_TESTS] -> a Criterion binary and its ctest
-#                                             entries per file
+#     [TESTS <tests/test_*.c>...] [CPU_TESTS] -> a Criterion binary and its ctest
+#                                             entries per file (default: the step's
+#                                             tests/test_<folder>.c, where it exists);
+#                                             GPU tests (they skip without a device)
+#                                             unless CPU_TESTS says they need none
 #     [DEPENDS <other step folders>]          libraries the step links
 #     [PROGRAM_TEST <args>...]                the program on a small problem as a
 #                                             test (tests/run_program.sh): exit 0
 #                                             and "verdict: OK"; a GPU test (it
-#                                             skips without a device) with
-#                                             GPU_TESTS, else a CPU test. A GPU
+#                                             skips without a device), or with
+#                                             CPU_TESTS a CPU test. A GPU
 #                                             program's test adds --repeat 2
 #                                             --cudnn-budget 200: two timed runs,
 #                                             and 200 ms for cuDNN's engine search
@@ -193,7 +197,7 @@ endfunction()
 # A step added only as another step's dependency (CONV_DEPENDENCY_ONLY) builds
 # its library and nothing else.
 function(conv_add_step)
-  cmake_parse_arguments(ARG "GPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME;GEMM_PROGRAM"
+  cmake_parse_arguments(ARG "CPU_TESTS" "LABEL;PROGRAM_NAME;LIBRARY_NAME;GEMM_PROGRAM"
                         "SOURCES;PROGRAM_SOURCES;DEPENDS;PROGRAM_TEST;TESTS" ${ARGN})
   get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(NOT ARG_LABEL)
@@ -204,6 +208,12 @@ function(conv_add_step)
   endif()
   if(NOT ARG_PROGRAM_NAME)
     set(ARG_PROGRAM_NAME ${folder})
+  endif()
+  if(NOT ARG_PROGRAM_SOURCES AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/main.c")
+    set(ARG_PROGRAM_SOURCES main.c)
+  endif()
+  if(NOT ARG_TESTS AND EXISTS "${CONV_ROOT}/tests/test_${folder}.c")
+    set(ARG_TESTS tests/test_${folder}.c)
   endif()
   set(dep_libs "")
   foreach(dep IN LISTS ARG_DEPENDS)
@@ -235,18 +245,18 @@ function(conv_add_step)
   if(ARG_PROGRAM_SOURCES)
     conv_add_program(${ARG_PROGRAM_NAME} ${ARG_PROGRAM_SOURCES} LIBRARIES ${lib} ${dep_libs})
   endif()
-  set(has_gpu OFF)
-  if(ARG_GPU_TESTS)
-    set(has_gpu ON)
+  set(has_gpu ON)
+  if(ARG_CPU_TESTS)
+    set(has_gpu OFF)
   endif()
   foreach(test IN LISTS ARG_TESTS)
     conv_add_test_binary("${CONV_ROOT}/${test}" "${ARG_LABEL}" ${has_gpu} ${lib} ${dep_libs})
   endforeach()
   if(ARG_PROGRAM_TEST AND ARG_PROGRAM_SOURCES)
-    if(ARG_GPU_TESTS)
+    if(has_gpu)
       list(APPEND ARG_PROGRAM_TEST --repeat 2 --cudnn-budget 200)
     endif()
-    conv_add_program_test(${ARG_PROGRAM_NAME} ${ARG_LABEL} ${ARG_GPU_TESTS} ${ARG_PROGRAM_TEST})
+    conv_add_program_test(${ARG_PROGRAM_NAME} ${ARG_LABEL} ${has_gpu} ${ARG_PROGRAM_TEST})
   endif()
   if(ARG_GEMM_PROGRAM)
     string(REGEX MATCH "^[0-9]+" number "${folder}")

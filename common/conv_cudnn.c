@@ -72,16 +72,6 @@ conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t st
     return unavailable(msg);
 }
 
-conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
-                               cudaStream_t stream, conv_msg *msg)
-{
-    (void)plan;
-    (void)d_x;
-    (void)d_y;
-    (void)stream;
-    return unavailable(msg);
-}
-
 conv_pass conv_cudnn_plan_pass(const conv_cudnn_plan *plan)
 {
     (void)plan;
@@ -460,17 +450,24 @@ conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t st
                                   msg);
 }
 
+#endif /* CONV_HAVE_CUDNN */
+
+conv_status conv_cudnn_check_forward(conv_pass pass, const char *api, conv_msg *msg)
+{
+    if (pass != CONV_PASS_FORWARD)
+        return conv_fail(msg, CONV_ERR_INVALID, "%s forward called with a %s plan", api,
+                         conv_pass_name(pass));
+    return CONV_OK;
+}
+
+/* Without cuDNN, the plan's pass is CONV_PASS_FORWARD and conv_cudnn_run says why it cannot run. */
 conv_status conv_cudnn_forward(conv_cudnn_plan *plan, const float *d_x, float *d_y,
                                cudaStream_t stream, conv_msg *msg)
 {
-    if (plan != NULL && plan->pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN forward called with a %s plan",
-                         conv_pass_name(plan->pass));
+    conv_status st = conv_cudnn_check_forward(conv_cudnn_plan_pass(plan), "cuDNN", msg);
     /* The forward pass only reads x. */
-    return conv_cudnn_run(plan, (float *)d_x, NULL, d_y, stream, msg);
+    return st != CONV_OK ? st : conv_cudnn_run(plan, (float *)d_x, NULL, d_y, stream, msg);
 }
-
-#endif /* CONV_HAVE_CUDNN */
 
 /* The filter d_src (conv_filter_elems(p) floats) downloaded and reordered
  * on the host into a new buffer *h_dst (the caller frees it, also on

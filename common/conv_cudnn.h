@@ -74,6 +74,10 @@ conv_status conv_cudnn_filter_rsck(const conv_params *p, const float *d_krsc, fl
  * CONV_OK. api names the API in the one line of a missing d_w. */
 conv_status conv_cudnn_finish_pass(const conv_params *p, conv_pass pass, const float *d_krsc,
                                    float *d_w, cudaStream_t stream, const char *api, conv_msg *msg);
+/* The check of a forward call of either API: CONV_ERR_INVALID with one line
+ * ("<api> forward called with a dgrad plan") unless the plan's pass is the
+ * forward one. */
+conv_status conv_cudnn_check_forward(conv_pass pass, const char *api, conv_msg *msg);
 /* The plan's pass on the stream; the timed call. The three tensors of the
  * problem, of which the pass writes one and reads the others:
  *   FORWARD  writes d_y;

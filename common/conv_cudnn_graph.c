@@ -138,13 +138,6 @@ conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *plan, float *d_w, cud
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
-conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *plan, const float *d_x, float *d_y,
-                                     cudaStream_t stream, conv_msg *msg)
-{
-    (void)plan, (void)d_x, (void)d_y, (void)stream;
-    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
-}
-
 conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass, conv_msg *msg)
 {
     (void)p, (void)pass;
@@ -1049,15 +1042,6 @@ conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *g, float *d_w, cudaSt
                                   msg);
 }
 
-conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x, float *d_y,
-                                     cudaStream_t stream, conv_msg *msg)
-{
-    if (g != NULL && g->pass != CONV_PASS_FORWARD)
-        return conv_fail(msg, CONV_ERR_INVALID, "cuDNN's graph forward called with a %s plan",
-                         conv_pass_name(g->pass));
-    return conv_cudnn_graph_run(g, (float *)d_x, NULL, d_y, stream, msg); /* x is only read */
-}
-
 conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *g)
 {
     return g != NULL ? g->pass : CONV_PASS_FORWARD;
@@ -1101,6 +1085,17 @@ double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *g, const conv_
 }
 
 #endif /* cuDNN 9 */
+
+/* Without the graph API, the plan's pass is CONV_PASS_FORWARD and
+ * conv_cudnn_graph_run says why it cannot run. */
+conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *g, const float *d_x, float *d_y,
+                                     cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = conv_cudnn_check_forward(conv_cudnn_graph_pass(g), "cuDNN's graph", msg);
+    if (st != CONV_OK)
+        return st;
+    return conv_cudnn_graph_run(g, (float *)d_x, NULL, d_y, stream, msg); /* x is only read */
+}
 
 /* ---- the forward pass through the functions of any pass (either build) ---- */
 

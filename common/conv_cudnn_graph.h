@@ -171,23 +171,16 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, cons
                                               const conv_cudnn_graph_opts *o, float *d_x,
                                               float *d_w, float *d_y, cudaStream_t stream,
                                               conv_msg *msg);
-/* The plan's pass on the stream; the timed call. FORWARD writes d_y; DGRAD
- * writes d_x (dx) from d_y (dy); WGRAD writes d_w (dw) from d_x and d_y (dy).
- * Forward and dgrad read the filter given at plan creation (NHWC: its KRSC
- * copy): d_w is then NULL or that same pointer. WGRAD in NHWC writes the
- * plan's KRSC buffer; conv_cudnn_graph_finish puts it into d_w. */
+/* A graph plan's run, finish, forward and pass: as conv_cudnn_run,
+ * conv_cudnn_finish, conv_cudnn_forward and conv_cudnn_plan_pass
+ * (conv_cudnn.h) do for a legacy plan; the filter forward and dgrad read is
+ * the one given at plan creation (NHWC: its KRSC copy). */
 conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *plan, float *d_x, float *d_w, float *d_y,
                                  cudaStream_t stream, conv_msg *msg);
-/* After the timed calls, untimed: a wgrad plan in NHWC copies its KRSC result
- * into d_w as RSCK (conv_cudnn_filter_rsck); every other plan does nothing
- * and returns CONV_OK. */
 conv_status conv_cudnn_graph_finish(conv_cudnn_graph_plan *plan, float *d_w, cudaStream_t stream,
                                     conv_msg *msg);
-/* y = conv(x, the plan's filter) on the stream: conv_cudnn_graph_run of a
- * forward plan. */
 conv_status conv_cudnn_graph_forward(conv_cudnn_graph_plan *plan, const float *d_x, float *d_y,
                                      cudaStream_t stream, conv_msg *msg);
-/* The plan's pass (CONV_PASS_FORWARD for NULL). */
 conv_pass conv_cudnn_graph_pass(const conv_cudnn_graph_plan *plan);
 /* The chosen plan: its tag (conv_cudnn_graph_tag), its notes, its workspace. */
 const char *conv_cudnn_graph_engine(const conv_cudnn_graph_plan *plan);

@@ -182,6 +182,19 @@ static conv_status run_once_checked(conv_gpu_problem *pb, conv_gpu_work work, vo
     return conv_device_canary_check(d_out, nout, &res->canary_bad, msg);
 }
 
+/* What every device measurement does: one checked run of work (then finish,
+ * untimed, if any), its verdict within `within`, then its timing. */
+static conv_status measure_work(conv_gpu_problem *pb, conv_gpu_work work, void *ctx,
+                                conv_gpu_work finish, conv_verify_opts within, int warmup,
+                                int repeat, conv_gpu_result *res, conv_msg *msg)
+{
+    conv_status st = run_once_checked(pb, work, ctx, finish, res, msg);
+    if (st != CONV_OK)
+        return st;
+    judge_with(pb, res, within);
+    return conv_time_gpu(work, ctx, pb->stream, warmup, repeat, &res->timing, msg);
+}
+
 /* A device row of either kind (conv for the forward pass, grad for a
  * backward one), each on the problems of its own pass only. */
 static conv_status measure_device(conv_gpu_problem *pb, device_run run,
@@ -194,11 +207,9 @@ static conv_status measure_device(conv_gpu_problem *pb, device_run run,
     if ((run.grad != NULL) != (pb->p.pass != CONV_PASS_FORWARD))
         return conv_fail(msg, CONV_ERR_UNSUPPORTED, "a %s version does not compute %s",
                          run.grad != NULL ? "backward" : "forward", conv_pass_name(pb->p.pass));
-    conv_status st = run_once_checked(pb, run_device, &run, NULL, res, msg);
-    if (st != CONV_OK)
-        return st;
-    judge_with(pb, res, within != NULL ? *within : conv_verify_bound(1.0));
-    return conv_time_gpu(run_device, &run, pb->stream, warmup, repeat, &res->timing, msg);
+    return measure_work(pb, run_device, &run, NULL,
+                        within != NULL ? *within : conv_verify_bound(1.0), warmup, repeat, res,
+                        msg);
 }
 
 conv_status conv_gpu_problem_measure(conv_gpu_problem *pb, conv_gpu_conv conv, void *ctx,
@@ -233,42 +244,31 @@ static conv_status start_cudnn(const conv_gpu_problem *pb, conv_gpu_result *res,
 /* cuDNN's plan of the problem's pass, through one of its two APIs: legacy
  * (conv_cudnn.h) or graph (conv_cudnn_graph.h), the other NULL. */
 typedef struct {
-    conv_gpu_problem *pb;
     conv_cudnn_plan *legacy;
     conv_cudnn_graph_plan *graph;
-} cudnn_run;
+} cudnn_plan;
 
-/* The timed call. */
-static conv_status run_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
+/* The timed call: the plan's pass, measured as a device row of any pass is
+ * (a conv_gpu_grad, whose context is the plan). */
+static conv_status cudnn_pass(void *ctx, const conv_params *p, float *d_x, float *d_w, float *d_y,
+                              cudaStream_t stream, conv_msg *msg)
 {
-    cudnn_run *run = ctx;
-    conv_gpu_problem *pb = run->pb;
-    if (run->graph != NULL)
-        return conv_cudnn_graph_run(run->graph, pb->d_x, pb->d_w, pb->d_y, stream, msg);
-    return conv_cudnn_run(run->legacy, pb->d_x, pb->d_w, pb->d_y, stream, msg);
+    (void)p; /* the plan's */
+    const cudnn_plan *plan = ctx;
+    if (plan->graph != NULL)
+        return conv_cudnn_graph_run(plan->graph, d_x, d_w, d_y, stream, msg);
+    return conv_cudnn_run(plan->legacy, d_x, d_w, d_y, stream, msg);
 }
 
 /* Untimed, before the output is downloaded: wgrad's NHWC result back from
- * KRSC to RSCK. */
+ * KRSC to RSCK. ctx is the device_run of cudnn_pass. */
 static conv_status finish_cudnn(void *ctx, cudaStream_t stream, conv_msg *msg)
 {
-    cudnn_run *run = ctx;
-    if (run->graph != NULL)
-        return conv_cudnn_graph_finish(run->graph, run->pb->d_w, stream, msg);
-    return conv_cudnn_finish(run->legacy, run->pb->d_w, stream, msg);
-}
-
-/* One checked run of the plan, its verdict within bound_factor times the
- * dot-product bound, then its timing. */
-static conv_status measure_cudnn(cudnn_run *run, double bound_factor, int warmup, int repeat,
-                                 conv_gpu_result *res, conv_msg *msg)
-{
-    conv_gpu_problem *pb = run->pb;
-    conv_status st = run_once_checked(pb, run_cudnn, run, finish_cudnn, res, msg);
-    if (st != CONV_OK)
-        return st;
-    judge(pb, res, bound_factor);
-    return conv_time_gpu(run_cudnn, run, pb->stream, warmup, repeat, &res->timing, msg);
+    const device_run *run = ctx;
+    const cudnn_plan *plan = run->ctx;
+    if (plan->graph != NULL)
+        return conv_cudnn_graph_finish(plan->graph, run->pb->d_w, stream, msg);
+    return conv_cudnn_finish(plan->legacy, run->pb->d_w, stream, msg);
 }
 
 conv_status conv_gpu_problem_measure_cudnn(conv_gpu_problem *pb, int warmup, int repeat,
@@ -289,12 +289,14 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
     conv_cudnn_plan *plan = NULL;
     if ((st = conv_cudnn_plan_create_pass(&plan, &pb->p, pb->p.pass, math, msg)) != CONV_OK)
         return st;
-    cudnn_run run = {pb, plan, NULL};
+    cudnn_plan plans = {plan, NULL};
+    device_run run = {pb, NULL, cudnn_pass, &plans};
     double factor = conv_cudnn_bound_factor(conv_cudnn_algo_name(plan));
     if (math == CONV_CUDNN_TF32) /* inputs rounded to TF32 (conv_verify.h) */
         factor *= conv_tf32_bound_factor(conv_pass_depth(&pb->p));
     if ((st = conv_cudnn_set_filter(plan, pb->d_w, msg)) == CONV_OK) /* wgrad: none */
-        st = measure_cudnn(&run, factor, warmup, repeat, res, msg);
+        st = measure_work(pb, run_device, &run, finish_cudnn, conv_verify_bound(factor), warmup,
+                          repeat, res, msg);
     if (algo != NULL && algo_len > 0)
         snprintf(algo, algo_len, "%s", conv_cudnn_algo_name(plan));
     conv_cudnn_plan_destroy(plan);
@@ -313,8 +315,11 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
     if ((st = conv_cudnn_graph_plan_create_pass(&plan, &pb->p, pb->p.pass, cls, o, pb->d_x, pb->d_w,
                                                 pb->d_y, pb->stream, msg)) != CONV_OK)
         return st;
-    cudnn_run run = {pb, NULL, plan};
-    st = measure_cudnn(&run, conv_cudnn_graph_bound_factor(plan, &pb->p), warmup, repeat, res, msg);
+    cudnn_plan plans = {NULL, plan};
+    device_run run = {pb, NULL, cudnn_pass, &plans};
+    st = measure_work(pb, run_device, &run, finish_cudnn,
+                      conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
+                      repeat, res, msg);
     if (st == CONV_OK && res->passed) { /* what the search saw, after the verdict */
         conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
         size_t len = strlen(res->verdict);

@@ -174,6 +174,15 @@ conv_status conv_params_validate(const conv_params *p, conv_msg *msg)
     return CONV_OK;
 }
 
+conv_status conv_params_validate_layout(const conv_params *p, conv_layout layout, const char *why,
+                                        conv_msg *msg)
+{
+    conv_status st = conv_params_validate(p, msg);
+    if (st == CONV_OK && p->layout != layout)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s", why);
+    return st;
+}
+
 conv_status conv1d_params_validate(long long width, long long mask_width, conv_msg *msg)
 {
     if (width < 1)

@@ -79,6 +79,12 @@ double conv_min_bytes(const conv_params *p);
  * size_t overflow of any tensor or of the im2col buffer, an unknown pass). */
 conv_status conv_params_validate(const conv_params *p, conv_msg *msg);
 
+/* The check of a version that runs one layout only: conv_params_validate,
+ * then CONV_ERR_UNSUPPORTED with the version's own line `why` when p has
+ * the other layout. */
+conv_status conv_params_validate_layout(const conv_params *p, conv_layout layout, const char *why,
+                                        conv_msg *msg);
+
 /* The 1D "same" convolution of steps 01 and 03: width >= 1 and an odd mask
  * width >= 1 (the mask is centred: half = (mask_width-1)/2 on each side). */
 conv_status conv1d_params_validate(long long width, long long mask_width, conv_msg *msg);

@@ -94,13 +94,22 @@ extern "C" {
  * is CONV_VS_CUDNN("step 06"). */
 #define CONV_VS_CUDNN(...) .ref_names = {"cuDNN", __VA_ARGS__}, .cudnn_search = 1
 
-/* The main() of a program: runs `program`, a conv_program, on its command
- * line (conv_program_main) and returns the exit status. */
-#define CONV_PROGRAM_MAIN(program)                                                                 \
+/* A program and its main(): CONV_PROGRAM_MAIN(fields...) defines the
+ * program, a conv_program with these fields (an initializer's designators:
+ * the step's texts, conv_step_texts.h, then its flags, references and
+ * hooks), and a main() that runs it on its command line (conv_program_main)
+ * and returns the exit status. */
+#define CONV_PROGRAM_MAIN(...)                                                                     \
+    static const conv_program program = {__VA_ARGS__};                                             \
     int main(int argc, char **argv)                                                                \
     {                                                                                              \
-        return conv_program_main(&(program), argc, argv);                                          \
+        return conv_program_main(&program, argc, argv);                                            \
     }
+
+/* A program's own flags (an array of conv_flag), in a conv_program
+ * initializer: CONV_FLAGS of its cli. */
+#define CONV_PROGRAM_FLAGS(array)                                                                  \
+    .cli.flags = (array), .cli.n_flags = (int)(sizeof(array) / sizeof((array)[0]))
 
 /* The most problems one run may have (a model's distinct layers, each in
  * every pass, included). */

@@ -105,6 +105,21 @@ int conv_rows_reference(const conv_row *rows, int n_rows, int ref, const conv_ro
     return best;
 }
 
+int conv_rows_table(const conv_row *like, const char *const *names, const char *const *keys,
+                    const void *contexts, size_t ctx_size, int count, conv_row *rows, int max_rows)
+{
+    int n = 0;
+    for (; n < count && n < max_rows; ++n) {
+        rows[n] = *like;
+        rows[n].name = names[n];
+        rows[n].key = keys[n];
+        /* a row's context is void *: a table the rows only read is const here */
+        rows[n].ctx =
+            contexts != NULL ? (void *)((const char *)contexts + (size_t)n * ctx_size) : NULL;
+    }
+    return n;
+}
+
 int conv_rows_select(conv_row *rows, int n_rows, const char *select)
 {
     int kept = 0;

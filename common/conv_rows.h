@@ -127,6 +127,18 @@ void conv_rows_mark_ref(conv_row *rows, int n_rows, const char *key, int ref);
  */
 int conv_rows_keep_ref(conv_row *rows, int n_rows, const char *key, int ref);
 
+/* The rows of a step's table of versions: row i (i < count, and < max_rows)
+ * is `like` (its kind, its function, its class and its hooks) named names[i],
+ * keyed keys[i], with the context at contexts + i * ctx_size (contexts NULL:
+ * none). Returns how many:
+ *     conv_row like = conv_row_device(NULL, NULL, conv1d_tiled_conv, NULL);
+ *     like.check = check;
+ *     return conv_rows_table(&like, names, keys, strategies, sizeof strategies[0],
+ *                            CONV1D_N_STRATEGIES, rows, max_rows);
+ */
+int conv_rows_table(const conv_row *like, const char *const *names, const char *const *keys,
+                    const void *contexts, size_t ctx_size, int count, conv_row *rows, int max_rows);
+
 /* Copies the rows a selection keeps (rows without a key, references, and
  * rows whose key conv_cli_selects(select, key)) to the front; returns how
  * many. select NULL keeps every row. */

@@ -39,6 +39,12 @@ def flag_refusals(flag, *values):
     return [([flag, value], flag) for value in values]
 
 
+def refusals(needle, *arg_lists):
+    """Bad command lines refused with the same line: each of arg_lists with
+    needle, as (arguments, what the line must contain) pairs."""
+    return [(args, needle) for args in arg_lists]
+
+
 def verdict(what=""):
     """Prints the closing line ("what; N failed") and returns the exit status."""
     print(f"{what}{'; ' if what else ''}{len(failures)} failed")

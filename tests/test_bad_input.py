@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from conv_test_support import check_refused, flag_refusals, verdict
+from conv_test_support import check_refused, flag_refusals, refusals, verdict
 
 # (arguments, what the one line must contain), for every program.
 COMMON = [
@@ -80,8 +80,8 @@ OWN = {
     "03_tiled_1d": [
         (["--problem", "conv1d", "--width", "1024"], "--width cannot be combined with --problem"),
         (["--mask", "5", "--problem", "all"], "--mask cannot be combined with --problem"),
-        (["--problem", "lecture"], "the 1D kernels need a 1D problem"),
-        (["--problem", "cutlass-nhwc"], "the 1D kernels need a 1D problem"),
+        *refusals("the 1D kernels need a 1D problem", ["--problem", "lecture"],
+                  ["--problem", "cutlass-nhwc"]),
         *flag_refusals("--mask", "8", "16385"),
         *flag_refusals("--width", "0"),
         *flag_refusals("--variant", "9"),
@@ -100,8 +100,8 @@ OWN = {
         *flag_refusals("--stride", "2"),
         *flag_refusals("--layout", "nhwc"),
         (["--variant", "4a", "--c", "3"], "--c"),
-        (["--problem", "hpc101-nhwc"], "--layout"),
-        (["--problem", "hpc101", "--layout", "nhwc"], "--layout"),
+        *refusals("--layout", ["--problem", "hpc101-nhwc"],
+                  ["--problem", "hpc101", "--layout", "nhwc"]),
         (["--variant", "4b", "--problem", "cutlass"], "--c, --k"),
     ],
     "05_prefetch_float4": [
@@ -116,8 +116,8 @@ OWN = {
         *flag_refusals("--variant", "6z"),
         (["--gemm", "6f"], "--gemm is now --variant (see --help)"),
         (["--mode", "gemm"], "unknown option '--mode'"),
-        (["--variant", "6f", "--layout", "nchw"], "--layout nhwc"),
-        (["--variant", "6f", "--problem", "hpc101"], "--layout nhwc"),
+        *refusals("--layout nhwc", ["--variant", "6f", "--layout", "nchw"],
+                  ["--variant", "6f", "--problem", "hpc101"]),
     ],
     "06_gemm": [
         *flag_refusals("--variant", "6f"),
@@ -137,9 +137,8 @@ OWN = {
     ],
     "08_tensor_cores": [
         *flag_refusals("--variant", "8f"),
-        (["--layout", "nchw"], "--layout nchw"),
-        (["--problem", "cutlass"], "--layout nchw"),
-        (["--problem", "hpc101", "--layout", "nchw"], "--layout nchw"),
+        *refusals("--layout nchw", ["--layout", "nchw"], ["--problem", "cutlass"],
+                  ["--problem", "hpc101", "--layout", "nchw"]),
     ],
     "08_gemm": [
         *flag_refusals("--variant", "6e"),
