@@ -20,6 +20,7 @@
 #include "tensor_cores.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cuda_fp16.h>
 #include <mma.h>
@@ -69,6 +70,38 @@ __device__ __forceinline__ void tc_store_block(const float *cs, float *__restric
     }
 }
 
+/* A warp's 2 x 2 accumulator fragments, m16n16kKF: KF = 8 for TF32, 16
+ * for FP16 (the fragment's depth, a compile-time tile size). */
+template <int KF>
+__device__ __forceinline__ void
+tc_zero_acc(nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, KF, float> (&acc)[2][2])
+{
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            nvcuda::wmma::fill_fragment(acc[i][jj], 0.0f);
+}
+
+/* The block's outputs through shared memory, so that edge tiles are stored
+ * under a guard: each warp stores its fragments into cs, then after a
+ * barrier the block's threads copy the tile to y (tc_store_block). */
+template <int KF>
+__device__ __forceinline__ void
+tc_store_acc(nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, KF, float> (&acc)[2][2],
+             float *cs, float *__restrict__ y, const tc_geom &g, long long m0, int k0, int tid,
+             int wm, int wn)
+{
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+            nvcuda::wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj],
+                                            TC_LDC, nvcuda::wmma::mem_row_major);
+    __syncthreads();
+    tc_store_block(cs, y, g, m0, k0, tid);
+}
+
 __global__ void __launch_bounds__(TC_THREADS)
     conv2d_tc_wmma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                           float *__restrict__ y, tc_geom g)
@@ -84,11 +117,7 @@ __global__ void __launch_bounds__(TC_THREADS)
     const int k0 = blockIdx.y * TC_BN;
 
     wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj)
-            wmma::fill_fragment(acc[i][jj], 0.0f);
+    tc_zero_acc<8>(acc);
 
     for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
         /* A tile: 64 x 16, consecutive threads along j (channels: contiguous in x) */
@@ -130,15 +159,7 @@ __global__ void __launch_bounds__(TC_THREADS)
         __syncthreads();
     }
 
-    /* through shared memory, so that edge tiles are stored under a guard */
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj)
-            wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj], TC_LDC,
-                                    wmma::mem_row_major);
-    __syncthreads();
-    tc_store_block(cs, y, g, m0, k0, tid);
+    tc_store_acc<8>(acc, cs, y, g, m0, k0, tid, wm, wn);
 #endif
 }
 
@@ -163,11 +184,7 @@ __global__ void __launch_bounds__(TC_THREADS)
     const int k0 = blockIdx.y * TC_BN;
 
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj)
-            wmma::fill_fragment(acc[i][jj], 0.0f);
+    tc_zero_acc<16>(acc);
 
     for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
         /* A tile: 64 x 16, each thread a pair of neighbours along j */
@@ -202,14 +219,7 @@ __global__ void __launch_bounds__(TC_THREADS)
         __syncthreads();
     }
 
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj)
-            wmma::store_matrix_sync(cs + (wm + 16 * i) * TC_LDC + wn + 16 * jj, acc[i][jj], TC_LDC,
-                                    wmma::mem_row_major);
-    __syncthreads();
-    tc_store_block(cs, y, g, m0, k0, tid);
+    tc_store_acc<16>(acc, cs, y, g, m0, k0, tid, wm, wn);
 #endif
 }
 
@@ -240,36 +250,44 @@ extern "C" conv_status tc_check_call(const conv_params *p, const float *d_x, con
     return st == CONV_OK ? tc_check(p, msg) : st;
 }
 
+/* 8a in either precision: checks everything, then launches `kernel` (one
+ * of the two above) over the 64 x 64 tiles of the GEMM. TF32 also needs a
+ * GPU and a build with TF32 tensor cores; FP16, compute capability 7.0,
+ * which every GPU of the course has. */
+static conv_status wmma_launch(const void *kernel, const char *name, int tf32, const conv_params *p,
+                               const float *d_x, const float *d_w, float *d_y, cudaStream_t stream,
+                               conv_msg *msg)
+{
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
+    if (st == CONV_OK)
+        st = conv_kernel_fits(kernel, name, TC_THREADS, 0, msg);
+    if (st == CONV_OK && tf32)
+        st = conv_tf32_available(kernel, "8a WMMA TF32", msg);
+    if (st != CONV_OK)
+        return st;
+    tc_geom g = tc_make_geom(p);
+    const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
+    void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
+    cudaError_t e = cudaLaunchKernel(kernel, grid, dim3(TC_THREADS), args, 0, stream);
+    if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess) {
+        cudaGetLastError();
+        char what[64];
+        snprintf(what, sizeof what, "%s launch", name);
+        return conv_cuda_fail(msg, e, what, __FILE__, __LINE__);
+    }
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *d_w,
                                       float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
-    if (st != CONV_OK)
-        return st;
-    const void *kernel = (const void *)conv2d_tc_wmma_kernel;
-    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_kernel", TC_THREADS, 0, msg)) != CONV_OK ||
-        (st = conv_tf32_available(kernel, "8a WMMA TF32", msg)) != CONV_OK)
-        return st;
-    const tc_geom g = tc_make_geom(p);
-    const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
-    conv2d_tc_wmma_kernel<<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
-    CONV_CHECK_LAUNCH("conv2d_tc_wmma_kernel", msg);
-    return CONV_OK;
+    return wmma_launch((const void *)conv2d_tc_wmma_kernel, "conv2d_tc_wmma_kernel", 1, p, d_x, d_w,
+                       d_y, stream, msg);
 }
 
 extern "C" conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const float *d_w,
                                            float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
-    if (st != CONV_OK)
-        return st;
-    const void *kernel = (const void *)conv2d_tc_wmma_fp16_kernel;
-    if ((st = conv_kernel_fits(kernel, "conv2d_tc_wmma_fp16_kernel", TC_THREADS, 0, msg)) !=
-        CONV_OK)
-        return st;
-    const tc_geom g = tc_make_geom(p);
-    const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
-    conv2d_tc_wmma_fp16_kernel<<<grid, TC_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
-    CONV_CHECK_LAUNCH("conv2d_tc_wmma_fp16_kernel", msg);
-    return CONV_OK;
+    return wmma_launch((const void *)conv2d_tc_wmma_fp16_kernel, "conv2d_tc_wmma_fp16_kernel", 0, p,
+                       d_x, d_w, d_y, stream, msg);
 }
