@@ -187,6 +187,7 @@ __global__ void __launch_bounds__(TC_THREADS)
     tc_zero_acc<16>(acc);
 
     for (int j0 = 0; j0 < g.j; j0 += TC_BK) {
+        /* exercise 08-fp16 begin: the tiles, rounded to FP16 */
         /* A tile: 64 x 16, each thread a pair of neighbours along j */
         for (int e = tid; e < TC_BM * TC_BK / 2; e += TC_THREADS) {
             const int row = e / (TC_BK / 2), col = 2 * (e % (TC_BK / 2));
@@ -201,6 +202,19 @@ __global__ void __launch_bounds__(TC_THREADS)
             *(__half2 *)&bs[row * TC_LDBH + col] = __floats2half2_rn(
                 j < g.j && k < g.k ? wt[at] : 0.0f, j < g.j && k + 1 < g.k ? wt[at + 1] : 0.0f);
         }
+        /* exercise 08-fp16 stub
+        // TODO(exercise 08-fp16): fill as (64 x 16, row stride TC_LDAH) with
+        // A[m0 + row][j0 + col] (tc_a) and bs (16 x 64, row stride TC_LDBH)
+        // with B[j0 + row][k0 + col] = wt[j * K + k] (0 past J or K), each
+        // rounded to FP16 to nearest; a thread may store two neighbours at
+        // once as a __half2 (__floats2half2_rn). Graded by
+        // tests/test_08_fp16.c (the gpu_tensor_cores_fp16 suite), on every GPU from
+        // compute capability 7.0.
+        for (int e = tid; e < TC_BM * TC_LDAH; e += TC_THREADS)
+            as[e] = __float2half_rn(0.0f);
+        for (int e = tid; e < TC_BK * TC_LDBH; e += TC_THREADS)
+            bs[e] = __float2half_rn(0.0f);
+           exercise 08-fp16 end */
         __syncthreads();
         /* excerpt: wmma fp16 k step */
         wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[2];
