@@ -19,7 +19,6 @@
  * from shared memory". */
 #include "tensor_cores.h"
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
@@ -241,32 +240,15 @@ static const void *wgmma_kernel(bool vec)
                : (const void *)conv2d_tc_wgmma_kernel<false>;
 }
 
-/* What tc_wgmma_built holds on each device: 0 not asked yet, 1 set, 2 not.
- * Reading it copies from the device, which waits for the GPU: asked once per
- * device, under a lock (a process may launch from several threads). */
-#define WGMMA_MAX_DEVICES 64
-static int wgmma_built_on[WGMMA_MAX_DEVICES];
-static pthread_mutex_t wgmma_built_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static conv_status wgmma_built_here(int device, int *built, conv_msg *msg)
+/* What tc_wgmma_built holds on this device: 1 set, 2 not. Reading it
+ * copies from the device, which waits for the GPU: asked once per device
+ * (conv_device_once). */
+static conv_status ask_wgmma_built(int device, int *answer, conv_msg *msg)
 {
-    const bool cached = device >= 0 && device < WGMMA_MAX_DEVICES;
-    int known = 0;
-    if (cached) {
-        pthread_mutex_lock(&wgmma_built_lock);
-        known = wgmma_built_on[device];
-        pthread_mutex_unlock(&wgmma_built_lock);
-    }
-    if (known != 0) {
-        *built = known == 1;
-        return CONV_OK;
-    }
-    CONV_CUDA_CHECK(cudaMemcpyFromSymbol(built, tc_wgmma_built, sizeof *built), msg);
-    if (cached) {
-        pthread_mutex_lock(&wgmma_built_lock);
-        wgmma_built_on[device] = *built ? 1 : 2;
-        pthread_mutex_unlock(&wgmma_built_lock);
-    }
+    (void)device; /* the current one */
+    int built = 0;
+    CONV_CUDA_CHECK(cudaMemcpyFromSymbol(&built, tc_wgmma_built, sizeof built), msg);
+    *answer = built ? 1 : 2;
     return CONV_OK;
 }
 
@@ -286,9 +268,10 @@ extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const
                          "%s: wgmma exists on compute capability 9.0 only (H100, H200); this GPU "
                          "is sm_%d%d",
                          what, major, minor);
-    if ((st = wgmma_built_here(device, &built, msg)) != CONV_OK)
+    static int built_on[CONV_MAX_DEVICES];
+    if ((st = conv_device_once(built_on, ask_wgmma_built, &built, msg)) != CONV_OK)
         return st;
-    if (!built)
+    if (built != 1)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: this build has no sm_90a code, the only code with wgmma: rebuild "
                          "with -DCMAKE_CUDA_ARCHITECTURES=90a (or native)",

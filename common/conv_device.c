@@ -268,36 +268,48 @@ conv_status conv_smem_cap_parse(const char *text, size_t *bytes, conv_msg *msg)
     return CONV_OK;
 }
 
-/* The caches below (each device's shared-memory maximum, the attributes of
- * the kernels checked so far) are shared by every thread of the process:
- * PyTorch, for one, runs the backward pass on a thread of its own. One lock
- * guards them; the CUDA queries that fill them run outside it. */
+/* The caches below (each device's facts, the attributes of the kernels
+ * checked so far) are shared by every thread of the process: PyTorch, for
+ * one, runs the backward pass on a thread of its own. One lock guards them;
+ * the CUDA queries that fill them run outside it. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-#define MAX_DEVICES 64
+
+conv_status conv_device_once(int *table, conv_device_ask ask, int *value, conv_msg *msg)
+{
+    const int device = conv_current_device();
+    const int kept = device >= 0 && device < CONV_MAX_DEVICES;
+    *value = 0;
+    if (kept) {
+        pthread_mutex_lock(&cache_lock);
+        *value = table[device];
+        pthread_mutex_unlock(&cache_lock);
+    }
+    if (*value != 0)
+        return CONV_OK;
+    conv_status st = ask(device, value, msg);
+    if (st == CONV_OK && kept) {
+        pthread_mutex_lock(&cache_lock);
+        table[device] = *value;
+        pthread_mutex_unlock(&cache_lock);
+    }
+    return st;
+}
+
+static conv_status ask_smem_optin(int device, int *bytes, conv_msg *msg)
+{
+    if (cudaDeviceGetAttribute(bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
+        cudaSuccess)
+        return CONV_OK;
+    const cudaError_t e = cudaGetLastError(); /* no device: later calls start clean */
+    return conv_cuda_fail(msg, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
+}
 
 size_t conv_smem_limit(void)
 {
-    static int optin[MAX_DEVICES]; /* the device's maximum, asked once per device; 0: not yet */
-    const int device = conv_current_device();
-    const int cached = device >= 0 && device < MAX_DEVICES;
+    static int optin[CONV_MAX_DEVICES]; /* the device's maximum, asked once per device */
     int bytes = 0;
-    if (cached) {
-        pthread_mutex_lock(&cache_lock);
-        bytes = optin[device];
-        pthread_mutex_unlock(&cache_lock);
-    }
-    if (bytes == 0) {
-        if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
-            cudaSuccess) {
-            cudaGetLastError();
-            return 0;
-        }
-        if (cached) {
-            pthread_mutex_lock(&cache_lock);
-            optin[device] = bytes;
-            pthread_mutex_unlock(&cache_lock);
-        }
-    }
+    if (conv_device_once(optin, ask_smem_optin, &bytes, NULL) != CONV_OK)
+        return 0;
     size_t cap = 0;
     if (conv_smem_cap_parse(getenv(CONV_SMEM_LIMIT_ENV), &cap, NULL) != CONV_OK)
         return 0;

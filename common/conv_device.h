@@ -114,6 +114,14 @@ void conv_print_device(FILE *out, const conv_device_info *info, long cudnn_versi
  * NULL or "" means no cap (*bytes = 0). */
 conv_status conv_smem_cap_parse(const char *text, size_t *bytes, conv_msg *msg);
 
+/* A fact of a device asked once and kept: per device, under a lock (any
+ * thread may ask). table holds CONV_MAX_DEVICES ints, 0 for "not asked yet";
+ * ask(device, &value, msg) answers for the current device with a value other
+ * than 0. *value is the kept answer, or ask's on the first call. */
+#define CONV_MAX_DEVICES 64
+typedef conv_status (*conv_device_ask)(int device, int *value, conv_msg *msg);
+conv_status conv_device_once(int *table, conv_device_ask ask, int *value, conv_msg *msg);
+
 /* The shared memory per block the launchers may use on the current device: its opt-in
  * maximum, capped by CONV_SMEM_LIMIT_KB. 0 when there is no device or the
  * variable is malformed (conv_kernel_fits then says why). */
