@@ -19,7 +19,6 @@
 #include "conv_tiled_1d.h"
 
 #include <limits.h>
-#include <stdio.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
@@ -337,7 +336,7 @@ static unsigned blocks_for(long long width, long long per_block)
 /* What every launcher ends with, once the arguments are valid: checks that
  * `kernel` fits the GPU with this block and shared memory, launches it over
  * the blocks of `per_block` outputs that cover width, and checks the launch
- * as CONV_CHECK_LAUNCH does ("<name> launch failed at ..."). */
+ * (CONV_CHECK_LAUNCH_OF: "<name> launch failed at ..."). */
 static conv_status launch(void (*kernel)(const float *, float *, long long, int), const char *name,
                           long long per_block, int threads, size_t smem, const float *d_x,
                           float *d_y, long long width, int mask_width, cudaStream_t stream,
@@ -347,12 +346,8 @@ static conv_status launch(void (*kernel)(const float *, float *, long long, int)
     if (st != CONV_OK)
         return st;
     kernel<<<blocks_for(width, per_block), threads, smem, stream>>>(d_x, d_y, width, mask_width);
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess)
-        return CONV_OK;
-    char what[64];
-    snprintf(what, sizeof what, "%s launch", name);
-    return conv_cuda_fail(msg, err, what, __FILE__, __LINE__);
+    CONV_CHECK_LAUNCH_OF(name, msg);
+    return CONV_OK;
 }
 
 extern "C" conv_status conv1d_naive(const float *d_x, float *d_y, long long width, int mask_width,

@@ -19,6 +19,7 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "conv_kernel_util.cuh"
 #include "prefetch_tile.cuh"
 
 /* Pieces of the equal split each thread stages in registers. A regular
@@ -136,14 +137,7 @@ __global__ void __launch_bounds__(32, PREFETCH_5A_MIN_BLOCKS)
                         const float *wp = ws + (r * S + s) * KCP;
                         float wv[KCP];
                         if (KCP % 4 == 0) {
-#pragma unroll
-                            for (int q = 0; q < KCP / 4; ++q) {
-                                const float4 t4 = *reinterpret_cast<const float4 *>(wp + 4 * q);
-                                wv[4 * q] = t4.x;
-                                wv[4 * q + 1] = t4.y;
-                                wv[4 * q + 2] = t4.z;
-                                wv[4 * q + 3] = t4.w;
-                            }
+                            load_float4s(wv, wp);
                         } else {
 #pragma unroll
                             for (int k = 0; k < KCP; ++k)

@@ -20,6 +20,7 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "conv_kernel_util.cuh"
 #include "prefetch_tile.cuh"
 
 /* Pieces of the equal split each thread stages in registers (more are loaded
@@ -46,26 +47,11 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
 #pragma unroll UNROLL_R
         for (int r = 0; r < (F > 0 ? F : 1); ++r) {
             float v[V];
-#pragma unroll
-            for (int q = 0; q < V / 4; ++q) {
-                const float4 t = *reinterpret_cast<const float4 *>(in + r * stride + 4 * q);
-                v[4 * q] = t.x;
-                v[4 * q + 1] = t.y;
-                v[4 * q + 2] = t.z;
-                v[4 * q + 3] = t.w;
-            }
+            load_float4s(v, in + r * stride);
 #pragma unroll
             for (int s = 0; s < F; ++s) {
                 float wv[KCP];
-#pragma unroll
-                for (int q = 0; q < KCP / 4; ++q) {
-                    const float4 t =
-                        *reinterpret_cast<const float4 *>(ws + (r * F + s) * KCP + 4 * q);
-                    wv[4 * q] = t.x;
-                    wv[4 * q + 1] = t.y;
-                    wv[4 * q + 2] = t.z;
-                    wv[4 * q + 3] = t.w;
-                }
+                load_float4s(wv, ws + (r * F + s) * KCP);
 #pragma unroll
                 for (int k = 0; k < KC; ++k)
 #pragma unroll
@@ -79,15 +65,7 @@ __device__ __forceinline__ void compute_5b(float (&acc)[KC][OW], const float *in
             const float *row = in + r * stride;
             for (int s = 0; s < S; ++s) {
                 float wv[KCP];
-#pragma unroll
-                for (int q = 0; q < KCP / 4; ++q) {
-                    const float4 t =
-                        *reinterpret_cast<const float4 *>(ws + (r * S + s) * KCP + 4 * q);
-                    wv[4 * q] = t.x;
-                    wv[4 * q + 1] = t.y;
-                    wv[4 * q + 2] = t.z;
-                    wv[4 * q + 3] = t.w;
-                }
+                load_float4s(wv, ws + (r * S + s) * KCP);
                 float v[OW];
 #pragma unroll
                 for (int j = 0; j < OW; ++j)
@@ -171,11 +149,7 @@ __global__ void __launch_bounds__(256, KC == 16 ? PREFETCH_5B_MIN_BLOCKS_KC16 : 
     __syncthreads();
 
     float acc[KC][OW];
-#pragma unroll
-    for (int k = 0; k < KC; ++k)
-#pragma unroll
-        for (int j = 0; j < OW; ++j)
-            acc[k][j] = 0.0f;
+    zero_tile(acc);
 
     const int tx = threadIdx.x, ty = threadIdx.y;
     const bool active = ty < orows && tx * OW < ocols;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "conv_cuda.h"
+#include "gemm_launch.cuh"
 
 /* ---------------------------------------------------------------------------
  * 6a: naive. Each thread walks one row of A and one column of B. A warp covers
@@ -39,13 +40,6 @@ __global__ void gemm_6a_naive_kernel(int m, int n, int k, const float *__restric
 extern "C" conv_status gemm_6a_naive(int m, int n, int k, const float *d_a, const float *d_b,
                                      float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l =
-        gemm_prepare(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, (const void *)gemm_6a_naive_kernel,
-                     "gemm_6a_naive_kernel", NAIVE_BX * NAIVE_BY, msg);
-    if (l.status != CONV_OK)
-        return l.status;
-    gemm_6a_naive_kernel<<<l.blocks, dim3(NAIVE_BX, NAIVE_BY), 0, stream>>>(m, n, k, d_a, d_b, d_c,
-                                                                            l.tiles_n);
-    CONV_CHECK_LAUNCH("gemm_6a_naive_kernel", msg);
-    return CONV_OK;
+    return gemm_run(GEMM_6A_NAIVE, m, n, k, d_a, d_b, d_c, gemm_6a_naive_kernel,
+                    "gemm_6a_naive_kernel", dim3(NAIVE_BX, NAIVE_BY), stream, msg);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "conv_cuda.h"
+#include "gemm_launch.cuh"
 
 /* ---------------------------------------------------------------------------
  * 6b: shared-memory tiles. A 32x32 block loads a 32x32 tile of A and of B once
@@ -56,13 +57,6 @@ __global__ void gemm_6b_shared_kernel(int m, int n, int k, const float *__restri
 extern "C" conv_status gemm_6b_shared(int m, int n, int k, const float *d_a, const float *d_b,
                                       float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l =
-        gemm_prepare(GEMM_6B_SHARED, m, n, k, d_a, d_b, d_c, (const void *)gemm_6b_shared_kernel,
-                     "gemm_6b_shared_kernel", SH_T * SH_T, msg);
-    if (l.status != CONV_OK)
-        return l.status;
-    gemm_6b_shared_kernel<<<l.blocks, dim3(SH_T, SH_T), 0, stream>>>(m, n, k, d_a, d_b, d_c,
-                                                                     l.tiles_n);
-    CONV_CHECK_LAUNCH("gemm_6b_shared_kernel", msg);
-    return CONV_OK;
+    return gemm_run(GEMM_6B_SHARED, m, n, k, d_a, d_b, d_c, gemm_6b_shared_kernel,
+                    "gemm_6b_shared_kernel", dim3(SH_T, SH_T), stream, msg);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #include "conv_cuda.h"
+#include "conv_kernel_util.cuh"
+#include "gemm_launch.cuh"
 
 /* ---------------------------------------------------------------------------
  * 6c (and 6d, gemm_6d.cu): 128x128 outputs per block of 256 threads, 8x8 per
@@ -42,11 +44,7 @@ __global__ void __launch_bounds__(RT_THREADS)
     int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     int row0 = tile_m * RT_BM, col0 = tile_n * RT_BN;
     float acc[RT_TM][RT_TN];
-#pragma unroll
-    for (int i = 0; i < RT_TM; ++i)
-#pragma unroll
-        for (int j = 0; j < RT_TN; ++j)
-            acc[i][j] = 0.0f;
+    zero_tile(acc);
 
     for (int k0 = 0; k0 < k; k0 += RT_BK) {
 #pragma unroll
@@ -108,12 +106,6 @@ __global__ void __launch_bounds__(RT_THREADS)
 extern "C" conv_status gemm_6c_regtile(int m, int n, int k, const float *d_a, const float *d_b,
                                        float *d_c, cudaStream_t stream, conv_msg *msg)
 {
-    const gemm_launch l =
-        gemm_prepare(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, (const void *)gemm_6c_regtile_kernel,
-                     "gemm_6c_regtile_kernel", RT_THREADS, msg);
-    if (l.status != CONV_OK)
-        return l.status;
-    gemm_6c_regtile_kernel<<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
-    CONV_CHECK_LAUNCH("gemm_6c_regtile_kernel", msg);
-    return CONV_OK;
+    return gemm_run(GEMM_6C_REGTILE, m, n, k, d_a, d_b, d_c, gemm_6c_regtile_kernel,
+                    "gemm_6c_regtile_kernel", dim3(RT_THREADS), stream, msg);
 }

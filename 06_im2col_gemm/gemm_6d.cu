@@ -8,7 +8,9 @@
  *
  * The helpers below are 6d's own, the plain versions of what 6e and 6f
  * generalise in gemm_dbuf.cuh (other tile shapes, a swizzle, an A loader that
- * reads an image): here, one tile shape and A a matrix.
+ * reads an image): here, one tile shape and A a matrix. The loads of a
+ * matrix A and of B and the C store are the same in all three
+ * (gemm_tile_io.cuh).
  *
  * Launch: 128 x 128 outputs per block of 256 threads (16 x 16, 8x8 each), a 1D
  * grid of ceil(M / 128) * ceil(N / 128) blocks (gemm_grid_blocks). */
@@ -17,6 +19,9 @@
 #include <stddef.h>
 
 #include "conv_cuda.h"
+#include "conv_kernel_util.cuh"
+#include "gemm_launch.cuh"
+#include "gemm_tile_io.cuh"
 
 /* 6c's block tile (gemm_6c.cu): 128x128 outputs, 256 threads, 8x8 per thread,
  * K consumed RT_BK = 8 at a time. */
@@ -54,49 +59,6 @@ static __device__ __forceinline__ a_row_src a_row_init(int m, int k, const float
     src.row_ok = row < m;
     src.row_ptr = a + (size_t)(src.row_ok ? row : 0) * k;
     return src;
-}
-
-/* The four floats of a 16-byte load, into four registers. */
-static __device__ __forceinline__ void unpack4(float r[4], float4 v)
-{
-    r[0] = v.x;
-    r[1] = v.y;
-    r[2] = v.z;
-    r[3] = v.w;
-}
-
-/* Loads this thread's 4 A values, A[row][kidx .. kidx+3], into ra (zeros
- * outside A). */
-template <bool VEC>
-static __device__ __forceinline__ void load_a4(float ra[4], const a_row_src &src, int k, int kidx)
-{
-    if (VEC) {
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (src.row_ok && kidx < k) /* K % 4 == 0, so kidx + 3 < K too */
-            v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
-        unpack4(ra, v);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            ra[j] = (src.row_ok && kidx + j < k) ? src.row_ptr[kidx + j] : 0.0f;
-    }
-}
-
-/* Loads this thread's 4 B values, B[krow][col .. col+3] (zeros outside B). */
-template <bool VEC>
-static __device__ __forceinline__ void load_b4(float rb[4], const float *__restrict__ b, int n,
-                                               int k, int krow, int col)
-{
-    if (VEC) {
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (krow < k && col < n) /* N % 4 == 0, so col + 3 < N too */
-            v = *reinterpret_cast<const float4 *>(b + (size_t)krow * n + col);
-        unpack4(rb, v);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            rb[j] = (krow < k && col + j < n) ? b[(size_t)krow * n + col + j] : 0.0f;
-    }
 }
 
 /* Registers -> shared: A transposed (4 k rows of column arow), B as one float4. */
@@ -141,36 +103,6 @@ static __device__ __forceinline__ void fma_tile(float acc[8][8], const float fa[
             acc[i][j] += fa[i] * fb[j];
 }
 
-/* Writes the thread's 8 x 8 outputs: 4x4 sub-tiles 64 rows and 64 columns
- * apart; with VEC each row of 4 is one 16-byte store. */
-template <bool VEC>
-static __device__ __forceinline__ void store_c(float acc[8][8], float *__restrict__ c, int m, int n,
-                                               int row0, int col0, int ty, int tx)
-{
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        int row = row0 + 64 * (i / 4) + ty * 4 + i % 4;
-        if (row >= m)
-            continue;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            int col = col0 + half * 64 + tx * 4;
-            float *dst = c + (size_t)row * n + col;
-            if (VEC) {
-                if (col < n)
-                    *reinterpret_cast<float4 *>(dst) =
-                        make_float4(acc[i][half * 4 + 0], acc[i][half * 4 + 1],
-                                    acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (col + j < n)
-                        dst[j] = acc[i][half * 4 + j];
-            }
-        }
-    }
-}
-
 /* ---------------------------------------------------------------------------
  * 6d: float4 and transposed A. Global loads become one 16-byte load per
  * operand per thread per tile (4x fewer load instructions than 6c), the
@@ -191,15 +123,11 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
     a_row_src src = a_row_init(m, k, a, row0 + arow);
 
     float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    zero_tile(acc);
     for (int k0 = 0; k0 < k; k0 += RT_BK) {
         float ra[4], rb[4];
-        load_a4<VEC>(ra, src, k, k0 + kq);
-        load_b4<VEC>(rb, b, n, k, k0 + bk, col0 + bcol);
+        load_a_row4<VEC>(ra, src.row_ptr, src.row_ok, k, k0 + kq);
+        load_b_tile<VEC>(rb, b, n, k, k0, bk, col0 + bcol);
         store_tiles(as, bs, ra, rb, arow, kq, bk, bcol);
         __syncthreads();
 #pragma unroll
@@ -210,25 +138,14 @@ __global__ void __launch_bounds__(RT_THREADS, 2)
         }
         __syncthreads();
     }
-    store_c<VEC>(acc, c, m, n, row0, col0, ty, tx);
+    store_c<VEC, RT_BM, 8>(acc, c, m, n, row0, col0, ty, tx);
 }
 
 extern "C" conv_status gemm_6d_float4(int m, int n, int k, const float *d_a, const float *d_b,
                                       float *d_c, cudaStream_t stream, conv_msg *msg)
 {
     const int vec = gemm_vec_ok(n, k, d_a, d_b, d_c);
-    const gemm_launch l = gemm_prepare(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c,
-                                       vec ? (const void *)gemm_6d_float4_kernel<true>
-                                           : (const void *)gemm_6d_float4_kernel<false>,
-                                       "gemm_6d_float4_kernel", RT_THREADS, msg);
-    if (l.status != CONV_OK)
-        return l.status;
-    if (vec)
-        gemm_6d_float4_kernel<true>
-            <<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
-    else
-        gemm_6d_float4_kernel<false>
-            <<<l.blocks, RT_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
-    CONV_CHECK_LAUNCH("gemm_6d_float4_kernel", msg);
-    return CONV_OK;
+    return gemm_run(GEMM_6D_FLOAT4, m, n, k, d_a, d_b, d_c,
+                    vec ? gemm_6d_float4_kernel<true> : gemm_6d_float4_kernel<false>,
+                    "gemm_6d_float4_kernel", dim3(RT_THREADS), stream, msg);
 }

@@ -16,6 +16,7 @@
 
 #include "conv_cuda.h"
 #include "gemm_dbuf.cuh"
+#include "gemm_launch.cuh"
 
 extern "C" const gemm_block_tile gemm_6e_tile = {DBUF_BM, DBUF_BN};
 
@@ -32,18 +33,7 @@ extern "C" conv_status gemm_6e_dbuf(int m, int n, int k, const float *d_a, const
                                     float *d_c, cudaStream_t stream, conv_msg *msg)
 {
     const int vec = gemm_vec_ok(n, k, d_a, d_b, d_c);
-    const gemm_launch l = gemm_prepare(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c,
-                                       vec ? (const void *)gemm_6e_dbuf_kernel<true>
-                                           : (const void *)gemm_6e_dbuf_kernel<false>,
-                                       "gemm_6e_dbuf_kernel", DBUF_THREADS, msg);
-    if (l.status != CONV_OK)
-        return l.status;
-    if (vec)
-        gemm_6e_dbuf_kernel<true>
-            <<<l.blocks, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
-    else
-        gemm_6e_dbuf_kernel<false>
-            <<<l.blocks, DBUF_THREADS, 0, stream>>>(m, n, k, d_a, d_b, d_c, l.tiles_n);
-    CONV_CHECK_LAUNCH("gemm_6e_dbuf_kernel", msg);
-    return CONV_OK;
+    return gemm_run(GEMM_6E_DBUF, m, n, k, d_a, d_b, d_c,
+                    vec ? gemm_6e_dbuf_kernel<true> : gemm_6e_dbuf_kernel<false>,
+                    "gemm_6e_dbuf_kernel", dim3(DBUF_THREADS), stream, msg);
 }

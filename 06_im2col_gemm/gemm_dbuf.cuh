@@ -22,6 +22,9 @@
 
 #include <stddef.h>
 
+#include "conv_kernel_util.cuh"
+#include "gemm_tile_io.cuh"
+
 /* The block tile's columns (every shape here is 128 wide) and the padding of
  * the transposed A tile's rows: one float4, so that the transposed stores hit
  * 32 banks. */
@@ -94,15 +97,6 @@ __device__ __forceinline__ float implicit_a_element(const a_source &src, const i
        exercise 06-implicit end */
 }
 
-/* The four floats of a 16-byte load, into four registers. */
-__device__ __forceinline__ void unpack4(float r[4], float4 v)
-{
-    r[0] = v.x;
-    r[1] = v.y;
-    r[2] = v.z;
-    r[3] = v.w;
-}
-
 /* Loads this thread's 4 A values of the tile starting at k0 into ra.
  * INSIDE (vector paths only): the tile lies wholly inside K, so no k guard and
  * no row guard either (a row past M reads row 0, see a_source_init; its
@@ -150,33 +144,8 @@ __device__ __forceinline__ void load_a_tile(float ra[4], a_source &src, const im
 #pragma unroll
         for (int j = 0; j < 4; ++j)
             ra[j] = (src.row_ok && kidx + j < k) ? implicit_a_element(src, g, kidx + j) : 0.0f;
-    } else if (VEC) {
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (INSIDE || (src.row_ok && kidx < k)) /* K % 4 == 0, so kidx + 3 < K too */
-            v = *reinterpret_cast<const float4 *>(src.row_ptr + kidx);
-        unpack4(ra, v);
     } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            ra[j] = (src.row_ok && kidx + j < k) ? src.row_ptr[kidx + j] : 0.0f;
-    }
-}
-
-/* Loads this thread's 4 B values (row k0 + bk, columns col .. col+3). */
-template <bool VEC>
-__device__ __forceinline__ void load_b_tile(float rb[4], const float *__restrict__ b, int n, int k,
-                                            int k0, int bk, int col)
-{
-    int krow = k0 + bk;
-    if (VEC) {
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (krow < k && col < n) /* N % 4 == 0, so col + 3 < N too */
-            v = *reinterpret_cast<const float4 *>(b + (size_t)krow * n + col);
-        unpack4(rb, v);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            rb[j] = (krow < k && col + j < n) ? b[(size_t)krow * n + col + j] : 0.0f;
+        load_a_row4<VEC, INSIDE>(ra, src.row_ptr, src.row_ok, k, kidx);
     }
 }
 
@@ -218,37 +187,6 @@ __device__ __forceinline__ void fma_tile_snake(float acc[TM][8], const float fa[
             int j = i % 2 ? 7 - jj : jj;
             acc[i][j] += fa[i] * fb[j];
         }
-}
-
-/* Writes the thread's TM x 8 outputs: 4x4 sub-tiles GS rows and 64 columns
- * apart; with VEC each row of 4 is one 16-byte store. */
-template <bool VEC, int BM, int TM>
-__device__ __forceinline__ void store_c(float acc[TM][8], float *__restrict__ c, int m, int n,
-                                        int row0, int col0, int ty, int tx)
-{
-    constexpr int GS = BM / (TM / 4); /* as in load_fragments */
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        int row = row0 + GS * (i / 4) + ty * 4 + i % 4;
-        if (row >= m)
-            continue;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            int col = col0 + half * 64 + tx * 4;
-            float *dst = c + (size_t)row * n + col;
-            if (VEC) {
-                if (col < n)
-                    *reinterpret_cast<float4 *>(dst) =
-                        make_float4(acc[i][half * 4 + 0], acc[i][half * 4 + 1],
-                                    acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (col + j < n)
-                        dst[j] = acc[i][half * 4 + j];
-            }
-        }
-    }
 }
 
 /* One tile's arithmetic: BK steps of fragments and TM x 8 FMAs. Fully
@@ -342,11 +280,7 @@ __device__ __forceinline__ void dbuf_gemm_body(int m, int n, int k, const float 
        exercise 06-dbuf end */
 
     float acc[TM][8];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    zero_tile(acc);
 
     float ra[LA][4], rb[LB][4];
 #pragma unroll

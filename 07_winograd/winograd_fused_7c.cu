@@ -20,6 +20,7 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "conv_kernel_util.cuh"
 #include "winograd_kernels.cuh"
 
 #define FUSED_BK      32             /* output channels per block */
@@ -54,11 +55,7 @@ __global__ void __launch_bounds__(FUSED_THREADS)
     const bool nhwc = g.xs_c == 1;
 
     float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    zero_tile(acc);
 
     for (int c0 = 0; c0 < g.c; c0 += BC) {
         /* U_s[e][c][k] = U[e][c0 + c][k0 + k] (U[e] is C x K), 0 past C or K */

@@ -117,38 +117,43 @@ static unsigned blocks_for(long long total, int max_blocks)
     return (unsigned)(blocks < cap ? blocks : cap);
 }
 
+/* The two launchers' common body: their checks, then `kernel` over the
+ * `elems(p)` elements of its gradient, and the launch's check as
+ * CONV_CHECK_LAUNCH_OF makes it ("<name> launch failed at ..."). Both kernels
+ * read (a, b) and write out. */
+static conv_status
+launch_naive(void (*kernel)(const float *, const float *, float *, bwd_shape, long long),
+             const char *name, size_t (*elems)(const conv_params *), const conv_params *p,
+             const float *a, const char *a_name, const float *b, const char *b_name, float *out,
+             const char *out_name, int max_blocks, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = bwd_validate(p, a, a_name, b, b_name, out, out_name, msg);
+    if (st != CONV_OK)
+        return st;
+    st = conv_kernel_fits((const void *)kernel, name, CONV_BACKWARD_THREADS, 0, msg);
+    if (st != CONV_OK)
+        return st;
+    const long long total = (long long)elems(p);
+    kernel<<<blocks_for(total, max_blocks), CONV_BACKWARD_THREADS, 0, stream>>>(
+        a, b, out, make_shape(p), total);
+    CONV_CHECK_LAUNCH_OF(name, msg);
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_backward_data_naive(const conv_params *p, const float *d_dy,
                                                   const float *d_w, float *d_dx, int max_blocks,
                                                   cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = bwd_validate(p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", msg);
-    if (st != CONV_OK)
-        return st;
-    st = conv_kernel_fits((const void *)conv2d_backward_data_naive_kernel,
-                          "conv2d_backward_data_naive_kernel", CONV_BACKWARD_THREADS, 0, msg);
-    if (st != CONV_OK)
-        return st;
-    const long long total = (long long)conv_input_elems(p);
-    conv2d_backward_data_naive_kernel<<<blocks_for(total, max_blocks), CONV_BACKWARD_THREADS, 0,
-                                        stream>>>(d_dy, d_w, d_dx, make_shape(p), total);
-    CONV_CHECK_LAUNCH("conv2d_backward_data_naive_kernel", msg);
-    return CONV_OK;
+    return launch_naive(conv2d_backward_data_naive_kernel, "conv2d_backward_data_naive_kernel",
+                        conv_input_elems, p, d_dy, "d_dy", d_w, "d_w", d_dx, "d_dx", max_blocks,
+                        stream, msg);
 }
 
 extern "C" conv_status conv2d_backward_filter_naive(const conv_params *p, const float *d_x,
                                                     const float *d_dy, float *d_dw, int max_blocks,
                                                     cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = bwd_validate(p, d_x, "d_x", d_dy, "d_dy", d_dw, "d_dw", msg);
-    if (st != CONV_OK)
-        return st;
-    st = conv_kernel_fits((const void *)conv2d_backward_filter_naive_kernel,
-                          "conv2d_backward_filter_naive_kernel", CONV_BACKWARD_THREADS, 0, msg);
-    if (st != CONV_OK)
-        return st;
-    const long long total = (long long)conv_filter_elems(p);
-    conv2d_backward_filter_naive_kernel<<<blocks_for(total, max_blocks), CONV_BACKWARD_THREADS, 0,
-                                          stream>>>(d_x, d_dy, d_dw, make_shape(p), total);
-    CONV_CHECK_LAUNCH("conv2d_backward_filter_naive_kernel", msg);
-    return CONV_OK;
+    return launch_naive(conv2d_backward_filter_naive_kernel, "conv2d_backward_filter_naive_kernel",
+                        conv_filter_elems, p, d_x, "d_x", d_dy, "d_dy", d_dw, "d_dw", max_blocks,
+                        stream, msg);
 }

@@ -24,6 +24,7 @@
 #include "conv_backward_shape.cuh"
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "conv_kernel_util.cuh"
 
 #define WG_BM      CONV_BACKWARD_IGEMM_WGRAD_BM      /* 64 rows (k) per block */
 #define WG_BN      CONV_BACKWARD_IGEMM_WGRAD_BN      /* 128 columns ((r, s, c)) per block */
@@ -211,11 +212,7 @@ __global__ void __launch_bounds__(WG_THREADS, VEC ? WG_MINB : WG_MINB - 1)
     depth_pos d = depth_pos_at(t_begin * WG_DEPTH + lj, sh);
 
     float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    zero_tile(acc);
     if (t_begin < t_end) { /* the same for the whole block: the barriers are safe */
         float ra[WG_LA][4], rb[WG_LB][4];
         wgrad_load<VEC>(ra, rb, x, dy, sh, d, depth, row0 + lc, col0 + lc, cc, cs, cr);

@@ -5,6 +5,7 @@
 #define CONV_CUDA_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cuda_runtime_api.h>
 
@@ -39,6 +40,24 @@ conv_status conv_cuda_fail(conv_msg *msg, cudaError_t err, const char *expr, con
         if (conv_err_ != cudaSuccess)                                                              \
             return conv_cuda_fail((msg), conv_err_, kernel_name " launch", __FILE__, __LINE__);    \
     } while (0)
+
+/* The same check for a kernel whose name is known only at run time (one
+ * launcher function for several kernels), with the same message. */
+#define CONV_CHECK_LAUNCH_OF(kernel_name, msg)                                                     \
+    do {                                                                                           \
+        cudaError_t conv_err_ = cudaGetLastError();                                                \
+        if (conv_err_ != cudaSuccess)                                                              \
+            return conv_launch_fail((msg), conv_err_, (kernel_name), __FILE__, __LINE__);          \
+    } while (0)
+
+/* conv_cuda_fail with "<kernel_name> launch" as the failed expression. */
+static inline conv_status conv_launch_fail(conv_msg *msg, cudaError_t err, const char *kernel_name,
+                                           const char *file, int line)
+{
+    char what[128];
+    snprintf(what, sizeof what, "%s launch", kernel_name);
+    return conv_cuda_fail(msg, err, what, file, line);
+}
 
 /* Device buffer of count floats followed by CONV_CANARY_FLOATS floats of
  * canary (what names the buffer in the out-of-memory message). */
