@@ -20,7 +20,6 @@
 #include "tensor_cores.h"
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include <cuda_fp16.h>
 #include <mma.h>
@@ -282,13 +281,8 @@ static conv_status wmma_launch(const void *kernel, const char *name, int tf32, c
     tc_geom g = tc_make_geom(p);
     const dim3 grid((unsigned)((g.m + TC_BM - 1) / TC_BM), (unsigned)((g.k + TC_BN - 1) / TC_BN));
     void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
-    cudaError_t e = cudaLaunchKernel(kernel, grid, dim3(TC_THREADS), args, 0, stream);
-    if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess) {
-        cudaGetLastError();
-        char what[64];
-        snprintf(what, sizeof what, "%s launch", name);
-        return conv_cuda_fail(msg, e, what, __FILE__, __LINE__);
-    }
+    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(TC_THREADS), args, 0, stream), msg);
+    CONV_CHECK_LAUNCH_OF(name, msg);
     return CONV_OK;
 }
 
