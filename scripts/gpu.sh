@@ -4,6 +4,9 @@
 #   scripts/gpu.sh build                 configure and build (build/gpu, or $BUILD)
 #   scripts/gpu.sh test                  every test but the sanitizers, a GPU required
 #   scripts/gpu.sh sanitize              the GPU tests under compute-sanitizer
+#   scripts/gpu.sh check [PREV]          test and sanitize at once, one summary line;
+#                                        PREV: an interrupted check's log folder (same
+#                                        tree), whose passed tests are not run again
 #   scripts/gpu.sh sweep [COUNT] [SEED]  the randomized shape sweep (default 200 shapes)
 #   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON,
 #                                        and PyTorch on the same shapes where it is installed
@@ -55,6 +58,63 @@ run_ctest() { # log name, ctest arguments...
   local rc=$?
   grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Skipped|GPU tests" "$log" | tail -15
   return $rc
+}
+
+# The tree's fingerprint (its files, the build and log folders left out).
+tree_id() {
+  find . \( -path ./.git -o -path './build*' -o -path ./.device \) -prune -o -type f -print |
+    LC_ALL=C sort | xargs md5sum | md5sum | cut -c1-12
+}
+
+# The names of the tests these ctest logs show Passed, or any other end.
+ended_tests() { # Passed|other, logs...
+  local want=$1
+  shift
+  cat "$@" 2>/dev/null | grep -E "Test +#[0-9]+: " |
+    if [ "$want" = Passed ]; then grep -E " Passed "; else grep -vE " Passed "; fi |
+    sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/' | sort -u
+}
+
+# Both labels at once: the GPU tests share the GPU, the sanitizer's runs are
+# reniced so that the CPU-only self-checks keep their cores. With PREV, the
+# tests PREV's logs show Passed are left out, and the summary counts both runs.
+check() { # PREV or ""
+  local prev=$1 ex=() names label all missing bad rcs=""
+  tree_id >"$LOGS/check-tree.txt"
+  if [ -n "$prev" ]; then
+    if [ "$(cd "$prev" && pwd)" = "$(cd "$LOGS" && pwd)" ]; then
+      echo "gpu.sh: $prev is where this check writes its logs: move the earlier run's away first"
+      return 1
+    fi
+    if ! cmp -s "$prev/check-tree.txt" "$LOGS/check-tree.txt"; then
+      echo "gpu.sh: $prev/check-tree.txt is not this tree's fingerprint: run check alone"
+      return 1
+    fi
+    names=$(ended_tests Passed "$prev"/check-*.log)
+    [ -n "$names" ] && ex=(-E "$(sed -E 's/[][\.^$*+?(){}|]/\\&/g; s/.*/^&$/' <<<"$names" | paste -sd'|')")
+  fi
+  local j=${CTEST_PARALLEL_LEVEL:-$(nproc)}
+  ctest --test-dir "$BUILD" --output-on-failure -j "$j" -LE sanitize "${ex[@]}" \
+    >"$LOGS/check-tests.log" 2>&1 &
+  nice -n 10 ctest --test-dir "$BUILD" --output-on-failure -j "$j" -L sanitize "${ex[@]}" \
+    >"$LOGS/check-sanitize.log" 2>&1 &
+  wait
+  for label in tests sanitize; do
+    local sel=(-LE sanitize)
+    [ $label = sanitize ] && sel=(-L sanitize)
+    all=$(ctest --test-dir "$BUILD" -N "${sel[@]}" | sed -nE 's/.*Test +#[0-9]+: ([^ ]+).*/\1/p' | sort -u)
+    missing=$(comm -23 <(echo "$all") <(ended_tests Passed ${prev:+"$prev"/check-$label.log} "$LOGS/check-$label.log"))
+    bad=$(ended_tests other ${prev:+"$prev"/check-$label.log} "$LOGS/check-$label.log")
+    say "$label: $(( $(grep -c . <<<"$all") - $(grep -c . <<<"$missing") )) of $(grep -c . <<<"$all") passed${prev:+ (with $prev)}"
+    if [ -n "$missing$bad" ]; then
+      echo "not passed:" $(printf '%s\n' $missing $bad | sort -u)
+      rcs="$rcs $label rc=1"
+    else
+      rcs="$rcs $label rc=0"
+    fi
+  done
+  say "check:$rcs tree $(cat "$LOGS/check-tree.txt")"
+  [[ $rcs != *rc=1* ]]
 }
 
 # PyTorch on the shapes conv_bench just ran (optional: without PyTorch it says
@@ -111,6 +171,11 @@ while [ $# -gt 0 ]; do
   sanitize)
     say "compute-sanitizer (memcheck, racecheck, initcheck, synccheck)"
     run_ctest sanitize -L sanitize || status=1 ;;
+  check)
+    prev=""
+    [ -d "${1:-}" ] && { prev=$1; shift; }
+    say "every test, sanitizers included, at once${prev:+, after $prev}"
+    check "$prev" || status=1 ;;
   sweep)
     count=200 seed=1
     [[ ${1:-} =~ ^[0-9]+$ ]] && { count=$1; shift; }
@@ -167,7 +232,7 @@ while [ $# -gt 0 ]; do
       "$bin/06_tune_6e" | tee -a "$root/instructor/logs/06_tune_6e.txt" || status=1
     fi ;;
   *)
-    sed -n '2,24p' "$0"
+    sed -n '2,27p' "$0"
     exit 2 ;;
   esac
 done
