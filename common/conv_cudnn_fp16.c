@@ -306,8 +306,13 @@ conv_status conv_cudnn_fp16_set_inputs(conv_cudnn_fp16_plan *plan, const float *
     const conv_params *p = &plan->params;
     float *d_krsc = NULL; /* NHWC: the RSCK filter as cuDNN reads it, KRSC */
     conv_status st = CONV_OK;
-    if (p->layout == CONV_LAYOUT_NHWC)
+    if (p->layout == CONV_LAYOUT_NHWC) {
         st = conv_cudnn_filter_krsc(p, d_w, &d_krsc, msg);
+        /* its upload from pageable memory finished before another stream reads it */
+        cudaError_t e = st == CONV_OK ? cudaDeviceSynchronize() : cudaSuccess;
+        if (e != cudaSuccess)
+            st = conv_cuda_fail(msg, e, "cudaDeviceSynchronize", __FILE__, __LINE__);
+    }
     if (st == CONV_OK)
         st = conv_fp16_from_float(plan->d_x, d_x, conv_input_elems(p), stream, msg);
     if (st == CONV_OK)
