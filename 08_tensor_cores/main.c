@@ -2,9 +2,9 @@
  * --problem; default: the catalogue's "cutlass-nhwc", CUTLASS's reference
  * problem in NHWC) by 6f's implicit GEMM on the tensor cores: TF32 through
  * WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d; 8e with TMA copies),
- * 3xTF32 through mma.sync (8c), beside cuDNN in FP32 and with TF32 allowed,
- * and 6f, in the same run. The program body, the common flags and the exit
- * status are those of every program (common/conv_program.h). */
+ * 3xTF32 through mma.sync (8c), FP16 through WMMA (8a-fp16), beside cuDNN in
+ * FP32, with TF32 allowed and in FP16, and 6f, in the same run. The program body, the common flags
+ * and the exit status are those of every program (common/conv_program.h). */
 #include <stdio.h>
 
 #include "conv_program.h"
@@ -19,14 +19,16 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 {
     (void)opt;
     int n = 0;
-    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these four
-     * rows that the class allows (a TF32 row: any of them; an FP32 row: the FP32 two) */
+    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these five
+     * rows that the class allows (a TF32 row: the first four; an FP32 row: the FP32 two;
+     * 8a-fp16: the FP16 one) */
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32();
     r[n++].ref = REF_CUDNN;
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32);
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
+    r[n++] = conv_row_cudnn_fp16();
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
     /* 6f: the FP32 kernel 8a puts on tensor cores */
     n += conv_rows_keep_ref(r + n, listed, "6f", REF_STEP06);

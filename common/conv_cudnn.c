@@ -142,11 +142,8 @@ long conv_cudnn_version(void)
     return (long)cudnnGetVersion();
 }
 
-/* cuDNN's algorithm names per pass, in the order of its enums. */
-static const char *const fwd_names[] = {
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
-    "WINOGRAD",      "WINOGRAD_NONFUSED",
-};
+/* cuDNN's algorithm names per pass, in the order of its enums (the forward
+ * ones: conv_cudnn_forward_algo_name, after the #endif). */
 static const char *const bwd_data_names[] = {
     "BWD_DATA_ALGO_0",          "BWD_DATA_ALGO_1",        "BWD_DATA_ALGO_FFT",
     "BWD_DATA_ALGO_FFT_TILING", "BWD_DATA_ALGO_WINOGRAD", "BWD_DATA_ALGO_WINOGRAD_NONFUSED",
@@ -163,8 +160,7 @@ const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan)
         return "unknown";
     size_t a = (size_t)plan->algo;
     switch (plan->pass) {
-    case CONV_PASS_FORWARD:
-        return a < sizeof fwd_names / sizeof fwd_names[0] ? fwd_names[a] : "unknown";
+    case CONV_PASS_FORWARD: return conv_cudnn_forward_algo_name(plan->algo);
     case CONV_PASS_DGRAD:
         return a < sizeof bwd_data_names / sizeof bwd_data_names[0] ? bwd_data_names[a] : "unknown";
     case CONV_PASS_WGRAD:
@@ -451,6 +447,16 @@ conv_status conv_cudnn_finish(conv_cudnn_plan *plan, float *d_w, cudaStream_t st
 }
 
 #endif /* CONV_HAVE_CUDNN */
+
+const char *conv_cudnn_forward_algo_name(int algo)
+{
+    static const char *const fwd_names[] = {
+        "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+        "WINOGRAD",      "WINOGRAD_NONFUSED",
+    };
+    return algo >= 0 && (size_t)algo < sizeof fwd_names / sizeof fwd_names[0] ? fwd_names[algo]
+                                                                              : "unknown";
+}
 
 conv_status conv_cudnn_check_forward(conv_pass pass, const char *api, conv_msg *msg)
 {

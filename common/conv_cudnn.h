@@ -108,6 +108,9 @@ const char *conv_cudnn_math_type(const conv_cudnn_plan *plan);
  * the backward ones without CUDNN_CONVOLUTION_ (e.g. "BWD_DATA_ALGO_1",
  * "BWD_FILTER_ALGO_FFT_TILING"); and its workspace size. */
 const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan);
+/* The name of a forward algorithm by its number (a cudnnConvolutionFwdAlgo_t),
+ * as above; "unknown" out of range. Also the FP16 reference's. */
+const char *conv_cudnn_forward_algo_name(int algo);
 size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan);
 /* The verification bound factor for an algorithm's results: 1 for the
  * GEMM-like ones (plain dot products). FFT and Winograd are not dot products:

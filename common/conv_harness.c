@@ -6,6 +6,7 @@
 
 #include "conv_cuda.h"
 #include "conv_cudnn.h"
+#include "conv_cudnn_fp16.h"
 #include "conv_tensor.h"
 #include "conv_verify_backward.h"
 
@@ -300,6 +301,56 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
     if (algo != NULL && algo_len > 0)
         snprintf(algo, algo_len, "%s", conv_cudnn_algo_name(plan));
     conv_cudnn_plan_destroy(plan);
+    return st;
+}
+
+/* The FP16 reference's plan and the problem its output goes to. */
+typedef struct {
+    conv_cudnn_fp16_plan *plan;
+    conv_gpu_problem *pb;
+} cudnn_fp16_run;
+
+/* The timed call: cudnnConvolutionForward alone, into the plan's half y. */
+static conv_status cudnn_fp16_forward(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    const cudnn_fp16_run *run = ctx;
+    return conv_cudnn_fp16_forward(run->plan, stream, msg);
+}
+
+/* Untimed, before the output is downloaded: the half y into the float y. */
+static conv_status cudnn_fp16_output(void *ctx, cudaStream_t stream, conv_msg *msg)
+{
+    const cudnn_fp16_run *run = ctx;
+    return conv_cudnn_fp16_output(run->plan, run->pb->d_y, stream, msg);
+}
+
+conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb, int warmup, int repeat,
+                                                conv_gpu_result *res, char *algo, size_t algo_len,
+                                                conv_msg *msg)
+{
+    conv_status st = start_cudnn(pb, res, algo, algo_len, msg);
+    const conv_params *p = &pb->p;
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p);
+    if (st == CONV_OK)
+        st = conv_cudnn_fp16_check(p, msg);
+    if (st == CONV_OK) /* half holds the inputs, and the outputs where they are known */
+        st = conv_cudnn_fp16_check_values(
+            pb->h_x, nx, pb->h_w, nw, pb->full_verify ? pb->ref : NULL, conv_output_elems(p), msg);
+    conv_cudnn_fp16_plan *plan = NULL;
+    if (st == CONV_OK)
+        st = conv_cudnn_fp16_plan_create(&plan, p, msg);
+    if (st != CONV_OK)
+        return st;
+    cudnn_fp16_run run = {plan, pb};
+    const conv_verify_opts within =
+        conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w, nw,
+                              conv_cudnn_bound_factor(conv_cudnn_fp16_algo_name(plan)));
+    if ((st = conv_cudnn_fp16_set_inputs(plan, pb->d_x, pb->d_w, pb->stream, msg)) == CONV_OK)
+        st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output, within, warmup, repeat,
+                          res, msg);
+    if (algo != NULL && algo_len > 0)
+        snprintf(algo, algo_len, "%s", conv_cudnn_fp16_algo_name(plan));
+    conv_cudnn_fp16_plan_destroy(plan);
     return st;
 }
 

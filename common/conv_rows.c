@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conv_cli.h"
+#include "conv_cudnn_fp16.h"
 
 conv_row conv_row_device(const char *name, const char *key, conv_gpu_conv conv, void *ctx)
 {
@@ -54,6 +55,21 @@ conv_row conv_row_cudnn_tf32(void)
 {
     static const conv_cudnn_math tf32 = CONV_CUDNN_TF32;
     return other_row("cuDNN TF32", CONV_ROW_CUDNN, CONV_CLASS_TF32, (void *)&tf32);
+}
+
+/* The FP16 reference computes the forward pass only: other passes are
+ * skipped before anything runs. */
+static conv_status cudnn_fp16_check(void *ctx, const conv_params *p, conv_msg *msg)
+{
+    (void)ctx;
+    return conv_cudnn_fp16_check(p, msg);
+}
+
+conv_row conv_row_cudnn_fp16(void)
+{
+    conv_row r = other_row("cuDNN FP16", CONV_ROW_CUDNN, CONV_CLASS_FP16, NULL);
+    r.check = cudnn_fp16_check;
+    return r;
 }
 
 conv_row conv_row_cudnn_graph(conv_class cls)
@@ -225,9 +241,13 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
                                                &row->res, &msg);
             break;
         case CONV_ROW_CUDNN:
-            st = conv_gpu_problem_measure_cudnn_math(
-                pb, row->ctx != NULL ? *(const conv_cudnn_math *)row->ctx : CONV_CUDNN_FP32,
-                o->warmup, o->repeat, &row->res, algo, sizeof algo, &msg);
+            if (row->cls == CONV_CLASS_FP16)
+                st = conv_gpu_problem_measure_cudnn_fp16(pb, o->warmup, o->repeat, &row->res, algo,
+                                                         sizeof algo, &msg);
+            else
+                st = conv_gpu_problem_measure_cudnn_math(
+                    pb, row->ctx != NULL ? *(const conv_cudnn_math *)row->ctx : CONV_CUDNN_FP32,
+                    o->warmup, o->repeat, &row->res, algo, sizeof algo, &msg);
             if (algo[0] != '\0')
                 snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
             break;

@@ -31,7 +31,8 @@ extern "C" {
 typedef enum {
     CONV_ROW_DEVICE,      /* conv(ctx, ...) through conv_gpu_problem_measure */
     CONV_ROW_HOST,        /* host(...) through conv_gpu_problem_measure_host */
-    CONV_ROW_CUDNN,       /* conv_gpu_problem_measure_cudnn; the algorithm joins the name */
+    CONV_ROW_CUDNN,       /* conv_gpu_problem_measure_cudnn (class FP16:
+                             conv_gpu_problem_measure_cudnn_fp16); the algorithm joins the name */
     CONV_ROW_CUDNN_GRAPH, /* cuDNN's graph API, autotuned (conv_cudnn_graph.h); the
                              engine joins the name */
     CONV_ROW_COPY         /* a reference: the device-to-device copy of the problem's minimum
@@ -99,6 +100,11 @@ conv_row conv_row_cudnn(void);
 /* cuDNN with TF32 tensor cores allowed: a labelled extra row ("cuDNN TF32"),
  * skipped with the reason where cuDNN has no tensor-core algorithm. */
 conv_row conv_row_cudnn_tf32(void);
+/* cuDNN in half precision with float compute (conv_cudnn_fp16.h): "cuDNN
+ * FP16", class FP16, the reference of the FP16 rows (8a-fp16); forward
+ * problems only (its check), skipped with the reason where the values do not
+ * fit in half or cuDNN runs no algorithm. */
+conv_row conv_row_cudnn_fp16(void);
 /* cuDNN's graph API autotuned (conv_cudnn_graph.h) in class cls, FP32 or
  * TF32: "cuDNN graph" and "cuDNN graph TF32", the engine joins the name. */
 conv_row conv_row_cudnn_graph(conv_class cls);
