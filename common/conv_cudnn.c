@@ -184,13 +184,7 @@ const char *conv_cudnn_math_type(const conv_cudnn_plan *plan)
 {
     if (plan == NULL || plan->algo < 0)
         return "none";
-    switch (plan->math_type) {
-    case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
-    default: return "unknown";
-    }
+    return conv_cudnn_math_name((int)plan->math_type);
 }
 
 /* The descriptors of x, w, y and the convolution: the same for every pass
@@ -456,6 +450,19 @@ const char *conv_cudnn_forward_algo_name(int algo)
     };
     return algo >= 0 && (size_t)algo < sizeof fwd_names / sizeof fwd_names[0] ? fwd_names[algo]
                                                                               : "unknown";
+}
+
+const char *conv_cudnn_math_name(int math_type)
+{
+    static const char *const math_names[] = {
+        "CUDNN_DEFAULT_MATH",
+        "CUDNN_TENSOR_OP_MATH",
+        "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION",
+        "CUDNN_FMA_MATH",
+    };
+    return math_type >= 0 && (size_t)math_type < sizeof math_names / sizeof math_names[0]
+               ? math_names[math_type]
+               : "unknown";
 }
 
 conv_status conv_cudnn_check_forward(conv_pass pass, const char *api, conv_msg *msg)

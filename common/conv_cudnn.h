@@ -111,6 +111,9 @@ const char *conv_cudnn_algo_name(const conv_cudnn_plan *plan);
 /* The name of a forward algorithm by its number (a cudnnConvolutionFwdAlgo_t),
  * as above; "unknown" out of range. Also the FP16 reference's. */
 const char *conv_cudnn_forward_algo_name(int algo);
+/* The name of a cudnnMathType_t by its number (cuDNN's enumerator's name);
+ * "unknown" out of range. */
+const char *conv_cudnn_math_name(int math_type);
 size_t conv_cudnn_workspace_bytes(const conv_cudnn_plan *plan);
 /* The verification bound factor for an algorithm's results: 1 for the
  * GEMM-like ones (plain dot products). FFT and Winograd are not dot products:

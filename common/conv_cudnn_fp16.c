@@ -161,13 +161,7 @@ const char *conv_cudnn_fp16_math_type(const conv_cudnn_fp16_plan *plan)
 {
     if (plan == NULL || plan->algo < 0)
         return "none";
-    switch (plan->math_type) {
-    case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
-    default: return "unknown";
-    }
+    return conv_cudnn_math_name((int)plan->math_type);
 }
 
 /* x, w and y in half, in p's layout (NHWC's filter is KRSC to cuDNN); the

@@ -227,6 +227,17 @@ Test(cudnn_fp16, forward_algorithms_are_named_as_the_fp32_reference_names_them)
     cr_assert_str_eq(conv_cudnn_forward_algo_name(-1), "unknown");
 }
 
+Test(cudnn_fp16, math_types_are_named_by_their_enumerators)
+{
+    /* cudnnMathType_t: DEFAULT 0, TENSOR_OP 1, TENSOR_OP_ALLOW_CONVERSION 2, FMA 3 */
+    cr_assert_str_eq(conv_cudnn_math_name(0), "CUDNN_DEFAULT_MATH");
+    cr_assert_str_eq(conv_cudnn_math_name(1), "CUDNN_TENSOR_OP_MATH");
+    cr_assert_str_eq(conv_cudnn_math_name(2), "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    cr_assert_str_eq(conv_cudnn_math_name(3), "CUDNN_FMA_MATH");
+    cr_assert_str_eq(conv_cudnn_math_name(4), "unknown");
+    cr_assert_str_eq(conv_cudnn_math_name(-1), "unknown");
+}
+
 /* ---------------------------------------------------------------- GPU */
 
 /* The FP16 row, measured as the programs measure it, on one problem: within
