@@ -13,8 +13,10 @@ scikit-learn: nothing is downloaded.
 --resnet18: torchvision's resnet18(weights=None) at batch 32 on 224x224 inputs,
 forward + backward, patched with ours (FP32 class, then TF32 class) beside
 PyTorch FP32 (allow_tf32 False) and PyTorch TF32; each the median of the
-repeats of the whole step timed with CUDA events after warm-up; the outputs
-and gradients of ours compared with PyTorch FP32's (relative L2 error within a
+repeats of the whole step timed with CUDA events after warm-up, and the
+convolutions alone (each convolution of the model run by itself, forward and
+backward, on tensors of its shapes; their medians summed); the outputs and
+gradients of ours compared with PyTorch FP32's (relative L2 error within a
 bound). Needs torchvision; no weights are downloaded.
 
 Without PyTorch, a CUDA device, scikit-learn (torchvision for --resnet18) or
@@ -201,6 +203,60 @@ def time_step(model, x, repeats, warmup):
     return statistics.median(times), min(times), max(times)
 
 
+def conv_shapes(model, x):
+    """Each Conv2d of model with the shape of its input, in the order a forward
+    pass meets them (a layer met twice is listed twice)."""
+    import torch
+    seen = []
+    hooks = [m.register_forward_hook(lambda m, inp, out: seen.append((m, tuple(inp[0].shape))))
+             for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    with torch.no_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    return seen
+
+
+def time_convs(model, x, fmt, precision, repeats, warmup):
+    """The convolutions alone: each Conv2d of model run by itself, forward and
+    backward (the gradients of its input and of its filter), on random tensors
+    of its shapes; the median ms of each (CUDA events), summed over the layers.
+    precision None: PyTorch's F.conv2d (TF32 as torch.backends allows), else
+    convsteps.conv2d in that class."""
+    import torch
+    import torch.nn.functional as F
+    import convsteps
+    total = 0.0
+    for m, shape in conv_shapes(model, x):
+        xi = torch.randn(shape, device=x.device).contiguous(memory_format=fmt)
+        xi.requires_grad_(True)
+        w = m.weight.detach().clone().requires_grad_(True)
+        opts = dict(stride=m.stride, padding=m.padding, dilation=m.dilation)
+        if precision is None:
+            def conv():
+                return F.conv2d(xi, w, m.bias, **opts)
+        else:
+            def conv():
+                return convsteps.conv2d(xi, w, m.bias, precision=precision, **opts)
+        dy = torch.randn_like(conv())
+
+        def step():
+            xi.grad = w.grad = None
+            conv().backward(dy)
+        for _ in range(warmup):
+            step()
+        times = []
+        for _ in range(repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        total += statistics.median(times)
+    return total
+
+
 def rel_l2(a, b):
     a, b = a.double(), b.double()
     return ((a - b).norm() / b.norm().clamp_min(1e-300)).item()
@@ -253,18 +309,21 @@ def resnet18(args):
         bound = (n_terms * 2.0 ** -24 if not (allow_tf32 or precision == "tf32")
                  else 3 * 2.0 ** -11 + n_terms * 2.0 ** -23)
         med, lo, hi = time_step(model, x, args.repeats, args.warmup)
+        conv_ms = time_convs(base, x, fmt, precision, args.repeats, args.warmup)
         verdict = "OK" if max(err_y, err_g) <= bound else "OUTSIDE THE BOUND"
         rows.append({"version": name, "median_ms": round(med, 4), "min_ms": round(lo, 4),
-                     "max_ms": round(hi, 4), "rel_l2_output": f"{err_y:.3g}",
+                     "max_ms": round(hi, 4), "conv_total_ms": round(conv_ms, 4),
+                     "rel_l2_output": f"{err_y:.3g}",
                      "rel_l2_grad_max": f"{err_g:.3g}", "bound": f"{bound:.3g}",
                      "verdict": verdict})
-        print(f"{name:16s} {med:9.3f} ms  (min {lo:.3f}, max {hi:.3f})  rel L2 output "
+        print(f"{name:16s} {med:9.3f} ms  (min {lo:.3f}, max {hi:.3f}, convolutions alone "
+              f"{conv_ms:.3f})  rel L2 output "
               f"{err_y:.2e}, gradients {err_g:.2e} (bound {bound:.1e}) {verdict}")
         del model
         torch.cuda.empty_cache()
     torch.backends.cudnn.allow_tf32 = True
-    fields = ["version", "median_ms", "min_ms", "max_ms", "rel_l2_output", "rel_l2_grad_max",
-              "bound", "verdict"]
+    fields = ["version", "median_ms", "min_ms", "max_ms", "conv_total_ms", "rel_l2_output",
+              "rel_l2_grad_max", "bound", "verdict"]
     if args.csv:
         write_csv(args.csv, args, fields, rows)
     return 0 if all(r["verdict"] == "OK" for r in rows) else 1
