@@ -243,9 +243,9 @@ Test(cudnn_fp16, math_types_are_named_by_their_enumerators)
 /* The FP16 row, measured as the programs measure it, on one problem: within
  * its bound (the harness's verdict), or refused in one line where cuDNN has
  * no algorithm. */
-static void check_fp16(conv_params p, uint64_t seed)
+static void check_fp16(conv_params p, uint64_t start)
 {
-    conv_gpu_problem pb = conv_test_device_problem(p, seed);
+    conv_gpu_problem pb = conv_test_device_problem(p, start);
     conv_gpu_result res;
     char algo[64];
     conv_msg msg = {{0}};
