@@ -19,6 +19,17 @@ conv_status conv_cuda_fail(conv_msg *msg, cudaError_t err, const char *expr, con
                      cudaGetErrorString(err));
 }
 
+/* cudaMemcpy from pageable host memory returns once the data is staged, not
+ * when it is on the device; cudaMemset returns at once. Both are ordered on
+ * the legacy default stream, which a stream created with
+ * cudaStreamNonBlocking does not wait for. Waiting here makes an upload, a
+ * poison and a canary visible to a kernel on any stream. */
+static conv_status on_device(conv_msg *msg)
+{
+    CONV_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy), msg);
+    return CONV_OK;
+}
+
 conv_status conv_device_alloc(float **d_buf, size_t count, const char *what, conv_msg *msg)
 {
     size_t total, bytes;
@@ -51,7 +62,7 @@ conv_status conv_device_canary_reset(float *d_buf, size_t count, conv_msg *msg)
     float guard[CONV_CANARY_FLOATS];
     conv_canary_fill(guard, CONV_CANARY_FLOATS);
     CONV_CUDA_CHECK(cudaMemcpy(d_buf + count, guard, sizeof guard, cudaMemcpyHostToDevice), msg);
-    return CONV_OK;
+    return on_device(msg);
 }
 
 void conv_device_free(float *d_buf)
@@ -71,13 +82,13 @@ conv_status conv_device_canary_check(const float *d_buf, size_t count, size_t *b
 conv_status conv_device_poison(float *d_buf, size_t count, conv_msg *msg)
 {
     CONV_CUDA_CHECK(cudaMemset(d_buf, 0xff, count * sizeof(float)), msg);
-    return CONV_OK;
+    return on_device(msg);
 }
 
 conv_status conv_device_upload(float *d_dst, const float *h_src, size_t count, conv_msg *msg)
 {
     CONV_CUDA_CHECK(cudaMemcpy(d_dst, h_src, count * sizeof(float), cudaMemcpyHostToDevice), msg);
-    return CONV_OK;
+    return on_device(msg);
 }
 
 conv_status conv_device_download(float *h_dst, const float *d_src, size_t count, conv_msg *msg)

@@ -70,6 +70,8 @@ conv_status conv_device_canary_check(const float *d_buf, size_t count, size_t *b
 conv_status conv_device_canary_reset(float *d_buf, size_t count, conv_msg *msg);
 /* Fills count floats with NaN (all bits set). */
 conv_status conv_device_poison(float *d_buf, size_t count, conv_msg *msg);
+/* The upload, the poison and the canary reset return once the data is on the
+ * device, so that a kernel on any stream (a non-blocking one too) sees it. */
 conv_status conv_device_upload(float *d_dst, const float *h_src, size_t count, conv_msg *msg);
 conv_status conv_device_download(float *h_dst, const float *d_src, size_t count, conv_msg *msg);
 

@@ -134,14 +134,18 @@ Test(convsteps, says_no_device_in_one_line)
 
 /* ---- on the GPU ---- */
 
+/* The calls below run on a non-blocking stream, which does not wait for the
+ * legacy default stream's copies: conv_device_upload and conv_device_poison
+ * return once the data is on the device. */
 static float *to_device(const float *h, size_t n)
 {
     float *d = NULL;
+    conv_msg msg = {{0}};
     cr_assert_eq(cudaMalloc((void **)&d, n * sizeof *d + 16), cudaSuccess);
     if (h != NULL)
-        cr_assert_eq(cudaMemcpy(d, h, n * sizeof *d, cudaMemcpyHostToDevice), cudaSuccess);
+        CONV_ASSERT_OK(conv_device_upload(d, h, n, &msg), msg);
     else
-        cr_assert_eq(cudaMemset(d, 0xff, n * sizeof *d), cudaSuccess); /* NaN */
+        CONV_ASSERT_OK(conv_device_poison(d, n, &msg), msg); /* NaN */
     return d;
 }
 
