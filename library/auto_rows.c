@@ -16,7 +16,7 @@ typedef struct {
     conv_auto_choice choice;
     float *d_work;
     size_t work_bytes;
-    wino_tolerance wino;                /* 7b's tolerance (as step 07's rows) */
+    wino_tolerance wino;                /* 7a's or 7b's tolerance (as step 07's rows) */
     conv_backward_wino_tolerance dgrad; /* 10d via 7b's (as step 10's rows) */
 } auto_row;
 
@@ -109,9 +109,11 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
         return backward_tolerance(r, pb, opts, msg);
     const size_t depth = (size_t)pb->p.c * pb->p.r * pb->p.s;
     switch (r->choice.kernel) {
+    case CONV_AUTO_7A:
     case CONV_AUTO_7B:
-        return wino_tolerance_prepare(&r->wino, &pb->p, WINO_F4, pb->h_x, pb->h_w, pb->full_verify,
-                                      opts, msg);
+        return wino_tolerance_prepare(&r->wino, &pb->p,
+                                      r->choice.kernel == CONV_AUTO_7A ? WINO_F2 : WINO_F4, pb->h_x,
+                                      pb->h_w, pb->full_verify, opts, msg);
     case CONV_AUTO_8B: *opts = conv_verify_bound(tc_bound_factor(TC_TF32, depth)); return CONV_OK;
     case CONV_AUTO_8C: *opts = conv_verify_bound(tc_bound_factor(TC_3XTF32, depth)); return CONV_OK;
     case CONV_AUTO_8E: /* 8e's arithmetic: x truncated to TF32 */

@@ -19,8 +19,8 @@
 #define AUTO_4A_CONFIG 3
 
 static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {
-    "2a", "4a",  "5b",  "6e",     "6f",     "7b",     "8b",    "8c",
-    "8e", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-8e"};
+    "2a", "4a", "5b",  "6b",  "6e",     "6f",     "7a",     "7b",    "8b",
+    "8c", "8e", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-8e"};
 
 const char *conv_auto_kernel_key(conv_auto_kernel k)
 {
@@ -61,7 +61,9 @@ static size_t tensor_bytes(const conv_params *p)
 static size_t workspace_elems(conv_auto_kernel k, const conv_params *p)
 {
     switch (k) {
+    case CONV_AUTO_6B:
     case CONV_AUTO_6E: return conv2d_im2col_gemm_workspace_elems(p);
+    case CONV_AUTO_7A: return wino_workspace_elems(p, WINO_F2);
     case CONV_AUTO_7B: return wino_workspace_elems(p, WINO_F4);
     case CONV_AUTO_8B:
     case CONV_AUTO_8C: return conv2d_tc_mma_workspace_elems(p);
@@ -133,11 +135,13 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
         conv_prefetch_plan plan;
         return conv2d_prefetch_plan(CONV_PREFETCH_5B, p, d->smem_per_block, &plan, msg);
     }
+    case CONV_AUTO_6B:
     case CONV_AUTO_6E: return conv2d_im2col_gemm_check(p, d->free_bytes, msg);
     case CONV_AUTO_6F: /* the check of 6f's row (06_im2col_gemm/im2col_gemm_rows.c) */
         if (p->layout != CONV_LAYOUT_NHWC)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "6f implicit GEMM needs NHWC");
         return conv2d_im2col_gemm_check(p, SIZE_MAX, msg);
+    case CONV_AUTO_7A: return wino_check(p, WINO_F2, d->free_bytes, msg);
     case CONV_AUTO_7B: return wino_check(p, WINO_F4, d->free_bytes, msg);
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
@@ -228,12 +232,20 @@ static int take(rule *r, conv_auto_kernel k, const char *reason)
     return 1;
 }
 
-/* Output tiles of 128 x 128 (8b's and 8c's block) the GEMM view has; 6f's
- * tiles are 64 x 128, twice as many blocks. */
-static long long tiles_128(const conv_params *p)
+/* Output tiles of side x side the GEMM view (N*P*Q outputs by K filters)
+ * has: 128 for 8b's and 8c's blocks (6f's 64 x 128 tiles are twice as
+ * many), 32 for 6b's. */
+static long long gemm_tiles(const conv_params *p, int side)
 {
     const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
-    return (m + 127) / 128 * ((p->k + 127) / 128);
+    return (m + side - 1) / side * ((p->k + side - 1) / side);
+}
+
+/* F(4x4, 3x3)'s output tiles of 4 x 4 pixels (7b's unit of work, per filter
+ * group); 7a's 2 x 2 tiles are four times as many. */
+static long long wino_f4_tiles(const conv_params *p)
+{
+    return (long long)p->n * ((conv_out_h(p) + 3) / 4) * ((conv_out_w(p) + 3) / 4);
 }
 
 /* excerpt: auto_rule */
@@ -243,16 +255,28 @@ static void choose_nhwc(rule *r, conv_class cls)
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
     if (conv_class_allows(cls, CONV_CLASS_TF32)) {
-        if (conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count &&
-            take(r, CONV_AUTO_8E, "NHWC, TF32, large problem on Hopper: 8e wgmma fed by TMA"))
+        const int large = conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count;
+        if ((large || 4 * gemm_tiles(p, 128) < r->d->sm_count) &&
+            take(r, CONV_AUTO_8E,
+                 large ? "NHWC, TF32, large problem on Hopper: 8e wgmma fed by TMA"
+                       : "NHWC, TF32, 128x128 tiles for under a quarter of the SMs on Hopper: "
+                         "8e wgmma fed by TMA"))
             return;
         if (take(r, CONV_AUTO_8B, "NHWC, TF32: 8b mma.sync on the tensor cores"))
             return;
     }
+    if (wino && wino_f4_tiles(p) < 2 * r->d->sm_count &&
+        take(r, CONV_AUTO_7A,
+             "NHWC 3x3 stride 1, F(4x4) tiles for fewer than twice the SMs: "
+             "Winograd F(2x2, 3x3), four times the tiles"))
+        return;
     if (wino && take(r, CONV_AUTO_7B, "NHWC 3x3 stride 1: Winograd F(4x4, 3x3)"))
         return;
-    if (2 * tiles_128(p) >= r->d->sm_count &&
+    if (2 * gemm_tiles(p, 128) >= r->d->sm_count &&
         take(r, CONV_AUTO_8C, "NHWC, 128x128 tiles for half the SMs or more: 8c 3xTF32"))
+        return;
+    if (gemm_tiles(p, 32) <= r->d->sm_count &&
+        take(r, CONV_AUTO_6B, "NHWC, 32x32 tiles for no more than the SMs: im2col + 6b GEMM"))
         return;
     if (take(r, CONV_AUTO_6F, "NHWC: 6f implicit GEMM"))
         return;
@@ -460,12 +484,16 @@ static conv_status run(const conv_auto_choice *c, const conv_params *p, const fl
     switch (c->kernel) {
     case CONV_AUTO_4A: return conv2d_tiled_s1(p, AUTO_4A_CONFIG, d_x, d_w, d_y, stream, msg);
     case CONV_AUTO_5B: return conv2d_prefetch_5b(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_6B:
     case CONV_AUTO_6E:
-        return conv2d_im2col_gemm(p, d_x, d_w, d_y, d_work, work_elems, GEMM_6E_DBUF, NULL, stream,
-                                  msg);
+        return conv2d_im2col_gemm(p, d_x, d_w, d_y, d_work, work_elems,
+                                  c->kernel == CONV_AUTO_6B ? GEMM_6B_SHARED : GEMM_6E_DBUF, NULL,
+                                  stream, msg);
     case CONV_AUTO_6F: return conv2d_implicit_gemm(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_7A:
     case CONV_AUTO_7B:
-        return conv2d_winograd(p, WINO_F4, d_x, d_w, d_y, d_work, work_elems, stream, msg);
+        return conv2d_winograd(p, c->kernel == CONV_AUTO_7A ? WINO_F2 : WINO_F4, d_x, d_w, d_y,
+                               d_work, work_elems, stream, msg);
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
         return conv2d_tc_mma(p, c->kernel == CONV_AUTO_8B ? TC_TF32 : TC_3XTF32, d_x, d_w, d_y,

@@ -68,8 +68,10 @@ typedef enum {
     CONV_AUTO_2A = 0, /* 2a naive grid-stride: any problem */
     CONV_AUTO_4A,     /* 4a strategy 1, 32x64 tile, 16 outputs/thread: one channel, NCHW */
     CONV_AUTO_5B,     /* 5b direct convolution, NCHW, stride 1 */
+    CONV_AUTO_6B,     /* im2col + 6b GEMM, 32x32 tiles (workspace: the column buffer) */
     CONV_AUTO_6E,     /* im2col + 6e GEMM (workspace: the column buffer) */
     CONV_AUTO_6F,     /* 6f implicit GEMM, NHWC */
+    CONV_AUTO_7A,     /* 7a Winograd F(2x2, 3x3) (workspace: U, V, M) */
     CONV_AUTO_7B,     /* 7b Winograd F(4x4, 3x3) (workspace: U, V, M) */
     CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
     CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */

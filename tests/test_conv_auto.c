@@ -59,6 +59,7 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
         st = conv2d_prefetch_plan(CONV_PREFETCH_5B, p, d->smem_per_block, &plan, msg);
         break;
     }
+    case CONV_AUTO_6B:
     case CONV_AUTO_6E:
         st = conv2d_im2col_gemm_check(p, d->free_bytes, msg);
         elems = conv2d_im2col_gemm_workspace_elems(p);
@@ -67,10 +68,13 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
         st = p->layout == CONV_LAYOUT_NHWC ? conv2d_im2col_gemm_check(p, SIZE_MAX, msg)
                                            : CONV_ERR_UNSUPPORTED;
         break;
-    case CONV_AUTO_7B:
-        st = wino_check(p, WINO_F4, d->free_bytes, msg);
-        elems = wino_workspace_elems(p, WINO_F4);
+    case CONV_AUTO_7A:
+    case CONV_AUTO_7B: {
+        const wino_tile t = k == CONV_AUTO_7A ? WINO_F2 : WINO_F4;
+        st = wino_check(p, t, d->free_bytes, msg);
+        elems = wino_workspace_elems(p, t);
         break;
+    }
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
         st = d->tf32_tensor_cores ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
@@ -430,6 +434,43 @@ Test(conv_auto_rule, fills_the_sms_before_it_takes_3xtf32)
     cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
 }
 
+/* Batch 1: few tiles. ResNet-50's layers in NHWC (torchvision's shapes). */
+Test(conv_auto_rule, takes_smaller_tiles_where_few_would_fill_the_sms)
+{
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    /* layer1.0.conv2, 3x3 on 56x56: 14 x 14 = 196 F(4x4) tiles, fewer than
+     * twice 132 SMs: 7a; at batch 32 (6272 tiles): 7b */
+    conv_params p = conv_shape_nhwc(1, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "7a", "%s: %s", ch.key, ch.reason);
+    p.n = 32;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "7b", "%s: %s", ch.key, ch.reason);
+    /* layer4.1.conv2, 3x3 on 7x7: 2 x 2 tiles an image, 128 at batch 32: still 7a */
+    p = conv_shape_nhwc(32, 512, 7, 7, 512, 3, 3, 1, 1, 1);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "7a", "%s: %s", ch.key, ch.reason);
+    /* layer4.0.conv3, 1x1 on 7x7, 2048 filters: 2 x 64 = 128 tiles of 32 x 32,
+     * no more than 132 SMs: 6b; 3 x 64 = 192 with 1.5 times the pixels: 6f */
+    p = conv_shape_nhwc(1, 512, 7, 7, 2048, 1, 1, 0, 1, 1);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "6b", "%s: %s", ch.key, ch.reason);
+    p.h = p.w = 9; /* 81 outputs: 3 rows of 32 */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
+    /* in TF32 the tensor cores: one 128 x 16 row of 128x128 tiles, fewer
+     * than a quarter of the SMs: 8e on Hopper, 8b on Ampere; at batch 32
+     * (13 x 16 = 208 tiles) 8b on Hopper too */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8e", "%s: %s", ch.key, ch.reason);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+    p = conv_shape_nhwc(32, 512, 7, 7, 2048, 1, 1, 0, 1, 1);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+}
+
 Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)
 {
     const conv_problem *pr = conv_problem_find("hpc101");
@@ -566,7 +607,7 @@ static conv_row *checked_row(const conv_params *p, int which, conv_row *rows)
 }
 
 /* conv2d_auto through its row on p in class `which` (0: FP32, 1: TF32):
- * small integers exact where the chosen kernel is exact (all but 7b), else
+ * small integers exact where the chosen kernel is exact (all but Winograd's), else
  * within its bound; uniform floats within the chosen kernel's bound. */
 static void check_auto_on(const conv_params *p, int which)
 {
@@ -590,7 +631,7 @@ static void check_auto_on(const conv_params *p, int which)
         const conv_auto_choice *ch = conv_auto_row_choice(row);
         cr_assert(ch != NULL);
         conv_verify_report rep;
-        if (ints && ch->kernel != CONV_AUTO_7B) {
+        if (ints && ch->kernel != CONV_AUTO_7A && ch->kernel != CONV_AUTO_7B) {
             CONV_ASSERT_OK(conv_test_host_reference(p, pb.h_x, pb.h_w, want, &msg), msg);
             rep = conv_compare_exact(p, pb.h_y, want, ny);
         } else {
