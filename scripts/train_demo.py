@@ -15,7 +15,7 @@ forward + backward, patched with ours (FP32 class, then TF32 class) beside
 PyTorch FP32 (allow_tf32 False) and PyTorch TF32; each the median of the
 repeats of the whole step timed with CUDA events after warm-up, and the
 convolutions alone (each convolution of the model run by itself, forward and
-backward, on tensors of its shapes; their medians summed); the outputs and
+backward as in the model, on tensors of its shapes; their medians summed); the outputs and
 gradients of ours compared with PyTorch FP32's (relative L2 error within a
 bound). Needs torchvision; no weights are downloaded.
 
@@ -204,32 +204,36 @@ def time_step(model, x, repeats, warmup):
 
 
 def conv_shapes(model, x):
-    """Each Conv2d of model with the shape of its input, in the order a forward
-    pass meets them (a layer met twice is listed twice)."""
+    """Each Conv2d of model with the shape of its input and whether the
+    backward pass needs the gradient of that input (not for a layer that reads
+    the model's input, such as a stem), in the order a forward pass meets them
+    (a layer met twice is listed twice)."""
     import torch
     seen = []
-    hooks = [m.register_forward_hook(lambda m, inp, out: seen.append((m, tuple(inp[0].shape))))
-             for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
-    with torch.no_grad():
-        model(x)
+    hooks = [m.register_forward_hook(
+        lambda m, inp, out: seen.append((m, tuple(inp[0].shape), inp[0].requires_grad)))
+        for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    model(x)
     for h in hooks:
         h.remove()
+    model.zero_grad(set_to_none=True)
     return seen
 
 
 def time_convs(model, x, fmt, precision, repeats, warmup):
     """The convolutions alone: each Conv2d of model run by itself, forward and
-    backward (the gradients of its input and of its filter), on random tensors
-    of its shapes; the median ms of each (CUDA events), summed over the layers.
+    backward (the gradient of its filter, and of its input where the model's
+    backward pass needs it), on random tensors of its shapes; the median ms of
+    each (CUDA events), summed over the layers.
     precision None: PyTorch's F.conv2d (TF32 as torch.backends allows), else
     convsteps.conv2d in that class."""
     import torch
     import torch.nn.functional as F
     import convsteps
     total = 0.0
-    for m, shape in conv_shapes(model, x):
+    for m, shape, needs_dx in conv_shapes(model, x):
         xi = torch.randn(shape, device=x.device).contiguous(memory_format=fmt)
-        xi.requires_grad_(True)
+        xi.requires_grad_(needs_dx)
         w = m.weight.detach().clone().requires_grad_(True)
         opts = dict(stride=m.stride, padding=m.padding, dilation=m.dilation)
         if precision is None:
