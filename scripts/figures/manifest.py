@@ -303,7 +303,9 @@ def readme_text(texts):
         "of the code itself (tile sizes, threads per block, the problems of the notes), so "
         "that a figure shows what the kernels do today;",
         "- the measured figures of [performance.md](../performance.md) (`<problem>_steps.png`, "
-        "`roofline.png`), drawn by `scripts/plot_bench.py` from the benchmark's CSV.",
+        "`roofline.png`), drawn by `scripts/plot_bench.py` from the benchmark's CSV, and "
+        "the training demo's curves in [12_pytorch.md](../12_pytorch.md) (`pytorch_demo.png`), "
+        "drawn by `scripts/train_demo.py --plot`.",
         "",
         "`scripts/figures.py` is the command line. Each concept figure is a function "
         "`fig_<name>()` in the module of its step in [scripts/figures/](../../scripts/figures) "
