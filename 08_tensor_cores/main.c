@@ -2,7 +2,8 @@
  * --problem; default: the catalogue's "cutlass-nhwc", CUTLASS's reference
  * problem in NHWC) by 6f's implicit GEMM on the tensor cores: TF32 through
  * WMMA (8a), mma.sync (8b) and Hopper's wgmma (8d; 8e with TMA copies),
- * 3xTF32 through mma.sync (8c), FP16 through WMMA (8a-fp16), beside cuDNN in
+ * 3xTF32 through mma.sync (8c), FP16 through WMMA (8a-fp16) and mma.sync
+ * (8b-fp16), beside cuDNN in
  * FP32, with TF32 allowed and in FP16, and 6f, in the same run. The program body, the common flags
  * and the exit status are those of every program (common/conv_program.h). */
 #include <stdio.h>
@@ -21,7 +22,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     int n = 0;
     /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these five
      * rows that the class allows (a TF32 row: the first four; an FP32 row: the FP32 two;
-     * 8a-fp16: the FP16 one) */
+     * 8a-fp16, 8b-fp16: the FP16 one) */
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32();

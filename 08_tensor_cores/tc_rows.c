@@ -9,7 +9,7 @@
 /* What a row runs: the WMMA kernel (8a; in FP16, 8a-fp16), the mma.sync
  * kernel in one of its precisions (8b; 8b with x truncated, 8d's arithmetic;
  * 8c), the wgmma kernel (8d) or the one fed by TMA (8e). */
-enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA, TC_WMMA_FP16 };
+enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA, TC_WMMA_FP16, TC_MMA_FP16 };
 typedef struct {
     tc_precision precision; /* TC_WMMA_FP16: unused (conv_fp16.h holds its bound) */
     int kernel;             /* TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA or TC_WMMA_FP16 */
@@ -21,12 +21,13 @@ static tc_variant variants[TC_ROW_COUNT] = {
     {TC_TF32, TC_WMMA, NULL, 0},         {TC_TF32, TC_MMA, NULL, 0},
     {TC_TF32_XTRUNC, TC_MMA, NULL, 0},   {TC_3XTF32, TC_MMA, NULL, 0},
     {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0},
-    {TC_TF32, TC_WMMA_FP16, NULL, 0}};
+    {TC_TF32, TC_WMMA_FP16, NULL, 0},    {TC_TF32, TC_MMA_FP16, NULL, 0}};
 static const char *const names[TC_ROW_COUNT] = {
-    "8a WMMA TF32",       "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated",
-    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA",
-    "8a-fp16 WMMA FP16"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8d", "8e", "8a-fp16"};
+    "8a WMMA TF32",       "8b mma.sync TF32",     "8b-xt mma.sync TF32, x truncated",
+    "8c mma.sync 3xTF32", "8d wgmma TF32",        "8e wgmma TF32, TMA",
+    "8a-fp16 WMMA FP16",  "8b-fp16 mma.sync FP16"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt",   "8c",
+                                               "8d", "8e", "8a-fp16", "8b-fp16"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -40,6 +41,8 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
         return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
     if (v->kernel == TC_WMMA_FP16)
         return conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, stream, msg);
+    if (v->kernel == TC_MMA_FP16)
+        return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -64,7 +67,7 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     return conv_device_alloc(&v->d_work, v->work_elems, "8b's filter as KRSC", msg);
 }
 
-/* 8a-fp16: inputs FP16 can hold, or the row is skipped saying which is not. */
+/* 8a-fp16 and 8b-fp16: inputs FP16 can hold, or the row is skipped saying which is not. */
 static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
     (void)ctx;
@@ -88,9 +91,10 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
     const conv_params *p = &pb->p;
     const tc_variant *v = ctx;
     const size_t depth = (size_t)p->c * p->r * p->s;
-    *opts = v->kernel == TC_WMMA_FP16 ? conv_fp16_bound(depth, pb->h_x, conv_input_elems(p),
-                                                        pb->h_w, conv_filter_elems(p))
-                                      : conv_verify_bound(tc_bound_factor(v->precision, depth));
+    const int fp16 = v->kernel == TC_WMMA_FP16 || v->kernel == TC_MMA_FP16;
+    *opts =
+        fp16 ? conv_fp16_bound(depth, pb->h_x, conv_input_elems(p), pb->h_w, conv_filter_elems(p))
+             : conv_verify_bound(tc_bound_factor(v->precision, depth));
     return CONV_OK;
 }
 
@@ -108,7 +112,7 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
             rows[n].setup = setup;
             rows[n].teardown = teardown;
         }
-        if (variants[n].kernel == TC_WMMA_FP16) {
+        if (variants[n].kernel == TC_WMMA_FP16 || variants[n].kernel == TC_MMA_FP16) {
             rows[n].setup = setup_fp16;
             rows[n].cls = CONV_CLASS_FP16;
         }

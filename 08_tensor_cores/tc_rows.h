@@ -13,11 +13,12 @@
 extern "C" {
 #endif
 
-#define TC_ROW_COUNT 7
+#define TC_ROW_COUNT 8
 
 /* "8a WMMA TF32", "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated"
  * (8b with 8d's arithmetic, x not rounded), "8c mma.sync 3xTF32", "8d wgmma
- * TF32" and "8e wgmma TF32, TMA" (each row's key is its first word), each
+ * TF32", "8e wgmma TF32, TMA", "8a-fp16 WMMA FP16" and "8b-fp16 mma.sync
+ * FP16" (each row's key is its first word), each
  * verified within its own bound (tc_host.h); NCHW problems, and GPUs or builds without TF32
  * tensor cores (8d, 8e: without wgmma), skipped with the reason. select is
  * unused; returns how many rows were written. */

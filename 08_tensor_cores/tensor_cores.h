@@ -2,6 +2,8 @@
  * the tensor cores:
  *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores_wmma_8a.cu),
  *       and in FP16 (8a-fp16), which every GPU from compute capability 7.0 runs;
+ *   8b-fp16  mma.sync in FP16, ldmatrix, register-staged copies, from 7.5
+ *       (tensor_cores_mma_fp16.cu);
  *   8b  the same through mma.sync with a cp.async pipeline
  *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
@@ -49,6 +51,14 @@ conv_status conv2d_tc_wmma(const conv_params *p, const float *d_x, const float *
  * +-65504, FP16's largest value, or the output is infinite. */
 conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const float *d_w,
                                 float *d_y, cudaStream_t stream, conv_msg *msg);
+
+/* 8b-fp16: 8b's product in half precision through mma.sync (m16n8k16 from
+ * compute capability 8.0, two m16n8k8 on 7.5), x and w rounded to FP16 as
+ * they are copied (register-staged, two buffers), float accumulators; 128 x
+ * 128 outputs per block; on every GPU from compute capability 7.5. x and w
+ * within +-65504, as for 8a-fp16. */
+conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                               cudaStream_t stream, conv_msg *msg);
 
 /* Floats of the workspace 8b and 8c need: the filter as KRSC, K*R*S*C. */
 size_t conv2d_tc_mma_workspace_elems(const conv_params *p);

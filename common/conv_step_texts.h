@@ -88,12 +88,12 @@
                    "WMMA (8a), mma.sync (8b) and wgmma (8d, 8e with TMA; compute "                 \
                    "capability 9.0), "                                                             \
                    "3xTF32 through mma.sync (8c, FP32's accuracy), FP16 through WMMA "             \
-                   "(8a-fp16); against cuDNN (FP32 and TF32) and 6f. TF32 needs compute "          \
-                   "capability 8.0 or newer, FP16 7.0.",                                           \
+                   "(8a-fp16) and mma.sync (8b-fp16); against cuDNN (FP32, TF32, FP16) and 6f. "   \
+                   "TF32 needs compute capability 8.0 or newer, FP16 7.0 (8b-fp16: 7.5).",                                           \
     .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",   \
-    .variant = {"8a|8a-fp16|8b|8b-xt|8c|8d|8e|all",                                                \
+    .variant = {"8a|8a-fp16|8b|8b-xt|8b-fp16|8c|8d|8e|all",                                        \
                 "which step 08 versions to run (8a: TF32 through WMMA, 8a-fp16: 8a in FP16, "      \
-                "8b: TF32 through "                                                                \
+                "8b-fp16: mma.sync in FP16 with register-staged copies, 8b: TF32 through "         \
                 "mma.sync with a cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, "       \
                 "8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by TMA; "         \
                 "8d and 8e Hopper only)"}

@@ -1,9 +1,9 @@
 /* Step 08 in half precision: rounding to FP16 and its range on the host, the
- * bound of 8a-fp16 (conv_fp16.h) against a model of its arithmetic (and a
- * coarser model the bound must catch); on the GPU, 8a-fp16 exact on small
- * integers, within the bound on random floats (some below FP16's normal
- * range) and rounding each input to the nearest FP16 value, on every GPU of
- * the course. */
+ * bound of the FP16 kernels (conv_fp16.h) against a model of their
+ * arithmetic (and a coarser model the bound must catch); on the GPU, 8a-fp16
+ * and 8b-fp16 exact on small integers, within the bound on random floats
+ * (some below FP16's normal range) and rounding each input to the nearest
+ * FP16 value, on every GPU of the course. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -112,29 +112,37 @@ Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
 
 /* ---- GPU ------------------------------------------------------------------ */
 
-/* 8a-fp16 on h_x and h_w into h_y (NaN-poisoned output, canary checked). */
-static void run_gpu(const conv_params *p, const float *h_x, const float *h_w, float *h_y)
+/* The FP16 kernels of the step: 8a-fp16 (WMMA) and 8b-fp16 (mma.sync). */
+typedef conv_status (*fp16_launcher)(const conv_params *, const float *, const float *, float *,
+                                     cudaStream_t, conv_msg *);
+static const fp16_launcher kernels[] = {conv2d_tc_wmma_fp16, conv2d_tc_mma_fp16};
+static const char *const kernel_names[] = {"8a-fp16", "8b-fp16"};
+#define KERNELS 2
+
+/* Kernel `which` on h_x and h_w into h_y (NaN-poisoned output, canary checked). */
+static void run_gpu(int which, const conv_params *p, const float *h_x, const float *h_w, float *h_y)
 {
     const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
     float *d_x = conv_test_device_copy(h_x, nx, "x");
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, 0, &msg), msg);
+    CONV_ASSERT_OK(kernels[which](p, d_x, d_w, d_y, 0, &msg), msg);
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
-    conv_test_assert_canary(d_y, ny, "8a-fp16 output on %s", conv_shape_name(p));
+    conv_test_assert_canary(d_y, ny, "%s output on %s", kernel_names[which], conv_shape_name(p));
     conv_device_free(d_x);
     conv_device_free(d_w);
     conv_device_free(d_y);
 }
 
-/* The usual shapes in NHWC and two with several blocks each way, partial
- * edge tiles and a depth (C R S) past one 16-wide step. */
+/* The usual shapes in NHWC and three with several blocks each way, partial
+ * edge tiles and a depth (C R S) past one 16- and one 32-wide step. */
 static size_t shapes(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
     t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2); /* padding, stride, dilation */
+    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
+    t[n++] = conv_shape(1, 24, 13, 11, 136, 3, 3, 1, 1, 1); /* K past one 128-wide block */
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
@@ -143,29 +151,33 @@ static size_t shapes(conv_params *t)
 Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[CONV_USUAL_SHAPES + 2];
+    conv_params t[CONV_USUAL_SHAPES + 3];
     const size_t count = shapes(t);
-    for (size_t i = 0; i < count; ++i) {
-        const conv_params *p = &t[i];
+    for (size_t i = 0; i < KERNELS * count; ++i) {
+        const int which = (int)(i / count);
+        const conv_params *p = &t[i % count];
         const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y),
               *want = malloc(ny * sizeof *want);
+        char what[64];
         cr_assert(x && w && y && want);
         conv_msg msg = {{0}};
         /* small integers: FP16 holds each, float each product and partial sum */
         conv_fill_small_int(x, nx, 500 + i, -3, 3);
         conv_fill_small_int(w, nw, 600 + i, -3, 3);
         CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
-        run_gpu(p, x, w, y);
+        run_gpu(which, p, x, w, y);
         conv_verify_report exact = conv_compare_exact(p, y, want, ny);
-        CONV_ASSERT_REPORT(exact, "8a-fp16, small integers", p);
+        snprintf(what, sizeof what, "%s, small integers", kernel_names[which]);
+        CONV_ASSERT_REPORT(exact, what, p);
         if (!conv_test_under_racecheck()) { /* the same launch on other values */
             fill_with_subnormals(x, nx, 700 + i, 7);
             fill_with_subnormals(w, nw, 800 + i, 5);
-            run_gpu(p, x, w, y);
+            run_gpu(which, p, x, w, y);
             conv_verify_report rep = conv_verify_full(
                 p, x, w, y, conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw));
-            CONV_ASSERT_REPORT(rep, "8a-fp16, floats within the FP16 bound", p);
+            snprintf(what, sizeof what, "%s, floats within the FP16 bound", kernel_names[which]);
+            CONV_ASSERT_REPORT(rep, what, p);
         }
         free(x), free(w), free(y), free(want);
     }
@@ -191,9 +203,11 @@ Test(gpu_tensor_cores_fp16, rounds_each_input_to_the_nearest_fp16_value)
                                 ldexpf(3.0f, -26), ldexpf(1.0f, -25),  65519.0f};
         x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
     }
-    run_gpu(&p, x, w, y);
-    for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share their offsets */
-        cr_assert_eq(y[i], conv_round_fp16(x[i]), "x[%zu] = %a became %a, not %a", i, x[i], y[i],
-                     conv_round_fp16(x[i]));
+    for (int which = 0; which < KERNELS; ++which) {
+        run_gpu(which, &p, x, w, y);
+        for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share their offsets */
+            cr_assert_eq(y[i], conv_round_fp16(x[i]), "%s: x[%zu] = %a became %a, not %a",
+                         kernel_names[which], i, x[i], y[i], conv_round_fp16(x[i]));
+    }
     free(x), free(w), free(y);
 }

@@ -60,14 +60,15 @@ static int all_rows(const conv_params *p, conv_row *rows)
     return n;
 }
 
-/* Step 08's rows but 8a-fp16 need TF32 tensor cores (compute capability 8.0
- * and up); FP16's run on every GPU of the course. */
+/* Step 08's rows but the FP16 ones (8a-fp16, 8b-fp16) need TF32 tensor
+ * cores (compute capability 8.0 and up); FP16's run on every GPU of the
+ * course. */
 static void skip_tf32_rows_without_tf32(conv_row *rows, int n)
 {
     if (tc_available(NULL) == CONV_OK)
         return;
     for (int r = 0; r < n; ++r)
-        if (rows[r].key != NULL && rows[r].key[0] == '8' && strcmp(rows[r].key, "8a-fp16") != 0)
+        if (rows[r].key != NULL && rows[r].key[0] == '8' && strstr(rows[r].key, "-fp16") == NULL)
             conv_row_skip(&rows[r], "no TF32 tensor cores");
 }
 
