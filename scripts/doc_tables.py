@@ -12,6 +12,10 @@ or, for a conv_bench CSV, one problem's rows and optionally only some steps'
 
     <!-- results: bench/results/conv_bench_all.csv problem=lecture rows=05 -->
 
+or only some columns, in the order named (a note's progression table):
+
+    <!-- results: bench/results/04_hpc101.csv columns=version,median_ms,vs_cuDNN -->
+
 or the summary of a conv_bench CSV for one precision class (FP32 unless
 class= says TF32), one line per problem: cuDNN best of the class, PyTorch's
 time where torch= names a CSV of scripts/torch_reference.py, and each step's
@@ -189,7 +193,9 @@ def render(csv_rel, opts=""):
     " pass=NAME" keeps the rows of one pass (dgrad, wgrad) of a CSV with a
     pass column;
     " rows=A,B" keeps the rows of steps A and B (e.g. rows=05), plus the
-    references: step 01, cuDNN, cuBLAS."""
+    references: step 01, cuDNN, cuBLAS;
+    " columns=version,median_ms,vs_cuDNN" shows those columns only, in that
+    order (a note's progression table: one short line per version)."""
     path = os.path.join(ROOT, csv_rel)
     if not os.path.exists(path):
         return f"*(no results yet: {csv_rel} has not been measured on a GPU)*\n"
@@ -207,6 +213,13 @@ def render(csv_rel, opts=""):
     # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
     shown = [f for f in fields
              if title(f) is not None and any((r.get(f) or "") != "" for r in rows)]
+    if "columns" in options:
+        wanted = options["columns"].split(",")
+        unknown = [f for f in wanted if f not in fields]
+        if unknown:
+            raise SystemExit(f"{csv_rel}: no column {', '.join(unknown)} (columns: "
+                             f"{', '.join(fields)})")
+        shown = [f for f in wanted if f in shown]
     # Output files named by absolute path on the GPU machine: keep the file name.
     command = " ".join(os.path.basename(a) if a.startswith("/") else a
                        for a in meta.get("command", "?").split())

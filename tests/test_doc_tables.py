@@ -127,6 +127,21 @@ def main():
         partial = dt.render_model(layers[:4] + [row("l2", "6f", "FP32", 10.0)])
         check("| **model total** | 4 | - | - | - | - |" in partial,
               f"no total where a layer lacks cuDNN: {partial}")
+        with open(os.path.join(root, "step.csv"), "w") as f:
+            f.write("# gpu: Test GPU, 1 SMs\n# date: today\n# command: step\n")
+            f.write("version,class,median_ms,gflops,vs_cuDNN,ref_cuDNN,status,verdict\n")
+            f.write('"cuDNN (GEMM)",FP32,2.0,10,1.00,"cuDNN (GEMM)",ok,"OK"\n'
+                    '"4a",FP32,1.0,20,2.00,"cuDNN (GEMM)",ok,"OK"\n')
+        short = dt.render("step.csv", " columns=vs_cuDNN,version,median_ms")
+        check(table_line(short, "vs cuDNN best of its class") ==
+              "| vs cuDNN best of its class | version | median ms |"
+              and "| 2.00x | 4a | 1.0000 |" in short and "GFLOP" not in short,
+              f"columns=: those columns only, in the order named: {short}")
+        try:
+            dt.render("step.csv", " columns=version,nonsense")
+            check(False, "columns= with an unknown column is refused")
+        except SystemExit as e:
+            check("no column nonsense" in str(e), f"the refusal names the column: {e}")
     for f in failures:
         print("FAIL:", f)
     print(f"{len(failures)} failed")
