@@ -34,6 +34,7 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const __half *row)
                  : "r"(a));
 }
 
+/* excerpt: mma fp16 */
 /* c += a * b for one warp: a 16 x 16 tile of halves (a0..a3), a 16 x 8 tile
  * (b0, b1), a 16 x 8 tile of floats (c0..c3). Turing has m16n8k8 only: the
  * same product as two, columns 0-7 of a with b0 and 8-15 with b1. */
@@ -55,6 +56,7 @@ __device__ __forceinline__ void mma_fp16(float c[4], const unsigned a[4], const 
                  : "r"(a[2]), "r"(a[3]), "r"(b[1]));
 #endif
 }
+/* excerpt end: mma fp16 */
 
 /* The tile in flight: 16 neighbours along j of one A row and 16 of one B
  * column (a filter), as floats until they are stored. */
@@ -106,7 +108,6 @@ __device__ __forceinline__ void tc16_store(const tc16_stage &st, __half *as, __h
 }
 #endif
 
-/* excerpt: mma fp16 kernel */
 __global__ void __launch_bounds__(TC16_THREADS)
     conv2d_tc_mma_fp16_kernel(const float *__restrict__ x, const float *__restrict__ w,
                               float *__restrict__ y, tc_geom g)
@@ -196,7 +197,6 @@ __global__ void __launch_bounds__(TC16_THREADS)
         }
 #endif
 }
-/* excerpt end: mma fp16 kernel */
 
 extern "C" conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w,
                                           float *d_y, cudaStream_t stream, conv_msg *msg)
