@@ -150,6 +150,7 @@ __global__ void __launch_bounds__(TC16_THREADS)
 #pragma unroll
         for (int kk = 0; kk < TC16_BK; kk += 16) {
             unsigned a[4][4], b[4][2];
+            /* exercise 08-ldmatrix begin: a k-step's fragments, by ldmatrix */
             /* A: rows wm + 16i + (lane % 16), columns kk + 8 (lane / 16) */
 #pragma unroll
             for (int i = 0; i < 4; ++i)
@@ -165,6 +166,19 @@ __global__ void __launch_bounds__(TC16_THREADS)
                 b[2 * h][0] = r[0], b[2 * h][1] = r[1];
                 b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
             }
+            /* exercise 08-ldmatrix stub
+            // TODO(exercise 08-ldmatrix): fill a[i], i = 0..3, with the 16 x 16 A
+            // tile of rows wm + 16 i, columns kk .. kk + 15 of as[buf], and b[jj],
+            // jj = 0..3, with the B tile of filters wn + 8 jj, terms kk .. kk + 15
+            // of bs[buf] (two registers: terms 0-7, then 8-15), by ldmatrix_x4:
+            // each lane gives the address of one row of one of its four 8 x 8
+            // matrices (note 08, "8b in half precision"). Graded by
+            // tests/test_08_fp16.c on every GPU from compute capability 7.5.
+            for (int i = 0; i < 4; ++i)
+                a[i][0] = a[i][1] = a[i][2] = a[i][3] = 0u;
+            for (int jj = 0; jj < 4; ++jj)
+                b[jj][0] = b[jj][1] = 0u;
+               exercise 08-ldmatrix end */
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
