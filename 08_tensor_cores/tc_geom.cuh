@@ -26,4 +26,29 @@ static inline tc_geom tc_make_geom(const conv_params *p)
     return g;
 }
 
+#ifdef __CUDACC__
+/* Where a column j of A lies in the filter: channel c of tap (r, s), and
+ * what that tap adds to a row's (h0, w0) and px: dh = r dil_h, dw = s dil_w
+ * and off = (dh W + dw) C + c elements (of x, or of its FP16 copy). */
+typedef struct {
+    int c, dh, dw;
+    long long off;
+} tc_tap;
+
+/* t moved on by n columns, tap after tap, with additions only (as 6f's
+ * (c, s, r)): c past C is the next s, s past S the next r. */
+__device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
+{
+    t.c += n, t.off += n;
+    while (t.c >= g.c) {
+        t.c -= g.c, t.dw += g.dil_w;
+        t.off += (long long)(g.dil_w - 1) * g.c; /* + dil_w C for s + 1, - C for c */
+        if (t.dw == g.s * g.dil_w) {             /* s = S: r + 1, s = 0 */
+            t.dw = 0, t.dh += g.dil_h;
+            t.off += ((long long)g.dil_h * g.w - (long long)g.s * g.dil_w) * g.c;
+        }
+    }
+}
+#endif
+
 #endif /* TC_GEOM_CUH */

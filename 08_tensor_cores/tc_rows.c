@@ -13,7 +13,7 @@ enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA, TC_WMMA_FP16, TC_MMA_FP16 };
 typedef struct {
     tc_precision precision; /* TC_WMMA_FP16: unused (conv_fp16.h holds its bound) */
     int kernel;             /* TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA or TC_WMMA_FP16 */
-    float *d_work;          /* TC_MMA: the filter as KRSC (setup) */
+    float *d_work;          /* TC_MMA: the filter as KRSC; TC_MMA_FP16: FP16 copies (setup) */
     size_t work_elems;
 } tc_variant;
 
@@ -42,7 +42,7 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
     if (v->kernel == TC_WMMA_FP16)
         return conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_MMA_FP16)
-        return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, stream, msg);
+        return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -70,9 +70,15 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 /* 8a-fp16 and 8b-fp16: inputs FP16 can hold, or the row is skipped saying which is not. */
 static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
-    (void)ctx;
+    tc_variant *v = ctx;
     conv_status st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg);
-    return st != CONV_OK ? st : conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
+    if (st == CONV_OK)
+        st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
+    if (st != CONV_OK || v->kernel != TC_MMA_FP16)
+        return st;
+    /* 8b-fp16: the workspace for its FP16 copies of x and w */
+    v->work_elems = conv2d_tc_mma_fp16_workspace_elems(&pb->p);
+    return conv_device_alloc(&v->d_work, v->work_elems, "8b-fp16's FP16 copies", msg);
 }
 
 static void teardown(void *ctx)
@@ -114,6 +120,7 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
         }
         if (variants[n].kernel == TC_WMMA_FP16 || variants[n].kernel == TC_MMA_FP16) {
             rows[n].setup = setup_fp16;
+            rows[n].teardown = teardown;
             rows[n].cls = CONV_CLASS_FP16;
         }
     }

@@ -53,12 +53,20 @@ conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const fl
                                 float *d_y, cudaStream_t stream, conv_msg *msg);
 
 /* 8b-fp16: 8b's product in half precision through mma.sync (m16n8k16 from
- * compute capability 8.0, two m16n8k8 on 7.5), x and w rounded to FP16 as
- * they are copied (register-staged, two buffers), float accumulators; 128 x
- * 128 outputs per block; on every GPU from compute capability 7.5. x and w
+ * compute capability 8.0, two m16n8k8 on 7.5), float accumulators; 128 x
+ * 128 outputs per block; on every GPU from compute capability 7.5. First
+ * the filter is written into d_work as KRSC in FP16, and, where the copies
+ * run through cp.async (compute capability 8.0 and C % 8 == 0), x after it
+ * in FP16; on Turing x is rounded as it is copied. d_work must hold
+ * conv2d_tc_mma_fp16_workspace_elems(p) floats (work_elems says how many it
+ * holds; fewer, or no d_work: CONV_ERR_INVALID before any launch). x and w
  * within +-65504, as for 8a-fp16. */
 conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
-                               cudaStream_t stream, conv_msg *msg);
+                               float *d_work, size_t work_elems, cudaStream_t stream,
+                               conv_msg *msg);
+
+/* Floats of the workspace 8b-fp16 needs: FP16 copies of x and of the filter. */
+size_t conv2d_tc_mma_fp16_workspace_elems(const conv_params *p);
 
 /* Floats of the workspace 8b and 8c need: the filter as KRSC, K*R*S*C. */
 size_t conv2d_tc_mma_workspace_elems(const conv_params *p);

@@ -128,29 +128,6 @@ __device__ __forceinline__ void ldmatrix_w(unsigned a[4], const float *rows, int
 }
 /* excerpt end: ldmatrix */
 
-/* Where a column j of A lies in the filter: channel c of tap (r, s), and
- * what that tap adds to a row's (h0, w0) and px: dh = r dil_h, dw = s dil_w
- * and off = (dh W + dw) C + c floats. */
-typedef struct {
-    int c, dh, dw;
-    long long off;
-} tc_tap;
-
-/* t moved on by n columns, tap after tap, with additions only (as 6f's
- * (c, s, r)): c past C is the next s, s past S the next r. */
-__device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
-{
-    t.c += n, t.off += n;
-    while (t.c >= g.c) {
-        t.c -= g.c, t.dw += g.dil_w;
-        t.off += (long long)(g.dil_w - 1) * g.c; /* + dil_w C for s + 1, - C for c */
-        if (t.dw == g.s * g.dil_w) {             /* s = S: r + 1, s = 0 */
-            t.dw = 0, t.dh += g.dil_h;
-            t.off += ((long long)g.dil_h * g.w - (long long)g.s * g.dil_w) * g.c;
-        }
-    }
-}
-
 /* What load_a() needs of the block's A rows m0 .. m0 + 127, decoded once:
  * thread tid decodes row m0 + tid into rows[tid] (the table in shared
  * memory; a barrier must follow before any thread reads it), and every
@@ -566,18 +543,6 @@ template <int WN, int MINB, int BK, int PREC, int STAGES> static const void *mma
                : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, PREC>;
 }
 
-/* The blocks of `kernel` one SM runs at once with smem bytes each (0 where
- * the occupancy calculator fails: the launch checks then say why). */
-static int blocks_per_sm(const void *kernel, int threads, size_t smem)
-{
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
-
 /* The launch of a tile: STAGES stages, or two where STAGES do not fit in a
  * block or two let more blocks share an SM (on a GPU with less shared
  * memory per SM); neither fits: skipped with the reason. */
@@ -597,8 +562,9 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
         conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, deep_smem, &why) == CONV_OK;
     const bool two_fits =
         conv_kernel_fits(two, "conv2d_tc_mma_kernel", threads, two_smem, &why) == CONV_OK;
-    const bool use_two = !deep_fits || (two_fits && blocks_per_sm(two, threads, two_smem) >
-                                                        blocks_per_sm(deep, threads, deep_smem));
+    const bool use_two =
+        !deep_fits || (two_fits && conv_blocks_per_sm(two, threads, two_smem) >
+                                       conv_blocks_per_sm(deep, threads, deep_smem));
     const void *kernel = use_two ? two : deep;
     const size_t smem = use_two ? two_smem : deep_smem;
     conv_status st;

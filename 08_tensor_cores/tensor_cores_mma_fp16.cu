@@ -1,15 +1,20 @@
 /* Step 08. Version: 8b-fp16.
  *
- * 8b's GEMM view in half precision with mma.sync, for every GPU of the
- * course: x and w rounded to FP16 as they are copied to shared memory,
- * fragments loaded by ldmatrix, float accumulators. From compute capability
- * 8.0 one m16n8k16 product per fragment pair, on Turing (7.5) the same as two
- * m16n8k8 products. The copies are register-staged (the next tile's loads in
- * flight while the tensor cores work on this one, then converted and stored
- * into the other of two buffers): cp.async copies bytes as they are and
- * cannot round a float to a half. Note 08, "8b in FP16". */
+ * 8b's implicit GEMM in half precision with mma.sync, for every GPU of the
+ * course. The launcher first writes FP16 copies into the caller's
+ * workspace: the filter as KRSC (tc16_filter_kernel) and, where the copies
+ * run through cp.async, x too (tc16_x_kernel); cp.async copies bytes as
+ * they are and cannot round a float to a half. A block computes 128 x 128
+ * outputs with 4 warps of 64 x 64, fragments loaded by ldmatrix, float
+ * accumulators. From compute capability 8.0 one m16n8k16 product per
+ * fragment pair and a four-stage cp.async pipeline; on Turing (7.5) the
+ * same product as two m16n8k8 and register-staged copies into two buffers,
+ * x read as floats and rounded as it is stored (as step 05 prefetches).
+ * Note 08, "8b in half precision". */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
+#include <stdint.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
@@ -18,20 +23,35 @@
 
 #define TC16_BM      128 /* outputs (pixels) per block */
 #define TC16_BN      128 /* filters per block */
-#define TC16_BK      32  /* terms of the sum per tile */
-#define TC16_LD      40  /* a shared row: BK halves and 8 of padding (80 bytes) */
-#define TC16_THREADS 256 /* 8 warps: 2 along m of 64 rows, 4 along n of 32 */
+#define TC16_THREADS 128 /* 4 warps, 2 x 2, of 64 x 64 */
+/* A stage: BK halves of TC16_BM rows of A (pixels), then of TC16_BN rows of
+ * B (filters), not padded: TC16_STAGE(BK) halves */
+#define TC16_STAGE(BK) ((BK) * (TC16_BM + TC16_BN))
+/* A row of A, decoded once (as 8b's): px, where its pixel under filter tap
+ * (0, 0) has channel 0 (in x or its FP16 copy); (h0, w0), that pixel, which
+ * padding may put outside the image; a row past the last output has h0 =
+ * TC16_NO_ROW, so that every copy of it is a zero. */
+#define TC16_NO_ROW (-(1 << 30))
+typedef struct {
+    long long px;
+    int h0, w0;
+} tc16_row;
 
 #if __CUDA_ARCH__ >= 750
+__device__ __forceinline__ unsigned tc16_smem(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
 /* Four 8 x 8 matrices of halves from shared memory, one row address a lane
- * (lanes 0-7 the first matrix's rows, 8-15 the second's, ...); each lane gets
- * two neighbours of each matrix, in the layout of mma.sync's fragments. */
+ * (lanes 0-7 the first matrix's rows, 8-15 the second's, ...); lane 4g + t
+ * gets elements 2t and 2t + 1 of row g of matrix i in r[i], the layout of
+ * mma.sync's fragments. */
 __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const __half *row)
 {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(a));
+                 : "r"(tc16_smem(row)));
 }
 
 /* excerpt: mma fp16 */
@@ -58,140 +78,325 @@ __device__ __forceinline__ void mma_fp16(float c[4], const unsigned a[4], const 
 }
 /* excerpt end: mma fp16 */
 
-/* The tile in flight: 16 neighbours along j of one A row and 16 of one B
- * column (a filter), as floats until they are stored. */
-typedef struct {
-    float a[16], b[16];
-} tc16_stage;
-
-/* Thread tid's part of tile j0: A row tid / 2 (an output pixel), terms
- * j0 + 16 * (tid % 2) .. + 15, gathered from x (0 outside the image and past
- * J or M); B column tid % 128 (a filter), terms j0 + 16 * (tid / 128) .. + 15,
- * from w[j * K + k] (0 past J or K). (n, ih0, iw0): the pixel's image and its
- * window's corner, found once per block. */
-__device__ __forceinline__ void tc16_load(tc16_stage &st, const float *__restrict__ x,
-                                          const float *__restrict__ w, const tc_geom &g, int j0,
-                                          bool row_ok, long long img, int ih0, int iw0, int k,
-                                          int tid)
+/* A 16-byte cp.async to the shared address dst; where ok is false it reads
+ * no source bytes and writes zeros. Compute capability 8.0 and newer (the
+ * kernels that copy this way are not launched on older GPUs). */
+__device__ __forceinline__ void tc16_cp_async(unsigned dst, const void *src, bool ok)
 {
-    int j = j0 + 16 * (tid % 2);
-    int c = j % g.c, rs = j / g.c;
-    int r = rs / g.s, s = rs % g.s;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        const int ih = ih0 + r * g.dil_h, iw = iw0 + s * g.dil_w;
-        const bool in = row_ok && j + i < g.j && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-        st.a[i] = in ? x[((img * g.h + ih) * g.w + iw) * g.c + c] : 0.0f;
-        if (++c == g.c) { /* the next tap of the window */
-            c = 0;
-            if (++s == g.s)
-                s = 0, ++r;
-        }
-    }
-    const int jb = j0 + 16 * (tid / TC16_BN);
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-        st.b[i] = k < g.k && jb + i < g.j ? w[(long long)(jb + i) * g.k + k] : 0.0f;
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(ok ? 16 : 0)
+                 : "memory");
+#endif
 }
 
-/* The staged tile into shared memory, rounded to FP16: A as [m][j], B as
- * [k][j] (each filter's terms in a row: the "col" operand of mma.sync). */
-__device__ __forceinline__ void tc16_store(const tc16_stage &st, __half *as, __half *bs, int tid)
+/* excerpt: fp16 swizzle */
+/* Where 16-byte chunk `chunk` (8 halves) of row `row` of a stage lies: rows
+ * are BK halves, not padded, so 8 / (BK / 8) rows share a 128-byte line of
+ * shared memory; XORing the chunk with a few bits of the row puts the 8
+ * rows of one ldmatrix matrix in 8 different groups of 4 banks. */
+template <int BK> __device__ __forceinline__ int tc16_chunk(int row, int chunk)
 {
-    __half2 *ar = (__half2 *)(as + (tid / 2) * TC16_LD + 16 * (tid % 2));
-    __half2 *br = (__half2 *)(bs + (tid % TC16_BN) * TC16_LD + 16 * (tid / TC16_BN));
+    constexpr int CPR = BK / 8; /* chunks per row */
+    return chunk ^ ((row * CPR / 8) % CPR);
+}
+/* excerpt end: fp16 swizzle */
+
+/* Element `col` (a multiple of 8) of row `row` of a stage part */
+template <int BK> __device__ __forceinline__ int tc16_at(int row, int col)
+{
+    return row * BK + 8 * tc16_chunk<BK>(row, col / 8);
+}
+
+/* Eight floats rounded to FP16, as the 16 bytes of a chunk. */
+__device__ __forceinline__ uint4 tc16_pack(float4 lo, float4 hi)
+{
+    union {
+        uint4 u;
+        __half2 h[4];
+    } v;
+    v.h[0] = __floats2half2_rn(lo.x, lo.y), v.h[1] = __floats2half2_rn(lo.z, lo.w);
+    v.h[2] = __floats2half2_rn(hi.x, hi.y), v.h[3] = __floats2half2_rn(hi.z, hi.w);
+    return v.u;
+}
+
+/* How the threads share a stage's copies: thread tid takes chunk column cc
+ * = tid % (BK / 8) of rows tid / (BK / 8) + i RSTEP, i < TC16_BM / RSTEP, of
+ * A's part, the same rows of B's; neighbouring threads copy neighbouring
+ * chunks of a row. */
+#define TC16_RSTEP(BK) (TC16_THREADS / ((BK) / 8))
+#define TC16_ROWS(BK)  (TC16_BM / TC16_RSTEP(BK))
+
+/* A chunk column's copies in flight through registers (the staged path): x
+ * as floats, w as halves. */
+template <int BK> struct tc16_regs {
+    float4 a[TC16_ROWS(BK)][2];
+    uint4 b[TC16_ROWS(BK)];
+};
+
+/* A's part of the stage of columns j0 .. j0 + BK - 1: with A_ASYNC one
+ * cp.async per chunk from xh, x's FP16 copy (VEC: C % 8 == 0, so a chunk is
+ * 8 channels of one tap, 16 contiguous bytes); else into registers, read
+ * from x as floats (VEC: two float4 loads a chunk; else 8 loads, one tap
+ * each). t is the tap of this thread's chunk; it leaves advanced by BK. */
+template <int BK, bool VEC, bool A_ASYNC>
+__device__ __forceinline__ void tc16_load_a(__half *stage, tc16_regs<BK> &rg,
+                                            const float *__restrict__ x,
+                                            const __half *__restrict__ xh, const tc_geom &g, int j0,
+                                            int tid, const tc16_row *rows, tc_tap &t)
+{
+    constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWS(BK);
+    const int cc = tid % (BK / 8), ar = tid / (BK / 8), j = j0 + 8 * cc;
+    const unsigned dst = tc16_smem(stage + tc16_at<BK>(ar, 8 * cc));
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        ar[i] = __floats2half2_rn(st.a[2 * i], st.a[2 * i + 1]);
-        br[i] = __floats2half2_rn(st.b[2 * i], st.b[2 * i + 1]);
+    for (int i = 0; i < ROWS; ++i) {
+        const tc16_row r = rows[ar + i * RSTEP];
+        if (VEC) {
+            /* 0 <= h < H as one unsigned comparison: a negative h wraps */
+            const unsigned h = r.h0 + t.dh, w = r.w0 + t.dw;
+            const bool ok = j < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
+            const long long at = ok ? r.px + t.off : 0;
+            if (A_ASYNC) {
+                tc16_cp_async(dst + 2 * i * RSTEP * BK, xh + at, ok);
+            } else {
+                const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                rg.a[i][0] = ok ? *(const float4 *)(x + at) : z;
+                rg.a[i][1] = ok ? *(const float4 *)(x + at + 4) : z;
+            }
+        } else {
+            float v[8];
+            tc_tap te = t;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                const unsigned h = r.h0 + te.dh, w = r.w0 + te.dw;
+                const bool ok = j + e < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
+                v[e] = ok ? x[r.px + te.off] : 0.0f;
+                tap_advance(te, 1, g);
+            }
+            rg.a[i][0] = make_float4(v[0], v[1], v[2], v[3]);
+            rg.a[i][1] = make_float4(v[4], v[5], v[6], v[7]);
+        }
+    }
+    tap_advance(t, BK, g);
+}
+
+/* B's part of the stage: rows k0 .. k0 + 127 of wk (the filter as KRSC, in
+ * FP16), columns j0 .. j0 + BK - 1, shared as A's; rows past K and columns
+ * past J are zeros. With B_ASYNC (VEC), one cp.async a chunk; else into
+ * registers. */
+template <int BK, bool VEC, bool B_ASYNC>
+__device__ __forceinline__ void tc16_load_b(__half *stage, tc16_regs<BK> &rg,
+                                            const __half *__restrict__ wk, const tc_geom &g, int j0,
+                                            int k0, int tid)
+{
+    constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWS(BK);
+    const int cc = tid % (BK / 8), br = tid / (BK / 8), j = j0 + 8 * cc;
+    const unsigned dst = tc16_smem(stage + TC16_BM * BK + tc16_at<BK>(br, 8 * cc));
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int k = k0 + br + i * RSTEP;
+        const __half *src = wk + (long long)k * g.j + j;
+        if (VEC) {
+            const bool ok = k < g.k && j < g.j;
+            if (B_ASYNC)
+                tc16_cp_async(dst + 2 * i * RSTEP * BK, ok ? src : wk, ok);
+            else
+                rg.b[i] = ok ? *(const uint4 *)src : make_uint4(0u, 0u, 0u, 0u);
+        } else {
+            union {
+                uint4 u;
+                __half h[8];
+            } v;
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                v.h[e] = k < g.k && j + e < g.j ? src[e] : __float2half_rn(0.0f);
+            rg.b[i] = v.u;
+        }
+    }
+}
+
+/* The staged copies, from registers into the stage: A rounded to FP16. */
+template <int BK, bool A_ASYNC, bool B_ASYNC>
+__device__ __forceinline__ void tc16_store(__half *stage, const tc16_regs<BK> &rg, int tid)
+{
+    constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWS(BK);
+    const int cc = tid % (BK / 8), ar = tid / (BK / 8);
+    uint4 *a = (uint4 *)(stage + tc16_at<BK>(ar, 8 * cc));
+    uint4 *b = (uint4 *)(stage + TC16_BM * BK + tc16_at<BK>(ar, 8 * cc));
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        if (!A_ASYNC)
+            a[i * RSTEP * BK / 8] = tc16_pack(rg.a[i][0], rg.a[i][1]);
+        if (!B_ASYNC)
+            b[i * RSTEP * BK / 8] = rg.b[i];
+    }
+}
+
+/* The fragments of one k-step of 16 columns at kk: the a fragments of the
+ * warp's 4 tiles of 16 pixels, the b fragments of its 8 tiles of 8 filters. */
+template <int BK>
+__device__ __forceinline__ void tc16_fragments(unsigned (&a)[4][4], unsigned (&b)[8][2],
+                                               const __half *stage, int kk, int wm, int wn,
+                                               int lane)
+{
+    const __half *as = stage, *bs = stage + TC16_BM * BK;
+    /* exercise 08-ldmatrix begin: a k-step's fragments, by ldmatrix */
+    /* A: rows wm + 16 i + (lane % 16), columns kk + 8 (lane / 16) */
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int row = wm + 16 * i + (lane & 15);
+        ldmatrix_x4(a[i], as + tc16_at<BK>(row, kk + 8 * (lane >> 4)));
+    }
+    /* B: two n8 tiles a load; filters wn + 16 h + (lane % 8) + 8 (lane / 16),
+     * columns kk + 8 ((lane / 8) % 2) */
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {
+        unsigned r[4];
+        const int row = wn + 16 * h + (lane & 7) + 8 * (lane >> 4);
+        ldmatrix_x4(r, bs + tc16_at<BK>(row, kk + 8 * ((lane >> 3) & 1)));
+        b[2 * h][0] = r[0], b[2 * h][1] = r[1];
+        b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+    }
+    /* exercise 08-ldmatrix stub
+    // TODO(exercise 08-ldmatrix): fill a[i], i = 0..3, with the 16 x 16 A
+    // tile of rows wm + 16 i, columns kk .. kk + 15 of as, and b[jj], jj =
+    // 0..7, with the B tile of filters wn + 8 jj, columns kk .. kk + 15 of
+    // bs (two registers: columns 0-7, then 8-15), by ldmatrix_x4: each
+    // lane gives the address of one row of one of its four 8 x 8 matrices,
+    // tc16_at<BK>(row, col) elements into the stage part (note 08, "8b in
+    // half precision"). Graded by tests/test_08_fp16.c on every GPU from
+    // compute capability 7.5.
+    for (int i = 0; i < 4; ++i)
+        a[i][0] = a[i][1] = a[i][2] = a[i][3] = 0u;
+    for (int jj = 0; jj < 8; ++jj)
+        b[jj][0] = b[jj][1] = 0u;
+       exercise 08-ldmatrix end */
+}
+
+/* One stage's products on the warp's 64 x 64 tile at (wm, wn), k-step by
+ * k-step, 32 mma.sync each; two sets of fragments, the next k-step's
+ * loading while this one's products run. */
+template <int BK>
+__device__ __forceinline__ void tc16_products(float (&acc)[4][8][4], const __half *stage, int wm,
+                                              int wn, int lane)
+{
+    unsigned a[2][4][4], b[2][8][2];
+    tc16_fragments<BK>(a[0], b[0], stage, 0, wm, wn, lane);
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks) {
+        if (ks + 1 < BK / 16)
+            tc16_fragments<BK>(a[(ks + 1) % 2], b[(ks + 1) % 2], stage, 16 * (ks + 1), wm, wn,
+                               lane);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj)
+                mma_fp16(acc[i][jj], a[ks % 2][i], b[ks % 2][jj]);
     }
 }
 #endif
 
-__global__ void __launch_bounds__(TC16_THREADS)
-    conv2d_tc_mma_fp16_kernel(const float *__restrict__ x, const float *__restrict__ w,
-                              float *__restrict__ y, tc_geom g)
+/* The kernel: STAGES stages of BK columns; A_ASYNC, B_ASYNC: which parts
+ * cp.async copies (from the FP16 copies), the others go through registers;
+ * VEC: C % 8 == 0 and x 16-byte aligned. */
+template <int BK, int STAGES, bool A_ASYNC, bool B_ASYNC, bool VEC>
+__global__ void __launch_bounds__(TC16_THREADS, 2)
+    conv2d_tc_mma_fp16_kernel(const float *__restrict__ x, const __half *__restrict__ xh,
+                              const __half *__restrict__ wk, float *__restrict__ y, tc_geom g)
 {
 #if __CUDA_ARCH__ >= 750
-    __shared__ __align__(16) __half as[2][TC16_BM * TC16_LD];
-    __shared__ __align__(16) __half bs[2][TC16_BN * TC16_LD];
+    constexpr bool ASYNC = A_ASYNC || B_ASYNC, STAGED = !A_ASYNC || !B_ASYNC;
+#if __CUDA_ARCH__ < 800
+    if (ASYNC) /* no cp.async before 8.0: the launcher never starts these here */
+        return;
+#endif
+    extern __shared__ uint4 tc16_smem4[];
+    __half *smem = (__half *)tc16_smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = (warp / 4) * 64, wn = (warp % 4) * 32; /* the warp's 64 x 32 */
+    const int wm = (warp >> 1) * 64, wn = (warp & 1) * 64; /* the warp's 64 x 64 */
     const long long m0 = (long long)blockIdx.x * TC16_BM;
     const int k0 = blockIdx.y * TC16_BN;
 
-    /* this thread's A row (a pixel) and B column (a filter), once */
-    const long long m = m0 + tid / 2;
-    const bool row_ok = m < g.m;
-    const long long pq = (long long)g.p * g.q;
-    const long long img = row_ok ? m / pq : 0;
-    const int rem = row_ok ? (int)(m % pq) : 0;
-    const int ih0 = (rem / g.q) * g.stride_h - g.pad_h, iw0 = (rem % g.q) * g.stride_w - g.pad_w;
-    const int k = k0 + tid % TC16_BN;
+    /* the block's A rows, decoded once into a table after the stages */
+    tc16_row *rows = (tc16_row *)(smem + STAGES * TC16_STAGE(BK));
+    {
+        const long long pq = (long long)g.p * g.q, m = m0 + tid;
+        const long long mm = m < g.m ? m : 0;
+        const int rem = (int)(mm % pq);
+        const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
+        tc16_row r;
+        r.px = (((mm / pq) * g.h + h0) * g.w + w0) * (long long)g.c;
+        r.h0 = m < g.m ? h0 : TC16_NO_ROW;
+        r.w0 = w0;
+        rows[tid] = r;
+    }
+    tc_tap tap = {0, 0, 0, 0};
+    tap_advance(tap, 8 * (tid % (BK / 8)), g); /* this thread's first chunk */
+    __syncthreads();
 
-    float acc[4][4][4]; /* [m16 tile][n8 tile][c0..c3] */
+    float acc[4][8][4]; /* [16-pixel tile][8-filter tile][c0..c3] */
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj)
+        for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] = 0.0f;
 
-    tc16_stage st;
-    tc16_load(st, x, w, g, 0, row_ok, img, ih0, iw0, k, tid);
-    tc16_store(st, as[0], bs[0], tid);
-    __syncthreads();
-    const int tiles = (g.j + TC16_BK - 1) / TC16_BK;
-    for (int t = 0; t < tiles; ++t) {
-        const int buf = t & 1;
-        if (t + 1 < tiles) /* the next tile's loads in flight during the products */
-            tc16_load(st, x, w, g, (t + 1) * TC16_BK, row_ok, img, ih0, iw0, k, tid);
+    const int steps = (g.j + BK - 1) / BK;
+    tc16_regs<BK> rg;
+    /* prologue: stages 0 .. STAGES - 2 */
 #pragma unroll
-        for (int kk = 0; kk < TC16_BK; kk += 16) {
-            unsigned a[4][4], b[4][2];
-            /* exercise 08-ldmatrix begin: a k-step's fragments, by ldmatrix */
-            /* A: rows wm + 16i + (lane % 16), columns kk + 8 (lane / 16) */
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                ldmatrix_x4(a[i],
-                            as[buf] + (wm + 16 * i + (lane & 15)) * TC16_LD + kk + 8 * (lane >> 4));
-                /* B: two n8 tiles a load; filters wn + 16h + (lane % 8) + 8 (lane / 16),
-                 * terms kk + 8 ((lane / 8) % 2) */
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                unsigned r[4];
-                ldmatrix_x4(r, bs[buf] + (wn + 16 * h + (lane & 7) + 8 * (lane >> 4)) * TC16_LD +
-                                   kk + 8 * ((lane >> 3) & 1));
-                b[2 * h][0] = r[0], b[2 * h][1] = r[1];
-                b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
-            }
-            /* exercise 08-ldmatrix stub
-            // TODO(exercise 08-ldmatrix): fill a[i], i = 0..3, with the 16 x 16 A
-            // tile of rows wm + 16 i, columns kk .. kk + 15 of as[buf], and b[jj],
-            // jj = 0..3, with the B tile of filters wn + 8 jj, terms kk .. kk + 15
-            // of bs[buf] (two registers: terms 0-7, then 8-15), by ldmatrix_x4:
-            // each lane gives the address of one row of one of its four 8 x 8
-            // matrices (note 08, "8b in half precision"). Graded by
-            // tests/test_08_fp16.c on every GPU from compute capability 7.5.
-            for (int i = 0; i < 4; ++i)
-                a[i][0] = a[i][1] = a[i][2] = a[i][3] = 0u;
-            for (int jj = 0; jj < 4; ++jj)
-                b[jj][0] = b[jj][1] = 0u;
-               exercise 08-ldmatrix end */
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int jj = 0; jj < 4; ++jj)
-                    mma_fp16(acc[i][jj], a[i], b[jj]);
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < steps) {
+            __half *stage = smem + st * TC16_STAGE(BK);
+            tc16_load_a<BK, VEC, A_ASYNC>(stage, rg, x, xh, g, st * BK, tid, rows, tap);
+            tc16_load_b<BK, VEC, B_ASYNC>(stage, rg, wk, g, st * BK, k0, tid);
+            if (STAGED)
+                tc16_store<BK, A_ASYNC, B_ASYNC>(stage, rg, tid);
         }
-        if (t + 1 < tiles)
-            tc16_store(st, as[buf ^ 1], bs[buf ^ 1], tid);
-        __syncthreads();
+        if (ASYNC)
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
+    if (!ASYNC)
+        __syncthreads();
+    /* excerpt: fp16 pipeline */
+    /* Step s computes stage s % STAGES while the copies of step s + STAGES
+     * - 1 are in flight, into the stage step s - 1 computed. */
+    for (int s0 = 0; s0 < steps; s0 += STAGES) {
+#pragma unroll
+        for (int rd = 0; rd < STAGES; ++rd) { /* unrolled: every stage's address a constant */
+            const int s = s0 + rd, next = s + STAGES - 1;
+            if (s >= steps)
+                break;
+            __half *refill = smem + ((rd + STAGES - 1) % STAGES) * TC16_STAGE(BK);
+            if (ASYNC) {
+                /* step s has landed (at most STAGES - 2 groups pending),
+                 * and every warp is done with step s - 1's stage */
+                asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
+                __syncthreads();
+            }
+            if (next < steps) {
+                tc16_load_a<BK, VEC, A_ASYNC>(refill, rg, x, xh, g, next * BK, tid, rows, tap);
+                tc16_load_b<BK, VEC, B_ASYNC>(refill, rg, wk, g, next * BK, k0, tid);
+            }
+            if (ASYNC)
+                asm volatile("cp.async.commit_group;\n" ::: "memory");
+            tc16_products<BK>(acc, smem + rd * TC16_STAGE(BK), wm, wn, lane);
+            if (STAGED) { /* the staged copies land after the products */
+                if (next < steps)
+                    tc16_store<BK, A_ASYNC, B_ASYNC>(refill, rg, tid);
+                __syncthreads();
+            }
+        }
+    }
+    /* excerpt end: fp16 pipeline */
+    if (ASYNC)
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
-    /* c0, c1: row g, columns 2t, 2t + 1 of the 16 x 8 tile; c2, c3: row g + 8 */
+    /* c0, c1: pixel g, filters 2t, 2t + 1 of the 16 x 8 tile; c2, c3: pixel g + 8 */
     const int gq = lane >> 2, tq = lane & 3;
+    const bool pair = (g.k & 1) == 0 && ((uintptr_t)y & 7) == 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -200,31 +405,159 @@ __global__ void __launch_bounds__(TC16_THREADS)
             if (row >= g.m)
                 continue;
 #pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
+            for (int jj = 0; jj < 8; ++jj) {
                 const int col = k0 + wn + 8 * jj + 2 * tq;
                 float *out = y + row * g.k + col;
-                if (col < g.k)
-                    out[0] = acc[i][jj][2 * half];
-                if (col + 1 < g.k)
-                    out[1] = acc[i][jj][2 * half + 1];
+                const float c0 = acc[i][jj][2 * half], c1 = acc[i][jj][2 * half + 1];
+                if (pair && col < g.k)
+                    *(float2 *)out = make_float2(c0, c1);
+                if (!pair && col < g.k)
+                    out[0] = c0;
+                if (!pair && col + 1 < g.k)
+                    out[1] = c1;
             }
         }
 #endif
 }
 
+/* x's FP16 copy, element by element (4 at a time where x is 16-byte aligned). */
+__global__ void __launch_bounds__(256)
+    tc16_x_kernel(const float *__restrict__ x, __half *__restrict__ xh, long long n, int vec)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = 4 * ((long long)blockIdx.x * blockDim.x + threadIdx.x); i < n;
+         i += 4 * stride) {
+        if (vec && i + 3 < n) {
+            const float4 v = *(const float4 *)(x + i);
+            __half2 *out = (__half2 *)(xh + i);
+            out[0] = __floats2half2_rn(v.x, v.y), out[1] = __floats2half2_rn(v.z, v.w);
+        } else {
+            for (long long e = i; e < n && e < i + 4; ++e)
+                xh[e] = __float2half_rn(x[e]);
+        }
+    }
+}
+
+/* The filter w[j][k] (RSCK) as wk[k][j] (KRSC) in FP16: each block
+ * transposes one 32 x 32 tile through shared memory, as 8b's
+ * tc_filter_kernel. */
+__global__ void __launch_bounds__(256)
+    tc16_filter_kernel(const float *__restrict__ w, __half *__restrict__ wk, int nj, int nk,
+                       int jtiles)
+{
+    __shared__ float tile[32][33];
+    const int jb = (int)(blockIdx.x % jtiles) * 32, kb = (int)(blockIdx.x / jtiles) * 32;
+    const int tx = threadIdx.x;
+    for (int r = threadIdx.y; r < 32; r += 8)
+        if (jb + r < nj && kb + tx < nk)
+            tile[r][tx] = w[(long long)(jb + r) * nk + kb + tx];
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += 8)
+        if (kb + r < nk && jb + tx < nj)
+            wk[(long long)(kb + r) * nj + jb + tx] = __float2half_rn(tile[tx][r]);
+}
+
+/* Halves of each FP16 copy, rounded up to whole 16-byte chunks, so that the
+ * filter's copy after x's starts 16-byte aligned. */
+static size_t tc16_halves(size_t n)
+{
+    return (n + 7) / 8 * 8;
+}
+
+extern "C" size_t conv2d_tc_mma_fp16_workspace_elems(const conv_params *p)
+{
+    return (tc16_halves(conv_input_elems(p)) + tc16_halves(conv_filter_elems(p))) / 2;
+}
+
+/* A configuration: the kernel and its shared memory per block. */
+typedef struct {
+    const void *kernel;
+    size_t smem;
+} tc16_config;
+
+template <int BK, int STAGES, bool A_ASYNC, bool B_ASYNC, bool VEC>
+static tc16_config tc16_cfg(void)
+{
+    tc16_config c;
+    c.kernel = (const void *)conv2d_tc_mma_fp16_kernel<BK, STAGES, A_ASYNC, B_ASYNC, VEC>;
+    c.smem = (size_t)STAGES * TC16_STAGE(BK) * sizeof(__half) + TC16_THREADS * sizeof(tc16_row);
+    return c;
+}
+
+/* The configuration for this GPU and this build. With cp.async (the code
+ * running here compiled for compute_80 or newer: a build for 75 runs its
+ * Turing code on any GPU) and C % 8 == 0: three stages of 64 columns (98 KB
+ * a block), or four of 32 (66 KB) where those let more blocks share an SM
+ * (an A100: 164 KB per SM) or the three do not fit; else, or where neither
+ * fits, the register-staged copies, two stages of 32 (34 KB). *async says
+ * whether x must be copied to FP16 first. */
+static conv_status tc16_choose(bool vec, tc16_config *cfg, bool *async, conv_msg *msg)
+{
+    const tc16_config deep = tc16_cfg<64, 3, true, true, true>(),
+                      four = tc16_cfg<32, 4, true, true, true>();
+    struct cudaFuncAttributes attr;
+    CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, deep.kernel), msg);
+    *async = false;
+    if (vec && attr.ptxVersion >= 80) {
+        conv_msg why = {{0}};
+        const bool deep_fits = conv_kernel_fits(deep.kernel, "conv2d_tc_mma_fp16_kernel",
+                                                TC16_THREADS, deep.smem, &why) == CONV_OK;
+        const bool four_fits = conv_kernel_fits(four.kernel, "conv2d_tc_mma_fp16_kernel",
+                                                TC16_THREADS, four.smem, &why) == CONV_OK;
+        if (deep_fits || four_fits) {
+            const bool use_four =
+                !deep_fits ||
+                (four_fits && conv_blocks_per_sm(four.kernel, TC16_THREADS, four.smem) >
+                                  conv_blocks_per_sm(deep.kernel, TC16_THREADS, deep.smem));
+            *cfg = use_four ? four : deep;
+            *async = true;
+            return CONV_OK;
+        }
+    }
+    *cfg = vec ? tc16_cfg<32, 2, false, false, true>() : tc16_cfg<32, 2, false, false, false>();
+    return conv_kernel_fits(cfg->kernel, "conv2d_tc_mma_fp16_kernel", TC16_THREADS, cfg->smem, msg);
+}
+
 extern "C" conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w,
-                                          float *d_y, cudaStream_t stream, conv_msg *msg)
+                                          float *d_y, float *d_work, size_t work_elems,
+                                          cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
-    if (st == CONV_OK)
-        st = conv_kernel_fits((const void *)conv2d_tc_mma_fp16_kernel, "conv2d_tc_mma_fp16_kernel",
-                              TC16_THREADS, 0, msg);
+    if (st == CONV_OK && d_work == NULL)
+        st = conv_fail(msg, CONV_ERR_INVALID,
+                       "8b-fp16 needs a workspace (d_work) for the FP16 copies of x and w");
+    if (st == CONV_OK && work_elems < conv2d_tc_mma_fp16_workspace_elems(p))
+        st = conv_fail(msg, CONV_ERR_INVALID,
+                       "the workspace (work_elems) holds %zu floats; 8b-fp16 needs %zu here",
+                       work_elems, conv2d_tc_mma_fp16_workspace_elems(p));
     if (st != CONV_OK)
         return st;
     const tc_geom g = tc_make_geom(p);
+    const long long jtiles = (g.j + 31) / 32, tiles = jtiles * ((g.k + 31) / 32);
+    if (tiles > INT_MAX)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "the filter (%d x %d) is too large for 8b-fp16's transpose", g.j, g.k);
+    const bool vec = p->c % 8 == 0 && (uintptr_t)d_x % 16 == 0 && (uintptr_t)d_work % 16 == 0;
+    tc16_config cfg = {NULL, 0};
+    bool async = false;
+    if ((st = tc16_choose(vec, &cfg, &async, msg)) != CONV_OK)
+        return st;
+    /* the FP16 copies: the filter as KRSC after x's place, x where cp.async reads it */
+    __half *xh = (__half *)d_work, *wk = xh + tc16_halves(conv_input_elems(p));
+    tc16_filter_kernel<<<(unsigned)tiles, dim3(32, 8), 0, stream>>>(d_w, wk, g.j, g.k, (int)jtiles);
+    CONV_CHECK_LAUNCH("tc16_filter_kernel", msg);
+    if (async) {
+        const long long n = (long long)conv_input_elems(p), blocks = (n + 1023) / 1024;
+        tc16_x_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+            d_x, xh, n, (uintptr_t)d_x % 16 == 0);
+        CONV_CHECK_LAUNCH("tc16_x_kernel", msg);
+    }
     const dim3 grid((unsigned)((g.m + TC16_BM - 1) / TC16_BM),
                     (unsigned)((g.k + TC16_BN - 1) / TC16_BN));
-    conv2d_tc_mma_fp16_kernel<<<grid, TC16_THREADS, 0, stream>>>(d_x, d_w, d_y, g);
+    const __half *cxh = xh, *cwk = wk;
+    void *args[] = {(void *)&d_x, (void *)&cxh, (void *)&cwk, (void *)&d_y, (void *)&g};
+    CONV_CUDA_CHECK(cudaLaunchKernel(cfg.kernel, grid, dim3(TC16_THREADS), args, cfg.smem, stream),
+                    msg);
     CONV_CHECK_LAUNCH("conv2d_tc_mma_fp16_kernel", msg);
     return CONV_OK;
 }

@@ -405,6 +405,17 @@ conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, 
     return CONV_OK;
 }
 
+int conv_blocks_per_sm(const void *kernel, int threads, size_t dyn_smem)
+{
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, dyn_smem) !=
+        cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
 conv_status conv_tf32_available(const void *kernel, const char *what, conv_msg *msg)
 {
     int major = 0, minor = 0;

@@ -137,6 +137,12 @@ size_t conv_smem_limit(void);
 conv_status conv_kernel_fits(const void *kernel, const char *name, int threads, size_t dyn_smem,
                              conv_msg *msg);
 
+/* The blocks of `kernel` one SM of the current device runs at once with
+ * `threads` threads and `dyn_smem` bytes of dynamic shared memory each (ask
+ * conv_kernel_fits() first, which opts the kernel in to more than 48 KB); 0
+ * where the occupancy calculator fails (the launch checks then say why). */
+int conv_blocks_per_sm(const void *kernel, int threads, size_t dyn_smem);
+
 /* CONV_OK when `kernel` can run TF32 on tensor cores here: a GPU of compute
  * capability 8.0 or newer, and the kernel compiled for one (a build for
  * compute_75 alone runs its PTX on any GPU, without tensor cores). Else

@@ -6,6 +6,7 @@
  * FP16 value, on every GPU of the course. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conv_fp16.h"
 #include "conv_tensor.h"
@@ -112,12 +113,10 @@ Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
 
 /* ---- GPU ------------------------------------------------------------------ */
 
-/* The FP16 kernels of the step: 8a-fp16 (WMMA) and 8b-fp16 (mma.sync). */
-typedef conv_status (*fp16_launcher)(const conv_params *, const float *, const float *, float *,
-                                     cudaStream_t, conv_msg *);
-static const fp16_launcher kernels[] = {conv2d_tc_wmma_fp16, conv2d_tc_mma_fp16};
-static const char *const kernel_names[] = {"8a-fp16", "8b-fp16"};
+/* The FP16 kernels of the step: 8a-fp16 (WMMA) and 8b-fp16 (mma.sync, with
+ * its workspace for the FP16 copies). */
 #define KERNELS 2
+static const char *const kernel_names[KERNELS] = {"8a-fp16", "8b-fp16"};
 
 /* Kernel `which` on h_x and h_w into h_y (NaN-poisoned output, canary checked). */
 static void run_gpu(int which, const conv_params *p, const float *h_x, const float *h_w, float *h_y)
@@ -127,7 +126,15 @@ static void run_gpu(int which, const conv_params *p, const float *h_x, const flo
     float *d_w = conv_test_device_copy(h_w, nw, "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    CONV_ASSERT_OK(kernels[which](p, d_x, d_w, d_y, 0, &msg), msg);
+    if (which == 0) {
+        CONV_ASSERT_OK(conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, 0, &msg), msg);
+    } else {
+        const size_t nwork = conv2d_tc_mma_fp16_workspace_elems(p);
+        float *d_work = conv_test_device_output(nwork, "8b-fp16's workspace");
+        CONV_ASSERT_OK(conv2d_tc_mma_fp16(p, d_x, d_w, d_y, d_work, nwork, 0, &msg), msg);
+        conv_test_assert_canary(d_work, nwork, "8b-fp16's workspace on %s", conv_shape_name(p));
+        conv_device_free(d_work);
+    }
     CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
     conv_test_assert_canary(d_y, ny, "%s output on %s", kernel_names[which], conv_shape_name(p));
     conv_device_free(d_x);
@@ -143,6 +150,11 @@ static size_t shapes(conv_params *t)
     t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
     t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
     t[n++] = conv_shape(1, 24, 13, 11, 136, 3, 3, 1, 1, 1); /* K past one 128-wide block */
+    /* C % 8 == 0, where 8b-fp16 copies through cp.async: a depth past whole
+     * stages, outputs past one 128-wide block each way, a 1x1 with stride */
+    t[n++] = conv_shape(2, 8, 17, 13, 24, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 64, 19, 23, 130, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(3, 16, 9, 11, 40, 1, 1, 0, 2, 1);
     for (size_t i = 0; i < n; ++i)
         t[i].layout = CONV_LAYOUT_NHWC;
     return n;
@@ -151,7 +163,7 @@ static size_t shapes(conv_params *t)
 Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[CONV_USUAL_SHAPES + 3];
+    conv_params t[CONV_USUAL_SHAPES + 6];
     const size_t count = shapes(t);
     for (size_t i = 0; i < KERNELS * count; ++i) {
         const int which = (int)(i / count);
@@ -187,27 +199,49 @@ Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_f
  * so every output is one input times 1: y = x as the kernel rounds it, which
  * must be conv_round_fp16(x) to the bit, ties and subnormals included (x
  * scaled by 1/4, 1/2 or 1: 65519 stays below infinity, whose product with a
- * zero weight would be NaN). */
+ * zero weight would be NaN). With 4 channels and with 8 (8b-fp16 rounds x as
+ * it copies it, or, where C % 8 == 0 on compute capability 8.0 and newer,
+ * in a copy of x first). */
 Test(gpu_tensor_cores_fp16, rounds_each_input_to_the_nearest_fp16_value)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params p = conv_shape_nhwc(2, 4, 5, 7, 4, 3, 3, 1, 1, 1);
-    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
-    float *x = malloc(nx * sizeof *x), *w = calloc(nw, sizeof *w), *y = malloc(ny * sizeof *y);
-    cr_assert(x && w && y);
-    for (int c = 0; c < 4; ++c)
-        w[((size_t)(1 * 3 + 1) * 4 + (size_t)c) * 4 + (size_t)c] = 1.0f; /* w[1][1][c][c] */
-    const float ulp = ldexpf(1.0f, -10);
-    for (size_t i = 0; i < nx; ++i) {
-        const float kinds[6] = {1.0f + ulp / 2,    1.0f + 3 * ulp / 2, 0.1f,
-                                ldexpf(3.0f, -26), ldexpf(1.0f, -25),  65519.0f};
-        x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
+    for (int c_n = 4; c_n <= 8; c_n += 4) {
+        conv_params p = conv_shape_nhwc(2, c_n, 5, 7, c_n, 3, 3, 1, 1, 1);
+        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                     ny = conv_output_elems(&p);
+        float *x = malloc(nx * sizeof *x), *w = calloc(nw, sizeof *w), *y = malloc(ny * sizeof *y);
+        cr_assert(x && w && y);
+        for (int c = 0; c < c_n; ++c) /* w[1][1][c][c] */
+            w[((size_t)(1 * 3 + 1) * c_n + (size_t)c) * c_n + (size_t)c] = 1.0f;
+        const float ulp = ldexpf(1.0f, -10);
+        for (size_t i = 0; i < nx; ++i) {
+            const float kinds[6] = {1.0f + ulp / 2,    1.0f + 3 * ulp / 2, 0.1f,
+                                    ldexpf(3.0f, -26), ldexpf(1.0f, -25),  65519.0f};
+            x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
+        }
+        for (int which = 0; which < KERNELS; ++which) {
+            run_gpu(which, &p, x, w, y);
+            for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share offsets */
+                cr_assert_eq(y[i], conv_round_fp16(x[i]),
+                             "%s, C = %d: x[%zu] = %a became %a, not %a", kernel_names[which], c_n,
+                             i, x[i], y[i], conv_round_fp16(x[i]));
+        }
+        free(x), free(w), free(y);
     }
-    for (int which = 0; which < KERNELS; ++which) {
-        run_gpu(which, &p, x, w, y);
-        for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share their offsets */
-            cr_assert_eq(y[i], conv_round_fp16(x[i]), "%s: x[%zu] = %a became %a, not %a",
-                         kernel_names[which], i, x[i], y[i], conv_round_fp16(x[i]));
-    }
-    free(x), free(w), free(y);
+}
+
+/* 8b-fp16 without its workspace, or with one too small: refused before any
+ * launch, naming what is missing (no GPU needed). */
+Test(cpu_fp16, refuses_8b_fp16_without_its_workspace)
+{
+    const conv_params p = conv_shape_nhwc(1, 8, 5, 5, 8, 3, 3, 1, 1, 1);
+    float one = 0.0f, *some = &one; /* never read: the checks come first */
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_tc_mma_fp16(&p, some, some, some, NULL, 0, 0, &msg), CONV_ERR_INVALID);
+    cr_assert(strstr(msg.text, "workspace") != NULL, "%s", msg.text);
+    const size_t need = conv2d_tc_mma_fp16_workspace_elems(&p);
+    cr_assert_geq(need, (conv_input_elems(&p) + conv_filter_elems(&p)) / 2);
+    cr_assert_eq(conv2d_tc_mma_fp16(&p, some, some, some, some, need - 1, 0, &msg),
+                 CONV_ERR_INVALID);
+    cr_assert(strstr(msg.text, "work_elems") != NULL, "%s", msg.text);
 }
