@@ -2,8 +2,8 @@
  * the tensor cores:
  *   8a  through WMMA, TF32 inputs, float accumulation (tensor_cores_wmma_8a.cu),
  *       and in FP16 (8a-fp16), which every GPU from compute capability 7.0 runs;
- *   8b-fp16  mma.sync in FP16, ldmatrix, register-staged copies, from 7.5
- *       (tensor_cores_mma_fp16.cu);
+ *   8b-fp16  mma.sync in FP16, ldmatrix, a cp.async pipeline fed by FP16
+ *       copies of x and w (registers on Turing), from 7.5 (tensor_cores_mma_fp16.cu);
  *   8b  the same through mma.sync with a cp.async pipeline
  *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32

@@ -93,7 +93,7 @@
     .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",   \
     .variant = {"8a|8a-fp16|8b|8b-xt|8b-fp16|8c|8d|8e|all",                                        \
                 "which step 08 versions to run (8a: TF32 through WMMA, 8a-fp16: 8a in FP16, "      \
-                "8b-fp16: mma.sync in FP16 with register-staged copies, 8b: TF32 through "         \
+                "8b-fp16: mma.sync in FP16 fed by cp.async from FP16 copies, 8b: TF32 through "    \
                 "mma.sync with a cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, "       \
                 "8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by TMA; "         \
                 "8d and 8e Hopper only)"}
