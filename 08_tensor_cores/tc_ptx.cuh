@@ -1,11 +1,12 @@
-/* Step 08. Versions: 8b, 8b-xt, 8c, 8d, 8e.
+/* Step 08. Versions: 8b, 8b-xt, 8c, 8d, 8e, 8b-fp16.
  *
  * The PTX helpers that 8b, 8b-xt and 8c (tensor_cores_mma.cu), 8d
  * (tensor_cores_wgmma_8d.cu) and 8e (tensor_cores_tma_8e.cu) share: a
  * pointer's shared-memory address, cp.async with its zero fill, a float
- * rounded to TF32, and mma.sync's m16n8k8 TF32 product (which
- * tensor_cores_peak.cu times alone). Device code only, for compute
- * capability 8.0 and newer, where those kernels are compiled. */
+ * rounded to TF32, and mma.sync's m16n8k8 TF32 product, for compute
+ * capability 8.0 and newer, where those kernels are compiled. Then 8b-fp16's
+ * product in FP16 (tensor_cores_mma_fp16.cu), from 7.5. tensor_cores_peak.cu
+ * times each product alone. Device code only. */
 #ifndef TC_PTX_CUH
 #define TC_PTX_CUH
 
@@ -60,6 +61,32 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float c[4], const unsigned a[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 /* excerpt end: mma m16n8k8 */
+#endif
+
+#if __CUDA_ARCH__ >= 750
+/* excerpt: mma fp16 */
+/* c += a * b for one warp: a 16 x 16 tile of halves (a0..a3), a 16 x 8 tile
+ * (b0, b1), a 16 x 8 tile of floats (c0..c3). Turing has m16n8k8 only: the
+ * same product as two, columns 0-7 of a with b0 and 8-15 with b1. */
+__device__ __forceinline__ void mma_fp16(float c[4], const unsigned a[4], const unsigned b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+#endif
+}
+/* excerpt end: mma fp16 */
 #endif
 
 #endif /* TC_PTX_CUH */

@@ -8,6 +8,7 @@
 #include "conv_cli.h"
 #include "conv_rows.h"
 #include "tc_host.h"
+#include "tensor_cores.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,12 +31,14 @@ int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int m
  * rows above. Returns how many rows were written. */
 int conv_tc_gemm_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
-/* mma.sync's TF32 rate on this GPU in TFLOP/s (tc_peak.c): tc_mma_peak on 4
- * blocks per SM (16 warps), timed with warmup and repeat as the rows are
- * (the median), every thread's sum checked. */
-conv_status tc_mma_peak_tflops(int warmup, int repeat, double *tflops, conv_msg *msg);
-/* The programs' line for it, with the time a problem of `flop` operations
- * would take at that rate; where it cannot be measured, the reason. */
+/* mma.sync's rate in precision prec on this GPU in TFLOP/s (tc_peak.c):
+ * tc_mma_peak on 4 blocks per SM (16 warps), timed with warmup and repeat
+ * as the rows are (the median), every thread's sum checked. */
+conv_status tc_mma_peak_tflops(tc_peak_precision prec, int warmup, int repeat, double *tflops,
+                               conv_msg *msg);
+/* The programs' line for both rates, TF32 and FP16, with the time a problem
+ * of `flop` operations would take at each; where one cannot be measured,
+ * the reason, and the other. */
 void tc_print_mma_peak(FILE *out, const conv_cli_options *opt, double flop);
 
 /* The adapter the rows hand to the harness: ctx is the row's variant. */

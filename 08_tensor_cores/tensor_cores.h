@@ -12,7 +12,8 @@
  *       one operand read from shared memory (tensor_cores_wgmma_8d.cu);
  *   8e  8d with its copies made by the Tensor Memory Accelerator, one
  *       producer warpgroup feeding two consumers (tensor_cores_tma_8e.cu);
- * and mma.sync's TF32 rate on this GPU, measured (tensor_cores_peak.cu).
+ * and mma.sync's rates in TF32 and FP16 on this GPU, measured
+ * (tensor_cores_peak.cu).
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
  * a GPU of compute capability 8.0 or newer and code built for one (8d, 8e:
  * 9.0 and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
@@ -116,20 +117,28 @@ conv_status tc_tma_available(conv_msg *msg);
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                           cudaStream_t stream, conv_msg *msg);
 
-/* mma.sync's TF32 rate, the ceiling of 8b (tensor_cores_peak.cu): `blocks`
+/* The precision of mma.sync's rate: TF32, m16n8k8 products, the ceiling of
+ * 8b; FP16, m16n8k16 (two m16n8k8 on compute capability 7.5), that of
+ * 8b-fp16. Both with float accumulators. */
+typedef enum { TC_PEAK_TF32 = 0, TC_PEAK_FP16 } tc_peak_precision;
+
+/* mma.sync's rate in precision prec (tensor_cores_peak.cu): `blocks`
  * blocks of tc_mma_peak_threads() threads, each warp issuing iters rounds of
- * independent m16n8k8 products on operands held in registers (all 1.0), each
+ * independent products on operands held in registers (all 1.0), each
  * thread then writing the sum of its accumulators to d_sink[thread], which
- * must equal tc_mma_peak_expected(iters). That is tc_mma_peak_flop(blocks,
- * iters) floating-point operations. CONV_ERR_INVALID (one line) for a NULL
+ * must equal tc_mma_peak_expected(prec, iters). That is
+ * tc_mma_peak_flop(prec, blocks, iters) floating-point operations.
+ * CONV_ERR_INVALID (one line) for a precision other than the two, a NULL
  * d_sink, blocks < 1 or iters outside [1, TC_PEAK_ITERS_MAX];
- * CONV_ERR_UNSUPPORTED where tc_available_for says no; both before any
- * launch. */
-#define TC_PEAK_ITERS_MAX 65536 /* the sums stay exact in float (tensor_cores_peak.cu checks) */
-conv_status tc_mma_peak(float *d_sink, int blocks, int iters, cudaStream_t stream, conv_msg *msg);
+ * CONV_ERR_UNSUPPORTED where the precision does not run here (TF32: where
+ * conv_tf32_available says no; FP16: below compute capability 7.5); both
+ * before any launch. */
+#define TC_PEAK_ITERS_MAX 32768 /* the sums stay exact in float (tensor_cores_peak.cu checks) */
+conv_status tc_mma_peak(tc_peak_precision prec, float *d_sink, int blocks, int iters,
+                        cudaStream_t stream, conv_msg *msg);
 int tc_mma_peak_threads(void);
-double tc_mma_peak_flop(int blocks, int iters);
-float tc_mma_peak_expected(int iters);
+double tc_mma_peak_flop(tc_peak_precision prec, int blocks, int iters);
+float tc_mma_peak_expected(tc_peak_precision prec, int iters);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include "conv_cuda.h"
 #include "conv_device.h"
 #include "tc_geom.cuh"
+#include "tc_ptx.cuh"
 #include "tensor_cores.h"
 
 #define TC16_BM      128 /* outputs (pixels) per block */
@@ -53,30 +54,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const __half *row)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(tc16_smem(row)));
 }
-
-/* excerpt: mma fp16 */
-/* c += a * b for one warp: a 16 x 16 tile of halves (a0..a3), a 16 x 8 tile
- * (b0, b1), a 16 x 8 tile of floats (c0..c3). Turing has m16n8k8 only: the
- * same product as two, columns 0-7 of a with b0 and 8-15 with b1. */
-__device__ __forceinline__ void mma_fp16(float c[4], const unsigned a[4], const unsigned b[2])
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(b[0]));
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[2]), "r"(a[3]), "r"(b[1]));
-#endif
-}
-/* excerpt end: mma fp16 */
 
 /* A 16-byte cp.async to the shared address dst; where ok is false it reads
  * no source bytes and writes zeros. Compute capability 8.0 and newer (the

@@ -557,75 +557,118 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
                             CONV_LAYOUT_NHWC, TC_ROW_COUNT + 1, may_skip);
 }
 
-/* mma.sync's rate (tensor_cores_peak.cu): its arguments checked before any
- * CUDA call, so on any machine. */
+/* mma.sync's rates (tensor_cores_peak.cu): their arguments checked before
+ * any CUDA call, so on any machine. */
+static const tc_peak_precision peak_precisions[] = {TC_PEAK_TF32, TC_PEAK_FP16};
+static const char *const peak_names[] = {"TF32", "FP16"};
+static const int peak_k[] = {8, 16}; /* the k of one product */
+
 Test(cpu_tf32, mma_peak_refuses_bad_arguments_in_one_line)
 {
     conv_msg msg = {{0}};
     float *fake = (float *)(uintptr_t)256;
-    cr_assert_eq(tc_mma_peak(NULL, 1, 1, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "sink");
-    cr_assert_eq(tc_mma_peak(fake, 0, 1, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "blocks=0");
-    cr_assert_eq(tc_mma_peak(fake, 1, TC_PEAK_ITERS_MAX + 1, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "iters=");
-    /* the sums it promises are exact in float (below 2^24, a multiple of
-     * 32 * iters: whole chains of 4 accumulators gaining 8 a product), and
-     * they count every multiply-add once: a block's sums are half its
-     * operations, whatever the number of chains */
-    const float most = tc_mma_peak_expected(TC_PEAK_ITERS_MAX);
-    cr_assert(most > 0.0f && most <= 16777216.0f, "%g", (double)most);
-    for (int iters = 1; iters <= TC_PEAK_ITERS_MAX; iters *= 16) {
-        const float sum = tc_mma_peak_expected(iters);
-        cr_assert_eq(fmodf(sum, 32.0f * iters), 0.0f, "iters %d: %g", iters, (double)sum);
-        cr_assert_eq(tc_mma_peak_flop(1, iters), 2.0 * tc_mma_peak_threads() * sum, "iters %d",
-                     iters);
-        cr_assert_eq(tc_mma_peak_flop(3, iters), 3.0 * tc_mma_peak_flop(1, iters));
+    cr_assert_eq(tc_mma_peak((tc_peak_precision)2, fake, 1, 1, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "precision 2");
+    cr_assert_eq(tc_mma_peak((tc_peak_precision)-1, fake, 1, 1, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "precision -1");
+    for (int p = 0; p < 2; ++p) {
+        const tc_peak_precision prec = peak_precisions[p];
+        cr_assert_eq(tc_mma_peak(prec, NULL, 1, 1, 0, &msg), CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "sink");
+        cr_assert_eq(tc_mma_peak(prec, fake, 0, 1, 0, &msg), CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "blocks=0");
+        cr_assert_eq(tc_mma_peak(prec, fake, 1, 0, 0, &msg), CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "iters=0");
+        cr_assert_eq(tc_mma_peak(prec, fake, 1, TC_PEAK_ITERS_MAX + 1, 0, &msg), CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "iters=");
+        /* the sums it promises are exact in float (at most 2^24, a multiple
+         * of 4 k iters: whole chains of 4 accumulators gaining k a
+         * product, 8 in TF32, 16 in FP16), and they count every multiply-add
+         * once: a block's sums are half its operations, whatever the number
+         * of chains */
+        const float most = tc_mma_peak_expected(prec, TC_PEAK_ITERS_MAX);
+        cr_assert(most > 0.0f && most <= 16777216.0f, "%s: %g", peak_names[p], (double)most);
+        for (int iters = 1; iters <= TC_PEAK_ITERS_MAX; iters *= 8) {
+            const float sum = tc_mma_peak_expected(prec, iters);
+            cr_assert_eq(fmodf(sum, 4.0f * peak_k[p] * iters), 0.0f, "%s, iters %d: %g",
+                         peak_names[p], iters, (double)sum);
+            cr_assert_eq(tc_mma_peak_flop(prec, 1, iters), 2.0 * tc_mma_peak_threads() * sum,
+                         "%s, iters %d", peak_names[p], iters);
+            cr_assert_eq(tc_mma_peak_flop(prec, 3, iters), 3.0 * tc_mma_peak_flop(prec, 1, iters));
+        }
+    }
+    /* an FP16 product is m16n8k16, twice a TF32 one (m16n8k8) */
+    for (int iters = 1; iters <= TC_PEAK_ITERS_MAX; iters *= 8) {
+        cr_assert_eq(tc_mma_peak_expected(TC_PEAK_FP16, iters),
+                     2.0f * tc_mma_peak_expected(TC_PEAK_TF32, iters), "iters %d", iters);
+        cr_assert_eq(tc_mma_peak_flop(TC_PEAK_FP16, 5, iters),
+                     2.0 * tc_mma_peak_flop(TC_PEAK_TF32, 5, iters), "iters %d", iters);
     }
 }
 
-/* Every product ran: each thread's sum is exactly tc_mma_peak_expected(iters) (the
- * sink poisoned with NaN first, its canary intact after), on a grid of a
- * few blocks and on one of more blocks than the GPU holds at once; the
- * measured rate is positive and below 4096 operations per clock and SM,
- * twice the densest tensor cores of any GPU so far. Where TF32 tensor cores
- * do not run, the refusal is one line, before any launch. */
+/* Every product ran, in each precision: each thread's sum is exactly
+ * tc_mma_peak_expected(prec, iters) (the sink poisoned with NaN first, its
+ * canary intact after), on a grid of a few blocks and on one of more blocks
+ * than the GPU holds at once; the measured rate is positive and below 4096
+ * operations per clock and SM in TF32, 8192 in FP16, the densest tensor
+ * cores so far (Blackwell's, through tcgen05; mma.sync reaches far less).
+ * Where TF32 tensor cores do not run, the refusal is one line, before any
+ * launch; FP16 runs on every GPU from compute capability 7.5, and below it
+ * is refused the same way. */
 Test(gpu_tensor_cores, mma_peak_runs_every_product)
 {
     CONV_TEST_REQUIRE_GPU();
-    int device = 0, sms = 0, clock_khz = 0;
+    int device = 0, sms = 0, clock_khz = 0, major = 0, minor = 0;
     cr_assert_eq(cudaGetDevice(&device), cudaSuccess);
     cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
     cr_assert_eq(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device), cudaSuccess);
+    cr_assert_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                 cudaSuccess);
+    cr_assert_eq(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+                 cudaSuccess);
     const int grids[2][2] = {{3, 5}, {40 * sms, 2}}; /* blocks, iters */
-    for (int g = 0; g < 2; ++g) {
-        const int blocks = grids[g][0], iters = grids[g][1];
-        const size_t n = (size_t)blocks * tc_mma_peak_threads();
-        float *d_sink = conv_test_device_output(n, "sink");
-        conv_msg msg = {{0}};
-        conv_status st = tc_mma_peak(d_sink, blocks, iters, 0, &msg);
-        if (st != CONV_OK) {
-            cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
-            CONV_ASSERT_ONE_LINE(msg.text, "mma.sync peak");
-            conv_test_assert_untouched(d_sink, n);
+    const double per_clock[] = {4096.0, 8192.0};     /* the bound, TF32 and FP16 */
+    for (int p = 0; p < 2; ++p) {
+        const tc_peak_precision prec = peak_precisions[p];
+        int refused = 0;
+        for (int g = 0; g < 2 && !refused; ++g) {
+            const int blocks = grids[g][0], iters = grids[g][1];
+            const size_t n = (size_t)blocks * tc_mma_peak_threads();
+            float *d_sink = conv_test_device_output(n, "sink");
+            conv_msg msg = {{0}};
+            conv_status st = tc_mma_peak(prec, d_sink, blocks, iters, 0, &msg);
+            if (st != CONV_OK) {
+                cr_assert(prec == TC_PEAK_TF32 || major * 10 + minor < 75,
+                          "FP16 must run on sm_%d%d: %s", major, minor, msg.text);
+                cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+                CONV_ASSERT_ONE_LINE(msg.text, "mma.sync peak");
+                CONV_ASSERT_ONE_LINE(msg.text, peak_names[p]);
+                conv_test_assert_untouched(d_sink, n);
+                conv_device_free(d_sink);
+                cr_log_info("%s does not run here (%s); the refusal was checked instead",
+                            peak_names[p], msg.text);
+                refused = 1;
+                continue;
+            }
+            cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+            float *h = conv_host_alloc(n);
+            CONV_ASSERT_OK(conv_device_download(h, d_sink, n, &msg), msg);
+            const float want = tc_mma_peak_expected(prec, iters);
+            for (size_t i = 0; i < n; ++i)
+                cr_assert_eq(h[i], want, "%s, thread %zu of %d blocks: %g, not %g", peak_names[p],
+                             i, blocks, (double)h[i], (double)want);
+            conv_test_assert_canary(d_sink, n, "the mma.sync peak's sums");
+            conv_host_free(h);
             conv_device_free(d_sink);
-            cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
-            return;
         }
-        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
-        float *h = conv_host_alloc(n);
-        CONV_ASSERT_OK(conv_device_download(h, d_sink, n, &msg), msg);
-        for (size_t i = 0; i < n; ++i)
-            cr_assert_eq(h[i], tc_mma_peak_expected(iters), "thread %zu of %d blocks: %g, not %g",
-                         i, blocks, (double)h[i], (double)tc_mma_peak_expected(iters));
-        conv_test_assert_canary(d_sink, n, "the mma.sync peak's sums");
-        conv_host_free(h);
-        conv_device_free(d_sink);
+        if (refused)
+            continue;
+        double tflops = 0.0;
+        conv_msg msg = {{0}};
+        CONV_ASSERT_OK(tc_mma_peak_tflops(prec, 1, 3, &tflops, &msg), msg);
+        const double most = per_clock[p] * sms * clock_khz * 1e3 / 1e12;
+        cr_assert(tflops > 0.0 && tflops < most, "%s: %.1f TFLOP/s, not in (0, %.1f)",
+                  peak_names[p], tflops, most);
+        cr_log_info("mma.sync %s: %.1f TFLOP/s", peak_names[p], tflops);
     }
-    double tflops = 0.0;
-    conv_msg msg = {{0}};
-    CONV_ASSERT_OK(tc_mma_peak_tflops(1, 3, &tflops, &msg), msg);
-    const double most = 4096.0 * sms * clock_khz * 1e3 / 1e12;
-    cr_assert(tflops > 0.0 && tflops < most, "%.1f TFLOP/s, not in (0, %.1f)", tflops, most);
-    cr_log_info("mma.sync TF32: %.1f TFLOP/s", tflops);
 }
