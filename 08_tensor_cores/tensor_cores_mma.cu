@@ -20,11 +20,11 @@
  * pipeline" and "8c: 3xTF32, float's accuracy from TF32 products". */
 #include "tensor_cores.h"
 
-#include <limits.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_filter.cuh"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 
@@ -485,49 +485,6 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #endif
 }
 
-/* excerpt: the filter as KRSC */
-/* The filter w[j][k] (RSCK: B of the GEMM) as wk[k][j] (KRSC), rounded to
- * TF32 where `round`: each block transposes one 32 x 32 tile of it, tile
- * blockIdx.x = jt + jtiles kt at j = 32 jt, k = 32 kt, through shared
- * memory, reading rows of w and writing rows of wk, 128 contiguous bytes
- * each. Its rows are 33 floats, so that a warp reading a column of the tile
- * reads 32 banks. */
-__global__ void __launch_bounds__(256)
-    tc_filter_kernel(const float *__restrict__ w, float *__restrict__ wk, int nj, int nk,
-                     int jtiles, int round)
-{
-#if __CUDA_ARCH__ >= 800
-    __shared__ float tile[32][33];
-    const int jb = (int)(blockIdx.x % jtiles) * 32, kb = (int)(blockIdx.x / jtiles) * 32;
-    const int tx = threadIdx.x;
-    for (int r = threadIdx.y; r < 32; r += 8)
-        if (jb + r < nj && kb + tx < nk)
-            tile[r][tx] = w[(long long)(jb + r) * nk + kb + tx];
-    __syncthreads();
-    for (int r = threadIdx.y; r < 32; r += 8)
-        if (kb + r < nk && jb + tx < nj) {
-            const float v = tile[tx][r];
-            wk[(long long)(kb + r) * nj + jb + tx] = round ? __uint_as_float(to_tf32(v)) : v;
-        }
-#endif
-}
-/* excerpt end: the filter as KRSC */
-
-/* The launch of tc_filter_kernel: all of w into d_work, 32 x 8 threads a
- * tile. */
-static conv_status tc_filter(const tc_geom &g, bool round, const float *d_w, float *d_work,
-                             cudaStream_t stream, conv_msg *msg)
-{
-    const long long jtiles = (g.j + 31) / 32, tiles = jtiles * ((g.k + 31) / 32);
-    if (tiles > INT_MAX)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "the filter (%d x %d) is too large for 8b's transpose", g.j, g.k);
-    tc_filter_kernel<<<(unsigned)tiles, dim3(32, 8), 0, stream>>>(d_w, d_work, g.j, g.k,
-                                                                  (int)jtiles, round ? 1 : 0);
-    CONV_CHECK_LAUNCH("tc_filter_kernel", msg);
-    return CONV_OK;
-}
-
 /* The tiles: warps along n (WN), blocks per SM, stages, BK. 8b: 4 warps of
  * 64 x 64, 128 accumulators per thread, two blocks per SM, three stages of
  * 32 (32 KB each). 8c needs more registers for its split operands and
@@ -577,7 +534,7 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
         return st;
     tc_geom g = tc_make_geom(p);
     /* the filter as KRSC, rounded but for 3xTF32, which splits it */
-    if ((st = tc_filter(g, PREC != TC_3XTF32, d_w, d_work, stream, msg)) != CONV_OK)
+    if ((st = tc_filter(g, PREC != TC_3XTF32, d_w, d_work, stream, "8b", msg)) != CONV_OK)
         return st;
     const float *d_wk = d_work;
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),

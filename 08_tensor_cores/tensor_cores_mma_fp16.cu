@@ -2,22 +2,23 @@
  *
  * 8b's implicit GEMM in half precision with mma.sync, for every GPU of the
  * course. The launcher first writes FP16 copies into the caller's
- * workspace: the filter as KRSC (tc16_filter_kernel) and, where the copies
- * run through cp.async, x too (tc16_x_kernel); cp.async copies bytes as
- * they are and cannot round a float to a half. A block computes 128 x 128
+ * workspace: the filter as KRSC (tc_filter_kernel, tc_filter.cuh) and,
+ * where the copies run through cp.async, x too (tc16_x_kernel); cp.async
+ * copies bytes as they are and cannot round a float to a half. A block computes 128 x 128
  * outputs with 4 warps of 64 x 64, fragments loaded by ldmatrix, float
  * accumulators. From compute capability 8.0 one m16n8k16 product per
- * fragment pair and a four-stage cp.async pipeline; on Turing (7.5) the
- * same product as two m16n8k8 and register-staged copies into two buffers,
- * x read as floats and rounded as it is stored (as step 05 prefetches).
+ * fragment pair and a cp.async pipeline (three stages of 64 columns, or
+ * four of 32 where those fit more blocks per SM); on Turing (7.5) the same
+ * product as two m16n8k8 and register-staged copies into two buffers, x
+ * read as floats and rounded as it is stored (as step 05 prefetches).
  * Note 08, "8b in half precision". */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <limits.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_filter.cuh"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 #include "tensor_cores.h"
@@ -415,25 +416,6 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* The filter w[j][k] (RSCK) as wk[k][j] (KRSC) in FP16: each block
- * transposes one 32 x 32 tile through shared memory, as 8b's
- * tc_filter_kernel. */
-__global__ void __launch_bounds__(256)
-    tc16_filter_kernel(const float *__restrict__ w, __half *__restrict__ wk, int nj, int nk,
-                       int jtiles)
-{
-    __shared__ float tile[32][33];
-    const int jb = (int)(blockIdx.x % jtiles) * 32, kb = (int)(blockIdx.x / jtiles) * 32;
-    const int tx = threadIdx.x;
-    for (int r = threadIdx.y; r < 32; r += 8)
-        if (jb + r < nj && kb + tx < nk)
-            tile[r][tx] = w[(long long)(jb + r) * nk + kb + tx];
-    __syncthreads();
-    for (int r = threadIdx.y; r < 32; r += 8)
-        if (kb + r < nk && jb + tx < nj)
-            wk[(long long)(kb + r) * nj + jb + tx] = __float2half_rn(tile[tx][r]);
-}
-
 /* Halves of each FP16 copy, rounded up to whole 16-byte chunks, so that the
  * filter's copy after x's starts 16-byte aligned. */
 static size_t tc16_halves(size_t n)
@@ -510,10 +492,6 @@ extern "C" conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x
     if (st != CONV_OK)
         return st;
     const tc_geom g = tc_make_geom(p);
-    const long long jtiles = (g.j + 31) / 32, tiles = jtiles * ((g.k + 31) / 32);
-    if (tiles > INT_MAX)
-        return conv_fail(msg, CONV_ERR_INVALID,
-                         "the filter (%d x %d) is too large for 8b-fp16's transpose", g.j, g.k);
     const bool vec = p->c % 8 == 0 && (uintptr_t)d_x % 16 == 0 && (uintptr_t)d_work % 16 == 0;
     tc16_config cfg = {NULL, 0};
     bool async = false;
@@ -521,8 +499,8 @@ extern "C" conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x
         return st;
     /* the FP16 copies: the filter as KRSC after x's place, x where cp.async reads it */
     __half *xh = (__half *)d_work, *wk = xh + tc16_halves(conv_input_elems(p));
-    tc16_filter_kernel<<<(unsigned)tiles, dim3(32, 8), 0, stream>>>(d_w, wk, g.j, g.k, (int)jtiles);
-    CONV_CHECK_LAUNCH("tc16_filter_kernel", msg);
+    if ((st = tc_filter(g, false, d_w, wk, stream, "8b-fp16", msg)) != CONV_OK)
+        return st;
     if (async) {
         const long long n = (long long)conv_input_elems(p), blocks = (n + 1023) / 1024;
         tc16_x_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
