@@ -90,7 +90,7 @@
                    "3xTF32 through mma.sync (8c, FP32's accuracy), FP16 through WMMA "             \
                    "(8a-fp16) and mma.sync (8b-fp16); against cuDNN (FP32, TF32, FP16) and 6f. "   \
                    "TF32 needs compute capability 8.0 or newer, FP16 7.0 (8b-fp16: 7.5).",                                           \
-    .title = "implicit GEMM on the tensor cores: TF32 and 3xTF32 through WMMA, mma.sync, wgmma",   \
+    .title = "implicit GEMM on the tensor cores: TF32, 3xTF32 and FP16 through WMMA, mma.sync, wgmma", \
     .variant = {"8a|8a-fp16|8b|8b-xt|8b-fp16|8c|8d|8e|all",                                        \
                 "which step 08 versions to run (8a: TF32 through WMMA, 8a-fp16: 8a in FP16, "      \
                 "8b-fp16: mma.sync in FP16 fed by cp.async from FP16 copies, 8b: TF32 through "    \
