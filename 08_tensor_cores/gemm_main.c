@@ -1,5 +1,5 @@
 /* 08_gemm: the GEMM alone on the tensor cores, C[M][N] = A[M][K] * B[K][N]
- * (row-major; default 4096^3) by 8a to 8e, beside cuBLAS SGEMM (FP32)
+ * (row-major; default 4096^3) by 8a to 8c, beside cuBLAS SGEMM (FP32)
  * and cuBLAS with TF32 allowed, in the same run. As in 06_gemm the GEMM is
  * measured as a 1x1 NHWC convolution (gemm_as_conv_params), so the harness
  * verifies every version against a double reference, each within the bound
@@ -41,13 +41,13 @@ int main(int argc, char **argv)
     static const conv_program prog = {
         .cli = {.program = "08_gemm",
                 .summary = "Step 08's kernels on the GEMM alone: C = A * B on the tensor cores "
-                           "(8a, 8b: TF32; 8b-xt, 8d, 8e: TF32 with A truncated; 8c: 3xTF32), "
+                           "(8a, 8b: TF32; 8b-xt: TF32 with A truncated; 8c: 3xTF32), "
                            "against cuBLAS SGEMM (FP32) and "
                            "cuBLAS with TF32 allowed.",
                 CONV_FLAGS(flags),
                 .shape = CONV_CLI_SHAPE_NONE},
         .title = "GEMM C[M][N] = A[M][K] * B[K][N] on the tensor cores, row-major",
-        .variant = {"8a|8b|8b-xt|8c|8d|8e|cublas-tf32|all",
+        .variant = {"8a|8b|8b-xt|8c|cublas-tf32|all",
                     "which versions to run (cuBLAS SGEMM always runs: it is the reference)"},
         .ref_names = {"cuBLAS", "cuBLAS TF32"},
         .problems = gemm_program_problem,

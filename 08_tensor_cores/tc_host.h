@@ -3,13 +3,14 @@
  * S = sum |x * w| over its n = C*R*S products (Higham, ch. 3):
  *
  *   TF32 (8a, 8b):  |y - y_exact| <= [ (1 + u_t)^2 - 1 + gamma'_n (1 + u_t)^2 ] S
- *   8d, 8e, 8b-xt:  |y - y_exact| <= [ (1 + 2u_t)(1 + u_t) - 1
- *                                      + gamma'_n (1 + 2u_t)(1 + u_t) ] S
+ *   8b-xt (9a, 9b): |y - y_exact| <= [ (1 + 2u_t)(1 + u_t) - 1
+ *                                       + gamma'_n (1 + 2u_t)(1 + u_t) ] S
  *   3xTF32 (8c):    |y - y_exact| <= [ 3.01 u_t^2 + gamma'_{3n} (1 + u_t)^2 (1 + 2 u_t) ] S
  *
- * u_t = 2^-11 bounds an input rounded to TF32 (one truncated, as x in 8d, 8e
- * and 8b-xt, stays below 2 u_t); u = 2^-24; gamma'_n = n*2u / (1 - n*2u), since
- * the tensor cores' additions need not round to nearest. Each bound is written
+ * u_t = 2^-11 bounds an input rounded to TF32 (one truncated, as x in 8b-xt
+ * and step 09's 9a and 9b, stays below 2 u_t); u = 2^-24; gamma'_n =
+ * n*2u / (1 - n*2u), since the tensor cores' additions need not round to
+ * nearest. Each bound is written
  * as a factor of the dot product's gamma_n S (conv_verify.h), the form the
  * harness uses (tc_bound_factor()).
  *
@@ -29,7 +30,7 @@ extern "C" {
 typedef enum {
     TC_TF32 = 0,    /* one TF32 product per term */
     TC_3XTF32,      /* three: big*big + big*small + small*big */
-    TC_TF32_XTRUNC, /* one, x truncated to TF32 (8d, 8e, 8b-xt) */
+    TC_TF32_XTRUNC, /* one, x truncated to TF32 (8b-xt; step 09's 9a, 9b) */
     TC_PRECISION_COUNT
 } tc_precision;
 

@@ -1,7 +1,7 @@
-/* Step 08. Versions: 8b, 8b-xt, 8c, 8d, 8e, 8b-fp16.
+/* Step 08. Versions: 8b, 8b-xt, 8c, 8b-fp16; step 09's 9a and 9b.
  *
- * The PTX helpers that 8b, 8b-xt and 8c (tensor_cores_mma.cu), 8d
- * (tensor_cores_wgmma_8d.cu) and 8e (tensor_cores_tma_8e.cu) share: a
+ * The PTX helpers that 8b, 8b-xt and 8c (tensor_cores_mma.cu) share with
+ * step 09's wgmma kernels (hopper_wgmma_9a.cu, hopper_tma_9b.cu): a
  * pointer's shared-memory address, cp.async with its zero fill, a float
  * rounded to TF32, and mma.sync's m16n8k8 TF32 product, for compute
  * capability 8.0 and newer, where those kernels are compiled. Then 8b-fp16's

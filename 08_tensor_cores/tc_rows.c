@@ -6,37 +6,30 @@
 #include "im2col_gemm_rows.h"
 #include "tensor_cores.h"
 
-/* What a row runs: the WMMA kernel (8a; in FP16, 8a-fp16), the mma.sync
- * kernel in one of its precisions (8b; 8b with x truncated, 8d's arithmetic;
- * 8c), the wgmma kernel (8d) or the one fed by TMA (8e). */
-enum { TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA, TC_WMMA_FP16, TC_MMA_FP16 };
+/* What a row runs: the WMMA kernel (8a; in FP16, 8a-fp16) or the mma.sync
+ * kernel in one of its precisions (8b; 8b with x truncated, 8b-xt; 8c; in
+ * FP16, 8b-fp16). */
+enum { TC_WMMA, TC_MMA, TC_WMMA_FP16, TC_MMA_FP16 };
 typedef struct {
     tc_precision precision; /* TC_WMMA_FP16: unused (conv_fp16.h holds its bound) */
-    int kernel;             /* TC_WMMA, TC_MMA, TC_WGMMA, TC_TMA or TC_WMMA_FP16 */
+    int kernel;             /* TC_WMMA, TC_MMA, TC_WMMA_FP16 or TC_MMA_FP16 */
     float *d_work;          /* TC_MMA: the filter as KRSC; TC_MMA_FP16: FP16 copies (setup) */
     size_t work_elems;
 } tc_variant;
 
 static tc_variant variants[TC_ROW_COUNT] = {
-    {TC_TF32, TC_WMMA, NULL, 0},         {TC_TF32, TC_MMA, NULL, 0},
-    {TC_TF32_XTRUNC, TC_MMA, NULL, 0},   {TC_3XTF32, TC_MMA, NULL, 0},
-    {TC_TF32_XTRUNC, TC_WGMMA, NULL, 0}, {TC_TF32_XTRUNC, TC_TMA, NULL, 0},
-    {TC_TF32, TC_WMMA_FP16, NULL, 0},    {TC_TF32, TC_MMA_FP16, NULL, 0}};
+    {TC_TF32, TC_WMMA, NULL, 0},       {TC_TF32, TC_MMA, NULL, 0},
+    {TC_TF32_XTRUNC, TC_MMA, NULL, 0}, {TC_3XTF32, TC_MMA, NULL, 0},
+    {TC_TF32, TC_WMMA_FP16, NULL, 0},  {TC_TF32, TC_MMA_FP16, NULL, 0}};
 static const char *const names[TC_ROW_COUNT] = {
-    "8a WMMA TF32",       "8b mma.sync TF32",     "8b-xt mma.sync TF32, x truncated",
-    "8c mma.sync 3xTF32", "8d wgmma TF32",        "8e wgmma TF32, TMA",
-    "8a-fp16 WMMA FP16",  "8b-fp16 mma.sync FP16"};
-static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt",   "8c",
-                                               "8d", "8e", "8a-fp16", "8b-fp16"};
+    "8a WMMA TF32",       "8b mma.sync TF32",  "8b-xt mma.sync TF32, x truncated",
+    "8c mma.sync 3xTF32", "8a-fp16 WMMA FP16", "8b-fp16 mma.sync FP16"};
+static const char *const keys[TC_ROW_COUNT] = {"8a", "8b", "8b-xt", "8c", "8a-fp16", "8b-fp16"};
 
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const tc_variant *v = ctx;
-    if (v->kernel == TC_TMA)
-        return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
-    if (v->kernel == TC_WGMMA)
-        return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     if (v->kernel == TC_MMA)
         return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
     if (v->kernel == TC_WMMA_FP16)
@@ -46,17 +39,11 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
-/* The problem, and for 8d and 8e the GPU and the build (Hopper, sm_90a
- * code): a row that cannot run here is skipped with the reason. */
+/* The problem: a row that cannot run it is skipped with the reason. */
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
-    const tc_variant *v = ctx;
-    conv_status st = tc_check(p, msg);
-    if (st == CONV_OK && v->kernel == TC_WGMMA)
-        st = tc_wgmma_available(msg);
-    if (st == CONV_OK && v->kernel == TC_TMA)
-        st = tc_tma_available(msg);
-    return st;
+    (void)ctx;
+    return tc_check(p, msg);
 }
 
 /* 8b and 8c: the workspace for the filter as KRSC, before the measurement. */

@@ -14,15 +14,15 @@
 extern "C" {
 #endif
 
-#define TC_ROW_COUNT 8
+#define TC_ROW_COUNT 6
 
 /* "8a WMMA TF32", "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated"
- * (8b with 8d's arithmetic, x not rounded), "8c mma.sync 3xTF32", "8d wgmma
- * TF32", "8e wgmma TF32, TMA", "8a-fp16 WMMA FP16" and "8b-fp16 mma.sync
- * FP16" (each row's key is its first word), each
- * verified within its own bound (tc_host.h); NCHW problems, and GPUs or builds without TF32
- * tensor cores (8d, 8e: without wgmma), skipped with the reason. select is
- * unused; returns how many rows were written. */
+ * (8b with x not rounded: the arithmetic of step 09's wgmma kernels), "8c
+ * mma.sync 3xTF32", "8a-fp16 WMMA FP16" and "8b-fp16 mma.sync FP16" (each
+ * row's key is its first word), each verified within its own bound
+ * (tc_host.h); NCHW problems, and GPUs or builds without the tensor cores
+ * a row needs, skipped with the reason. select is unused; returns how many
+ * rows were written. */
 int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The GEMM alone, C = A * B as the 1x1 NHWC problem of gemm_as_conv_params

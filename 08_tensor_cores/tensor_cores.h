@@ -5,19 +5,17 @@
  *   8b-fp16  mma.sync in FP16, ldmatrix, a cp.async pipeline fed by FP16
  *       copies of x and w (registers on Turing), from 7.5 (tensor_cores_mma_fp16.cu);
  *   8b  the same through mma.sync with a cp.async pipeline
- *       (tensor_cores_mma.cu); also with x truncated (8d's arithmetic);
+ *       (tensor_cores_mma.cu); also with x truncated (8b-xt: the arithmetic
+ *       of step 09's wgmma kernels);
  *   8c  8b in 3xTF32: each input split into a TF32 part and a TF32
  *       remainder, three products per term, float's accuracy (tc_host.h);
- *   8d  TF32 through Hopper's wgmma, asynchronous warpgroup products with
- *       one operand read from shared memory (tensor_cores_wgmma_8d.cu);
- *   8e  8d with its copies made by the Tensor Memory Accelerator, one
- *       producer warpgroup feeding two consumers (tensor_cores_tma_8e.cu);
  * and mma.sync's rates in TF32 and FP16 on this GPU, measured
- * (tensor_cores_peak.cu).
+ * (tensor_cores_peak.cu). Step 09 (09_hopper/) runs the same product with
+ * Hopper's wgmma and TMA, on this step's checks and helpers.
  * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
- * a GPU of compute capability 8.0 or newer and code built for one (8d, 8e:
- * 9.0 and code built for sm_90a); otherwise CONV_ERR_UNSUPPORTED with one line,
- * before any launch. Device pointers d_. */
+ * a GPU of compute capability 8.0 or newer and code built for one;
+ * otherwise CONV_ERR_UNSUPPORTED with one line, before any launch. Device
+ * pointers d_. */
 #ifndef TENSOR_CORES_H
 #define TENSOR_CORES_H
 
@@ -25,18 +23,12 @@
 
 #include "conv_params.h"
 #include "conv_status.h"
+#include "tc_check.h"
 #include "tc_host.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* tc_supports and the grid's limits. No CUDA call. */
-conv_status tc_check(const conv_params *p, conv_msg *msg);
-/* What every launcher of the step checks first: the three device pointers
- * (none NULL), then tc_check. No CUDA call. */
-conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
-                          const float *d_y, conv_msg *msg);
 
 /* CONV_OK when this GPU and this build run TF32 on tensor cores; else
  * CONV_ERR_UNSUPPORTED with one line saying which is missing (for one
@@ -74,7 +66,8 @@ size_t conv2d_tc_mma_workspace_elems(const conv_params *p);
 
 /* 8b (TC_TF32) and 8c (TC_3XTF32): the same product with mma.sync.m16n8k8
  * and a cp.async pipeline; 128 x 128 outputs per block. TC_TF32_XTRUNC runs
- * 8b with 8d's arithmetic: x not rounded, truncated by the tensor cores.
+ * 8b with x not rounded, truncated by the tensor cores (8b-xt: step 09's
+ * arithmetic).
  * First the filter is written into d_work as KRSC (w[k][r][s][c]), rounded
  * to TF32 but for 3xTF32; d_work must hold conv2d_tc_mma_workspace_elems(p)
  * floats (work_elems says how many it holds; fewer, or no d_work:
@@ -82,40 +75,6 @@ size_t conv2d_tc_mma_workspace_elems(const conv_params *p);
 conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const float *d_x, const float *d_w,
                           float *d_y, float *d_work, size_t work_elems, cudaStream_t stream,
                           conv_msg *msg);
-
-/* CONV_OK when 8d runs here: a GPU of compute capability 9.0, a build with
- * sm_90a code, and the shared memory 8d needs (201 KB per block); else
- * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
-conv_status tc_wgmma_available(conv_msg *msg);
-
-/* 8d: the same product with wgmma.mma_async (TC_TF32_XTRUNC: the weights
- * rounded to TF32, x truncated by the tensor cores); 128 output channels x
- * 256 pixels per block. */
-conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
-                            cudaStream_t stream, conv_msg *msg);
-
-/* What 8d and 8e need before a launch (tensor_cores_wgmma_8d.cu): TF32 tensor
- * cores, compute capability 9.0, sm_90a code in this build and `kernel`'s
- * block (threads, dynamic shared memory); the message names `what` and
- * `name`. */
-conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name, int threads,
-                          size_t smem, conv_msg *msg);
-
-/* 1 when a TMA tensor map can describe the problem: C and K multiples of 4,
- * x, w and y 16-byte aligned, padding and pad - (filter - 1) * dilation within
- * [-128, 127] on each axis, strides up to 8. No CUDA call. */
-int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w, const float *d_y);
-
-/* CONV_OK when 8e runs here (as tc_wgmma_available, 197 KB per block). */
-conv_status tc_tma_available(conv_msg *msg);
-
-/* 8e: 8d's product with its copies made by TMA (im2col mode for x) and its
- * warps in roles, one producer warpgroup and two consumer warpgroups
- * synchronised by mbarriers (tensor_cores_tma_8e.cu), in persistent blocks (one
- * per SM, each walking many tiles); the same precision and tile as 8d. A
- * problem no tensor map describes (tc_tma_fits) runs 8d. */
-conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
-                          cudaStream_t stream, conv_msg *msg);
 
 /* The precision of mma.sync's rate: TF32, m16n8k8 products, the ceiling of
  * 8b; FP16, m16n8k16 (two m16n8k8 on compute capability 7.5), that of

@@ -5,7 +5,7 @@
  * its tiles brought into shared memory by a cp.async pipeline
  * (tensor_cores.h). 8c, 3xTF32, is the same kernel with PREC = TC_3XTF32;
  * 8b-xt, with TC_TF32_XTRUNC, hands x to mma.sync unconverted (truncated by
- * the tensor cores, as in 8d and 8e): the price of rounding.
+ * the tensor cores, as in step 09's 9a and 9b): the price of rounding.
  *
  * mma.sync documents which lane holds which element, so each thread loads its
  * own fragments from shared memory (ldmatrix) and stores its results straight

@@ -7,8 +7,8 @@
  * but the tensor cores. A real kernel also loads, converts and stores, so it
  * runs below this rate; how far below is what its profile explains. On an
  * A100 mma.sync is the tensor cores' full rate; on an H100 or H200 it is
- * not, wgmma (8d, 8e) is: the libraries' rows of the same run, faster there
- * than this rate allows, show by how much.
+ * not, wgmma (step 09) is: the libraries' rows of the same run, faster
+ * there than this rate allows, show by how much.
  *
  * The operands are all 1.0, exact in TF32 and in FP16, so every product adds
  * exactly its k to each accumulator: 8 in TF32 (a k-step of 8 ones), 16 in

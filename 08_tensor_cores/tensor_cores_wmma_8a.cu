@@ -1,7 +1,8 @@
 /* Step 08, 8a: 6f's implicit GEMM with its inner products on the tensor
- * cores, through WMMA (tensor_cores.h). Also here: the checks every version
- * of the step runs before a launch (tc_check(), tc_check_call(),
- * conv_tf32_available(), common/conv_device.h).
+ * cores, through WMMA (tensor_cores.h). Also here: tc_available(), whether
+ * TF32 tensor cores run on this GPU with this build (conv_tf32_available(),
+ * common/conv_device.h); the checks every launcher runs first are in
+ * tc_check.c.
  *
  * The GEMM view of an NHWC convolution (as in 6f): C[m][k] = sum_j A[m][j] B[j][k],
  *   m = (n*P + p)*Q + q        the output pixel, M = N*P*Q rows,
@@ -37,6 +38,8 @@
 #define TC_LDC     (TC_BN + 4)
 #define TC_LDAH    (TC_BK + 8) /* FP16 rows padded by 16 bytes: ldm a multiple of 8 */
 #define TC_LDBH    (TC_BN + 8)
+/* tc_check() allows for the grid of the smallest tile, this one */
+static_assert(TC_BM >= TC_CHECK_BM && TC_BN >= TC_CHECK_BN, "tc_check's grid is 8a's");
 
 /* A[m][j] of the implicit matrix: the image element, or 0 outside it. */
 __device__ __forceinline__ float tc_a(const float *__restrict__ x, const tc_geom &g, long long m,
@@ -239,28 +242,6 @@ __global__ void __launch_bounds__(TC_THREADS)
 extern "C" conv_status tc_available(conv_msg *msg)
 {
     return conv_tf32_available((const void *)conv2d_tc_wmma_kernel, "step 08", msg);
-}
-
-extern "C" conv_status tc_check(const conv_params *p, conv_msg *msg)
-{
-    conv_status st = tc_supports(p, msg);
-    if (st != CONV_OK)
-        return st;
-    const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
-    const long long j = (long long)p->r * p->s * p->c;
-    if ((m + TC_BM - 1) / TC_BM > 0x7fffffffLL || (p->k + TC_BN - 1) / TC_BN > 65535 ||
-        j > 0x7fffffffLL)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "--n %d --k %d: step 08 needs %lld x %d blocks, more than a grid holds",
-                         p->n, p->k, (m + TC_BM - 1) / TC_BM, (p->k + TC_BN - 1) / TC_BN);
-    return CONV_OK;
-}
-
-extern "C" conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
-                                     const float *d_y, conv_msg *msg)
-{
-    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
-    return st == CONV_OK ? tc_check(p, msg) : st;
 }
 
 /* 8a in either precision: checks everything, then launches `kernel` (one

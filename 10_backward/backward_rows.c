@@ -9,6 +9,7 @@
 #include "conv_backward_cpu.h"
 #include "conv_cuda.h"
 #include "conv_verify_backward.h"
+#include "hopper.h"
 #include "tc_host.h"
 #include "tensor_cores.h"
 #include "winograd.h"
@@ -139,7 +140,7 @@ typedef struct {
 static flip_run flip_6f = {.which = CONV_BACKWARD_FORWARD_6F};
 static flip_run flip_7b = {.which = CONV_BACKWARD_FORWARD_7B};
 static flip_run flip_8b = {.which = CONV_BACKWARD_FORWARD_8B};
-static flip_run flip_8e = {.which = CONV_BACKWARD_FORWARD_8E};
+static flip_run flip_9b = {.which = CONV_BACKWARD_FORWARD_9B};
 
 static conv_status dgrad_forward(void *ctx, const conv_params *p, float *d_x, float *d_w,
                                  float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -167,9 +168,9 @@ static void flip_teardown(void *ctx)
 }
 
 /* Stride 1, a padding the flipped filter can take, and the forward kernel's
- * own limits: 7b's Winograd tile (either layout), NHWC for 6f, 8b and 8e (no
- * CUDA call; 8e asks for Hopper as step 08's row does; 8b's launcher refuses
- * a GPU without TF32 with the reason). */
+ * own limits: 7b's Winograd tile (either layout), NHWC for 6f, 8b and 9b (no
+ * CUDA call but 9b's, which asks for Hopper, once per device; 8b's launcher
+ * refuses a GPU without TF32 with the reason). */
 static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
 {
     const flip_run *f = ctx;
@@ -181,16 +182,16 @@ static conv_status flip_check(void *ctx, const conv_params *p, conv_msg *msg)
         return wino_check(&fwd, WINO_F4, SIZE_MAX, msg);
     if (p->layout != CONV_LAYOUT_NHWC)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "10d runs the NHWC forward kernels of steps 06 and 08, got NCHW");
+                         "10d runs the NHWC forward kernels of steps 06, 08 and 09, got NCHW");
     if (f->which == CONV_BACKWARD_FORWARD_6F)
         return CONV_OK;
     st = tc_check(&fwd, msg);
-    if (st == CONV_OK && f->which == CONV_BACKWARD_FORWARD_8E)
+    if (st == CONV_OK && f->which == CONV_BACKWARD_FORWARD_9B)
         st = tc_tma_available(msg);
     return st;
 }
 
-/* 8e truncates dy to TF32 (it is 8e's x) and rounds w': step 08's bound
+/* 9b truncates dy to TF32 (it is 9b's x) and rounds w': step 08's bound
  * of that arithmetic over dgrad's depth. */
 static conv_status xtrunc_bound(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
                                 conv_msg *msg)
@@ -271,7 +272,7 @@ int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows,
         flip_row("10d dgrad = forward 6f", &flip_6f),
         flip_row("10d dgrad = forward 7b", &flip_7b),
         flip_row("10d dgrad = forward 8b", &flip_8b),
-        flip_row("10d dgrad = forward 8e", &flip_8e),
+        flip_row("10d dgrad = forward 9b", &flip_9b),
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && n < max_rows; ++i)

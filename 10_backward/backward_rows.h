@@ -16,7 +16,7 @@ extern "C" {
  * allocated by the row's setup), the same on TF32 tensor cores (key "10c",
  * class TF32, NHWC), and dgrad as a forward convolution, "10d dgrad =
  * forward 6f" (FP32), "... 7b" (FP32, either layout, within Winograd's
- * bound), "... 8b" and "... 8e" (TF32; key "10d", stride 1, NHWC but for
+ * bound), "... 8b" and "... 9b" (TF32; key "10d", stride 1, NHWC but for
  * 7b, the flipped filter's workspace allocated by the row's setup).
  * select is unused; returns how many rows were written. */
 int conv_backward_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);

@@ -11,7 +11,8 @@
  * 10c (conv_backward_10c.cu), both GEMMs on TF32 tensor cores (NHWC):
  *   conv2d_backward_data_tf32(), conv2d_backward_filter_tf32().
  * 10d (conv_backward_10d.cu), dgrad at stride 1 as a forward convolution of
- *   dy with the flipped filter, run by step 06's 6f or step 08's 8b or 8e:
+ *   dy with the flipped filter, run by step 06's 6f, step 07's 7b, step
+ *   08's 8b or step 09's 9b:
  *   conv2d_backward_data_forward().
  * Both layouts, batch, padding, stride and dilation; device pointers and a
  * stream; every argument validated before any CUDA call, with one line naming
@@ -140,12 +141,12 @@ conv_status conv2d_backward_filter_tf32(const conv_params *p, const float *d_x, 
 /* The forward kernel that runs it: step 06's 6f (FP32, NHWC), step 07's 7b
  * (Winograd F(4x4, 3x3), FP32 data, 3x3 filters without dilation, both
  * layouts), step 08's 8b (mma.sync TF32, NHWC, compute capability 8.0) or
- * 8e (wgmma fed by TMA, dy truncated to TF32 as 8e truncates x; NHWC,
- * compute capability 9.0 and sm_90a code). */
+ * step 09's 9b (wgmma fed by TMA, dy truncated to TF32 as 9b truncates x;
+ * NHWC, compute capability 9.0 and sm_90a code). */
 typedef enum {
     CONV_BACKWARD_FORWARD_6F = 0,
     CONV_BACKWARD_FORWARD_8B,
-    CONV_BACKWARD_FORWARD_8E,
+    CONV_BACKWARD_FORWARD_9B,
     CONV_BACKWARD_FORWARD_7B,
     CONV_BACKWARD_FORWARD_COUNT
 } conv_backward_forward_kernel;

@@ -5,8 +5,8 @@
  * padded by pad' = dil*(R-1) - pad per axis, with the same dilation and
  * stride 1; its output is exactly H x W. So the fastest forward kernels of
  * the course compute dgrad unchanged: step 06's 6f (FP32 implicit GEMM),
- * step 07's 7b (Winograd F(4x4, 3x3)), step 08's 8b (mma.sync TF32) and 8e
- * (wgmma fed by TMA, Hopper). The price
+ * step 07's 7b (Winograd F(4x4, 3x3)), step 08's 8b (mma.sync TF32) and
+ * step 09's 9b (wgmma fed by TMA, Hopper). The price
  * is one pass over the filter (K*C*R*S floats) into a workspace before each
  * run. A stride > 1 does not fit: dx is then no convolution of dy but the
  * interleaving of one per stride phase (10b). Lesson: docs/10_backward.md,
@@ -20,6 +20,7 @@
 #include "conv_device.h"
 #include "conv_im2col_gemm.h"
 #include "gemm.h"
+#include "hopper.h"
 #include "tensor_cores.h"
 #include "winograd.h"
 
@@ -162,7 +163,7 @@ extern "C" conv_status conv2d_backward_data_flip_filter(const conv_params *p, co
 }
 
 static const char *const kernel_names[CONV_BACKWARD_FORWARD_COUNT] = {
-    "6f implicit GEMM", "8b mma.sync TF32", "8e wgmma TF32, TMA", "7b Winograd F(4x4, 3x3)"};
+    "6f implicit GEMM", "8b mma.sync TF32", "9b wgmma TF32, TMA", "7b Winograd F(4x4, 3x3)"};
 
 /* Whether the forward kernel runs the forward problem f here, asked before
  * anything is launched (what its own launcher would refuse). */
@@ -187,7 +188,7 @@ static conv_status forward_runs(const conv_params *f, conv_backward_forward_kern
         return tc_available(msg);
     if ((st = tc_tma_available(msg)) != CONV_OK)
         return st;
-    /* 8e runs 8d where no tensor map describes the problem */
+    /* 9b runs 9a where no tensor map describes the problem */
     return tc_tma_fits(f, d_dy, d_wf, d_dx) ? CONV_OK : tc_wgmma_available(msg);
 }
 
@@ -201,7 +202,7 @@ conv2d_backward_data_forward(const conv_params *p, conv_backward_forward_kernel 
         return st;
     if ((int)which < 0 || which >= CONV_BACKWARD_FORWARD_COUNT)
         return conv_fail(msg, CONV_ERR_INVALID,
-                         "which must be 6f, 8b, 8e or 7b (0, 1, 2 or 3), got %d", (int)which);
+                         "which must be 6f, 8b, 9b or 7b (0, 1, 2 or 3), got %d", (int)which);
     conv_params f;
     if ((st = conv2d_backward_data_forward_params(p, &f, msg)) != CONV_OK)
         return st;

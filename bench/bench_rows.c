@@ -8,6 +8,7 @@
 #include "conv_cpu.h"
 #include "cpu_rows.h"
 #include "im2col_gemm_rows.h"
+#include "hopper_rows.h"
 #include "naive_rows.h"
 #include "prefetch_rows.h"
 #include "tiled_1d_rows.h"
@@ -75,12 +76,16 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         n += conv_im2col_gemm_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_07)
         n += conv_winograd_rows(p, NULL, rows + n, max_rows - n);
-    if ((steps & BENCH_STEP_08) && n + 2 < max_rows) {
+    if ((steps & (BENCH_STEP_08 | BENCH_STEP_09)) && n + 2 < max_rows) {
         rows[n++] = conv_row_cudnn_tf32(); /* a labelled row: TF32 against TF32 */
         rows[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
+    }
+    if ((steps & BENCH_STEP_08) && n < max_rows) {
         rows[n++] = conv_row_cudnn_fp16(); /* and FP16 (8a-fp16) against FP16 */
         n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
     }
+    if (steps & BENCH_STEP_09)
+        n += conv_hopper_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_AUTO) /* the launcher above the steps: what it picks, timed */
         n += conv_auto_rows(p, NULL, rows + n, max_rows - n);
     return n;

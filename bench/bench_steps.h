@@ -23,9 +23,10 @@ typedef enum {
     BENCH_STEP_CUDNN = 1u << 6,
     BENCH_STEP_07 = 1u << 7,
     BENCH_STEP_08 = 1u << 8,
-    BENCH_STEP_10 = 1u << 9,    /* the backward pass's versions */
-    BENCH_STEP_AUTO = 1u << 10, /* conv2d_auto (library/), one row per class */
-    BENCH_STEP_ALL = (1u << 11) - 1
+    BENCH_STEP_09 = 1u << 9,
+    BENCH_STEP_10 = 1u << 10,   /* the backward pass's versions */
+    BENCH_STEP_AUTO = 1u << 11, /* conv2d_auto (library/), one row per class */
+    BENCH_STEP_ALL = (1u << 12) - 1
 } bench_step;
 
 conv_status bench_parse_steps(const char *list, unsigned *mask, conv_msg *msg);

@@ -211,7 +211,8 @@ int main(int argc, char **argv)
 {
     static conv_flag flags[] = {
         {"steps", CONV_FLAG_TEXT, "LIST",
-         "rows to run: comma-separated 01,02,03,04,05,06,07,08,10,cudnn,auto, or all", "all", 0, 0},
+         "rows to run: comma-separated 01,02,03,04,05,06,07,08,09,10,cudnn,auto, or all", "all", 0,
+         0},
         {"model", CONV_FLAG_CHOICE, NULL /* the catalogue's names, below */,
          "every distinct convolution of a whole network, then a summary weighed by their counts "
          "(--n: the batch, default 32; --layout applies)",

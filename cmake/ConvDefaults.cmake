@@ -17,8 +17,8 @@
 #   4. Otherwise (a machine without a GPU: CI, a laptop): the smallest build
 #      that still runs every program and test there, PTX of the oldest
 #      architecture (compute_75) alone. A GPU would JIT-compile it, but into
-#      Turing's code paths only: step 08's TF32 and Hopper kernels need a
-#      build for their GPU (1, 2 or 3).
+#      Turing's code paths only: step 08's TF32 and step 09's Hopper kernels
+#      need a build for their GPU (1, 2 or 3).
 include_guard(GLOBAL)
 
 option(CONV_ALL_ARCHS "Build machine code for every GPU generation since Turing, not only for the GPU found (or, without one, PTX of compute_75)" OFF)
@@ -28,7 +28,8 @@ option(CONV_ALL_ARCHS "Build machine code for every GPU generation since Turing,
 #   90 H100, H200  100 B200  120 RTX 50xx
 set(CONV_PORTABLE_ARCHS 75 80 86 89 90 100 120)
 # Compute capability 9.0 is built as sm_90a: the same GPUs, plus the Hopper
-# instructions (wgmma, step 08's 8d and 8e) that only arch-specific code may use.
+# instructions (wgmma, setmaxnreg: step 09's 9a and 9b) that only
+# arch-specific code may use.
 function(conv_arch_code cc out)
   if(cc STREQUAL "90")
     set(${out} "90a" PARENT_SCOPE)
@@ -122,7 +123,7 @@ function(conv_choose_cuda_architectures)
   else()
     list(GET CONV_PORTABLE_ARCHS 0 oldest)
     set(archs "${oldest}-virtual")
-    set(reason "no GPU found at configure time: PTX of compute_${oldest} alone, the quickest build that runs every program and test here (a GPU would JIT-compile it, without step 08's TF32 and Hopper kernels); -DCONV_ALL_ARCHS=ON or the preset portable builds every generation since Turing")
+    set(reason "no GPU found at configure time: PTX of compute_${oldest} alone, the quickest build that runs every program and test here (a GPU would JIT-compile it, without step 08's TF32 and step 09's Hopper kernels); -DCONV_ALL_ARCHS=ON or the preset portable builds every generation since Turing")
   endif()
   set(reason "${reason}; override with -DCMAKE_CUDA_ARCHITECTURES=...")
   set(CMAKE_CUDA_ARCHITECTURES "${archs}" CACHE STRING "CUDA architectures to build for")

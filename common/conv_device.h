@@ -147,7 +147,7 @@ int conv_blocks_per_sm(const void *kernel, int threads, size_t dyn_smem);
  * capability 8.0 or newer, and the kernel compiled for one (a build for
  * compute_75 alone runs its PTX on any GPU, without tensor cores). Else
  * CONV_ERR_UNSUPPORTED with one line that starts with `what` and says which
- * is missing. Steps 08 and 10 ask it before they launch. */
+ * is missing. Steps 08, 09 and 10 ask it before they launch. */
 conv_status conv_tf32_available(const void *kernel, const char *what, conv_msg *msg);
 
 #ifdef __cplusplus

@@ -85,18 +85,28 @@
 #define CONV_STEP_08_TEXTS                                                                         \
     .cli.program = "08_tensor_cores",                                                              \
     .cli.summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "         \
-                   "WMMA (8a), mma.sync (8b) and wgmma (8d, 8e with TMA; compute "                 \
-                   "capability 9.0), "                                                             \
-                   "3xTF32 through mma.sync (8c, FP32's accuracy), FP16 through WMMA "             \
-                   "(8a-fp16) and mma.sync (8b-fp16); against cuDNN (FP32, TF32, FP16) and 6f. "   \
-                   "TF32 needs compute capability 8.0 or newer, FP16 7.0 (8b-fp16: 7.5).",                                           \
-    .title = "implicit GEMM on the tensor cores: TF32, 3xTF32 and FP16 through WMMA, mma.sync, wgmma", \
-    .variant = {"8a|8a-fp16|8b|8b-xt|8b-fp16|8c|8d|8e|all",                                        \
+                   "WMMA (8a) and mma.sync (8b), 3xTF32 through mma.sync (8c, FP32's "             \
+                   "accuracy), FP16 through WMMA (8a-fp16) and mma.sync (8b-fp16); against "       \
+                   "cuDNN (FP32, TF32, FP16) and 6f. TF32 needs compute capability 8.0 or "        \
+                   "newer, FP16 7.0 (8b-fp16: 7.5). Hopper's wgmma and TMA: 09_hopper.",           \
+    .title = "implicit GEMM on the tensor cores: TF32, 3xTF32 and FP16 through WMMA, mma.sync",    \
+    .variant = {"8a|8a-fp16|8b|8b-xt|8b-fp16|8c|all",                                              \
                 "which step 08 versions to run (8a: TF32 through WMMA, 8a-fp16: 8a in FP16, "      \
                 "8b-fp16: mma.sync in FP16 fed by cp.async from FP16 copies, 8b: TF32 through "    \
-                "mma.sync with a cp.async pipeline, 8b-xt: 8b with x truncated as 8d does, "       \
-                "8c: 3xTF32 through mma.sync, 8d: TF32 through wgmma, 8e: 8d fed by TMA; "         \
-                "8d and 8e Hopper only)"}
+                "mma.sync with a cp.async pipeline, 8b-xt: 8b with x truncated as step 09's "      \
+                "wgmma kernels do, 8c: 3xTF32 through mma.sync)"}
+
+#define CONV_STEP_09_TEXTS                                                                         \
+    .cli.program = "09_hopper",                                                                    \
+    .cli.summary = "Step 09: step 08's implicit GEMM (NHWC, TF32) on Hopper's tensor-core "        \
+                   "instructions: wgmma.mma_async with a cp.async pipeline (9a), and fed by "      \
+                   "TMA copies from a producer warpgroup in persistent blocks (9b); against "      \
+                   "cuDNN (FP32, TF32) and 8b. Needs compute capability 9.0 (H100, H200) "         \
+                   "and sm_90a code.",                                                             \
+    .title = "implicit GEMM on Hopper: TF32 through wgmma, fed by cp.async and by TMA",            \
+    .variant = {"9a|9b|all",                                                                       \
+                "which step 09 versions to run (9a: TF32 through wgmma, 9b: 9a fed by TMA, "       \
+                "warps in roles, persistent blocks; 8b, step 08's mma.sync, always runs)"}
 
 #define CONV_STEP_10_TEXTS                                                                         \
     .cli.program = "10_backward",                                                                  \
@@ -107,7 +117,7 @@
                 "which version(s) to run (10a: one thread per gradient element; 10b: "             \
                 "implicit GEMMs, wgrad with split-K; 10c: the same on TF32 tensor cores; "         \
                 "10d: dgrad at stride 1 as a forward convolution with the flipped filter, "        \
-                "by steps 06 and 08)"}
+                "by steps 06 to 09)"}
 /* clang-format on */
 
 #endif /* CONV_STEP_TEXTS_H */

@@ -92,7 +92,7 @@ static conv_status backward_tolerance(auto_row *r, const conv_gpu_problem *pb,
     switch (r->choice.kernel) {
     case CONV_AUTO_10C:
     case CONV_AUTO_10D_8B: *opts = conv_verify_bound(conv_tf32_bound_factor(depth)); return CONV_OK;
-    case CONV_AUTO_10D_8E: /* dy truncated to TF32, as 8e truncates x */
+    case CONV_AUTO_10D_9B: /* dy truncated to TF32, as 9b truncates x */
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
         return CONV_OK;
     case CONV_AUTO_10D_7B: return conv_backward_wino_tolerance_prepare(&r->dgrad, pb, opts, msg);
@@ -116,7 +116,7 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
                                       pb->h_w, pb->full_verify, opts, msg);
     case CONV_AUTO_8B: *opts = conv_verify_bound(tc_bound_factor(TC_TF32, depth)); return CONV_OK;
     case CONV_AUTO_8C: *opts = conv_verify_bound(tc_bound_factor(TC_3XTF32, depth)); return CONV_OK;
-    case CONV_AUTO_8E: /* 8e's arithmetic: x truncated to TF32 */
+    case CONV_AUTO_9B: /* 9b's arithmetic: x truncated to TF32 */
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
         return CONV_OK;
     default: *opts = conv_verify_bound(1.0); return CONV_OK;

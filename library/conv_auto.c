@@ -12,6 +12,7 @@
 #include "conv_naive.h"
 #include "conv_prefetch.h"
 #include "conv_tiled_2d.h"
+#include "hopper.h"
 #include "tensor_cores.h"
 #include "winograd.h"
 
@@ -20,7 +21,7 @@
 
 static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {
     "2a", "4a", "5b",  "6b",  "6e",     "6f",     "7a",     "7b",    "8b",
-    "8c", "8e", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-8e"};
+    "8c", "9b", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-9b"};
 
 const char *conv_auto_kernel_key(conv_auto_kernel k)
 {
@@ -40,8 +41,8 @@ int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass)
 
 conv_class conv_auto_kernel_class(conv_auto_kernel k)
 {
-    return k == CONV_AUTO_8B || k == CONV_AUTO_8E || k == CONV_AUTO_10C || k == CONV_AUTO_10D_8B ||
-                   k == CONV_AUTO_10D_8E
+    return k == CONV_AUTO_8B || k == CONV_AUTO_9B || k == CONV_AUTO_10C || k == CONV_AUTO_10D_8B ||
+                   k == CONV_AUTO_10D_9B
                ? CONV_CLASS_TF32
                : CONV_CLASS_FP32;
 }
@@ -77,7 +78,7 @@ static conv_backward_forward_kernel forward_of_10d(conv_auto_kernel k)
     switch (k) {
     case CONV_AUTO_10D_7B: return CONV_BACKWARD_FORWARD_7B;
     case CONV_AUTO_10D_8B: return CONV_BACKWARD_FORWARD_8B;
-    case CONV_AUTO_10D_8E: return CONV_BACKWARD_FORWARD_8E;
+    case CONV_AUTO_10D_9B: return CONV_BACKWARD_FORWARD_9B;
     default: return CONV_BACKWARD_FORWARD_6F;
     }
 }
@@ -87,7 +88,7 @@ static conv_auto_kernel forward_kernel_of_10d(conv_auto_kernel k)
     switch (k) {
     case CONV_AUTO_10D_7B: return CONV_AUTO_7B;
     case CONV_AUTO_10D_8B: return CONV_AUTO_8B;
-    case CONV_AUTO_10D_8E: return CONV_AUTO_8E;
+    case CONV_AUTO_10D_9B: return CONV_AUTO_9B;
     default: return CONV_AUTO_6F;
     }
 }
@@ -145,8 +146,8 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
     case CONV_AUTO_7B: return wino_check(p, WINO_F4, d->free_bytes, msg);
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
-    case CONV_AUTO_8E:
-        if (k == CONV_AUTO_8E ? !d->hopper_wgmma : !d->tf32_tensor_cores)
+    case CONV_AUTO_9B:
+        if (k == CONV_AUTO_9B ? !d->hopper_wgmma : !d->tf32_tensor_cores)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s does not run on sm_%d%d here", keys[k],
                              d->cc_major, d->cc_minor);
         if ((st = tc_check(p, msg)) != CONV_OK)
@@ -168,7 +169,7 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
     case CONV_AUTO_10D_6F:
     case CONV_AUTO_10D_7B:
     case CONV_AUTO_10D_8B:
-    case CONV_AUTO_10D_8E: return accepts_10d(k, p, d, msg);
+    case CONV_AUTO_10D_9B: return accepts_10d(k, p, d, msg);
     default: return conv_fail(msg, CONV_ERR_INVALID, "unknown kernel %d", (int)k);
     }
 }
@@ -255,12 +256,12 @@ static void choose_nhwc(rule *r, conv_class cls)
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
     if (conv_class_allows(cls, CONV_CLASS_TF32)) {
-        const int large = conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count;
+        const int large = conv_flops(p) >= CONV_AUTO_9B_FLOP_PER_SM * r->d->sm_count;
         if ((large || 4 * gemm_tiles(p, 128) < r->d->sm_count) &&
-            take(r, CONV_AUTO_8E,
-                 large ? "NHWC, TF32, large problem on Hopper: 8e wgmma fed by TMA"
+            take(r, CONV_AUTO_9B,
+                 large ? "NHWC, TF32, large problem on Hopper: 9b wgmma fed by TMA"
                        : "NHWC, TF32, 128x128 tiles for under a quarter of the SMs on Hopper: "
-                         "8e wgmma fed by TMA"))
+                         "9b wgmma fed by TMA"))
             return;
         if (take(r, CONV_AUTO_8B, "NHWC, TF32: 8b mma.sync on the tensor cores"))
             return;
@@ -310,8 +311,8 @@ static void choose_dgrad(rule *r, conv_class cls)
     const int nhwc = p->layout == CONV_LAYOUT_NHWC, tf32 = conv_class_allows(cls, CONV_CLASS_TF32);
     const int wino = p->r == 3 && p->s == 3 && p->dil_h == 1 && p->dil_w == 1;
     if (p->stride_h == 1 && p->stride_w == 1) {
-        if (tf32 && nhwc && conv_flops(p) >= CONV_AUTO_8E_FLOP_PER_SM * r->d->sm_count &&
-            take(r, CONV_AUTO_10D_8E, "dgrad stride 1, NHWC, TF32, large on Hopper: 10d via 8e"))
+        if (tf32 && nhwc && conv_flops(p) >= CONV_AUTO_9B_FLOP_PER_SM * r->d->sm_count &&
+            take(r, CONV_AUTO_10D_9B, "dgrad stride 1, NHWC, TF32, large on Hopper: 10d via 9b"))
             return;
         if (tf32 && nhwc && take(r, CONV_AUTO_10D_8B, "dgrad stride 1, NHWC, TF32: 10d via 8b"))
             return;
@@ -469,7 +470,7 @@ static conv_status run_backward(const conv_auto_choice *c, const conv_params *p,
     case CONV_AUTO_10D_6F:
     case CONV_AUTO_10D_7B:
     case CONV_AUTO_10D_8B:
-    case CONV_AUTO_10D_8E:
+    case CONV_AUTO_10D_9B:
         return conv2d_backward_data_forward(p, forward_of_10d(c->kernel), d_y, d_w, d_x, d_work,
                                             work_bytes, stream, msg);
     default: return conv2d_backward_data_igemm(p, d_y, d_w, d_x, stream, msg);
@@ -498,7 +499,7 @@ static conv_status run(const conv_auto_choice *c, const conv_params *p, const fl
     case CONV_AUTO_8C:
         return conv2d_tc_mma(p, c->kernel == CONV_AUTO_8B ? TC_TF32 : TC_3XTF32, d_x, d_w, d_y,
                              d_work, work_elems, stream, msg);
-    case CONV_AUTO_8E: return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_9B: return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
     default: return conv2d_naive(p, d_x, d_w, d_y, 0, stream, msg);
     }
 }

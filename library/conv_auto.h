@@ -45,12 +45,12 @@ typedef struct {
     size_t smem_per_sm;     /* shared memory of one SM */
     size_t free_bytes;      /* device memory for the tensors and a workspace */
     int tf32_tensor_cores;  /* 1: step 08's TF32 kernels run here (8.0+ and code for it) */
-    int hopper_wgmma;       /* 1: 8d and 8e run here (9.0, sm_90a code, their shared memory) */
+    int hopper_wgmma;       /* 1: 9a and 9b run here (9.0, sm_90a code, their shared memory) */
 } conv_auto_device;
 
 /* Fills d for the current device (conv_current_device()): CONV_OK, or
  * CONV_ERR_NO_DEVICE / CONV_ERR_CUDA with one line. A dozen CUDA calls; on
- * an sm_90 GPU one of them (8e's check for sm_90a code) copies from the
+ * an sm_90 GPU one of them (9b's check for sm_90a code) copies from the
  * device and so waits for the work queued on the default stream: ask it once
  * (conv_auto_device_facts), not per convolution. */
 conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg);
@@ -75,30 +75,30 @@ typedef enum {
     CONV_AUTO_7B,     /* 7b Winograd F(4x4, 3x3) (workspace: U, V, M) */
     CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
     CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */
-    CONV_AUTO_8E,     /* 8e wgmma TF32 fed by TMA, NHWC, Hopper */
+    CONV_AUTO_9B,     /* 9b wgmma TF32 fed by TMA, NHWC, Hopper */
     /* the backward passes, step 10 (10_backward/conv_backward.h) */
     CONV_AUTO_10B,    /* 10b implicit GEMMs, dgrad and wgrad (wgrad's workspace: split-K) */
     CONV_AUTO_10C,    /* 10c TF32 tensor cores, dgrad and wgrad, NHWC (wgrad: split-K) */
     CONV_AUTO_10D_6F, /* dgrad at stride 1 as a forward convolution by 6f (workspace: w') */
     CONV_AUTO_10D_7B, /* the same by 7b, 3x3 undilated, both layouts (w', U, V, M) */
     CONV_AUTO_10D_8B, /* the same by 8b, TF32, NHWC (w' and its copy as KRSC) */
-    CONV_AUTO_10D_8E, /* the same by 8e, TF32, NHWC, Hopper (w') */
+    CONV_AUTO_10D_9B, /* the same by 9b, TF32, NHWC, Hopper (w') */
     CONV_AUTO_KERNEL_COUNT
 } conv_auto_kernel;
 
-/* The version key of a kernel ("2a", "4a", ... "8e", "10b", "10c",
- * "10d-6f" ... "10d-8e"; "?" for anything else). */
+/* The version key of a kernel ("2a", "4a", ... "9b", "10b", "10c",
+ * "10d-6f" ... "10d-9b"; "?" for anything else). */
 const char *conv_auto_kernel_key(conv_auto_kernel k);
 /* 1 when kernel k computes `pass`: 10b and 10c both backward passes, the
  * 10d kernels dgrad, the others the forward pass. */
 int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass);
-/* The precision class of a kernel's arithmetic (TF32 for 8b, 8e, 10c,
- * 10d-8b and 10d-8e). */
+/* The precision class of a kernel's arithmetic (TF32 for 8b, 9b, 10c,
+ * 10d-8b and 10d-9b). */
 conv_class conv_auto_kernel_class(conv_auto_kernel k);
 
-/* Problems of at least this many floating-point operations per SM go to 8e
+/* Problems of at least this many floating-point operations per SM go to 9b
  * where it runs (docs/11_auto.md, "TF32 on tensor cores"). */
-#define CONV_AUTO_8E_FLOP_PER_SM 1e8
+#define CONV_AUTO_9B_FLOP_PER_SM 1e8
 
 typedef struct {
     conv_auto_kernel kernel;

@@ -12,6 +12,11 @@ or, for a conv_bench CSV, one problem's rows and optionally only some steps'
 
     <!-- results: bench/results/conv_bench_all.csv problem=lecture rows=05 -->
 
+or only some versions, by their keys (the version's first word), beside the
+references (cuDNN, cuBLAS, im2col + cuBLAS, step 01), which always stay:
+
+    <!-- results: bench/results/08_hpc101_nhwc.csv keys=6f,8b,8b-xt -->
+
 or only some columns, in the order named (a note's progression table):
 
     <!-- results: bench/results/04_hpc101.csv columns=version,median_ms,vs_cuDNN -->
@@ -194,6 +199,8 @@ def render(csv_rel, opts=""):
     pass column;
     " rows=A,B" keeps the rows of steps A and B (e.g. rows=05), plus the
     references: step 01, cuDNN, cuBLAS;
+    " keys=6f,8b" keeps the versions whose key (first word) is listed, plus
+    the references (every row that is not a GPU kernel of ours);
     " columns=version,median_ms,vs_cuDNN" shows those columns only, in that
     order (a note's progression table: one short line per version)."""
     path = os.path.join(ROOT, csv_rel)
@@ -209,6 +216,9 @@ def render(csv_rel, opts=""):
         keep = {int(step) for step in options["rows"].split(",")} | {1}
         rows = [r for r in rows if step_of(r["version"]) in keep
                 or r["version"].startswith(("cuDNN", "cuBLAS"))]
+    if "keys" in options:
+        keys = set(options["keys"].split(","))
+        rows = [r for r in rows if not ours(r["version"]) or r["version"].split(" ")[0] in keys]
     fields = [f for f in fields if f not in ("problem", "pass")]
     # Columns empty in every row (e.g. % of GPU peak in a CPU table) are left out.
     shown = [f for f in fields

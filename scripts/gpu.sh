@@ -12,7 +12,7 @@
 #                                        and PyTorch on the same shapes where it is installed
 #   scripts/gpu.sh models                conv_bench --model resnet50 in NHWC and NCHW, PyTorch beside
 #   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
-#                                        (02 to 08, or all), as CSV files
+#                                        (02 to 10, or all), as CSV files
 #   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
 #   scripts/gpu.sh tune                  step 06's tuning harness (6e/6f tile shapes; the
 #                                        instructor's, instructor/tuning/)
@@ -155,6 +155,10 @@ results() {
       echo "08_cutlass_nhwc.csv 08_tensor_cores --layout nhwc $cutlass"
       echo "08_gemm_4096.csv 08_gemm"
       echo "08_gemm_lab.csv 08_gemm --m 1280000 --n 128 --k 1152" ;;
+  09) echo "09_hpc101_nhwc.csv 09_hopper --layout nhwc $lab"
+      echo "09_cutlass_nhwc.csv 09_hopper --layout nhwc $cutlass"
+      echo "09_gemm_4096.csv 09_gemm"
+      echo "09_gemm_lab.csv 09_gemm --m 1280000 --n 128 --k 1152" ;;
   10) echo "10_cutlass_nhwc.csv 10_backward --problem cutlass-nhwc --pass all --repeat 5 --cudnn-budget 1000"
       echo "10_hpc101_nhwc.csv 10_backward --problem hpc101-nhwc --pass all --repeat 5 --cudnn-budget 1000" ;;
   esac
@@ -203,8 +207,8 @@ while [ $# -gt 0 ]; do
     done ;;
   results)
     steps=()
-    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-8]|10|all)$ ]]; do steps+=("$1"); shift; done
-    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06 07 08 10)
+    while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-9]|10|all)$ ]]; do steps+=("$1"); shift; done
+    [ "${steps[*]}" = all ] && steps=(02 03 04 05 06 07 08 09 10)
     for step in "${steps[@]}"; do
       while read -r csv program args; do
         say "$program $args"

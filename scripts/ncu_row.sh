@@ -4,7 +4,7 @@
 #   scripts/ncu_row.sh PROBLEM STEP KERNEL_REGEX [BUILD_DIR]
 #   scripts/ncu_row.sh lecture 02 conv2d_naive_kernel
 #   scripts/ncu_row.sh conv1d 03 conv1d_tiled_s1
-# PROBLEM is a conv_bench --problem name, STEP a --steps entry (01..06,
+# PROBLEM is a conv_bench --problem name, STEP a --steps entry (01..10,
 # cudnn), KERNEL_REGEX selects the kernel (ncu -k regex:...). The first
 # launch after one warm-up run is profiled. Needs ncu (CUDA toolkit) and a GPU;
 # profiling counters usually need root or the driver's permission.

@@ -178,7 +178,7 @@ typedef int (*conv_test_rows_fn)(const conv_params *p, const char *select, conv_
  * every row that `rows` lists, on every shape of conv_usual_shapes() in
  * `layout`. Each shape must list `count` rows (count < 0: any number). A row
  * whose check refuses a shape fails the test unless its key is one of the
- * words of may_skip (space-separated, e.g. "8d 8e"; "*": any row may be
+ * words of may_skip (space-separated, e.g. "9a 9b"; "*": any row may be
  * skipped; NULL: none may). */
 void conv_test_check_rows(conv_test_rows_fn rows, conv_host_conv reference, conv_layout layout,
                           int count, const char *may_skip);

@@ -1,8 +1,9 @@
-/* Step 08: TF32 rounding, the error bounds and which problems a TMA tensor
- * map describes, on the host; on the GPU, 8a to 8e exact on small integers
- * (which TF32 holds exactly) and within their own bounds on random floats
- * over the shape table, or, on a GPU or a build without TF32 tensor cores
- * (8d, 8e: without wgmma), refused with the reason before any launch. */
+/* Step 08: TF32 rounding and the error bounds, on the host; on the GPU, 8a
+ * to 8c exact on small integers (which TF32 holds exactly) and within their
+ * own bounds on random floats over the shape table, or, on a GPU or a build
+ * without TF32 tensor cores, refused with the reason before any launch; the
+ * GEMM rows and mma.sync's rates. (8a-fp16 and 8b-fp16: test_08_fp16.c; step
+ * 09's wgmma kernels: test_09_hopper.c.) */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "tc_host.h"
 #include "tc_rows.h"
 #include "tensor_cores.h"
+#include "test_08_shapes.h"
 
 /* ---- host ---------------------------------------------------------------- */
 
@@ -64,7 +66,8 @@ Test(cpu_tf32, truncates_to_ten_mantissa_bits)
 }
 
 /* The arithmetic of each precision on the host, in double: inputs rounded
- * (8a, 8b), split (8c) or x truncated (8d, 8e, 8b-xt) as the kernel does,
+ * (8a, 8b), split (8c) or x truncated (8b-xt; step 09's 9a, 9b) as the
+ * kernel does,
  * products and sums exact. Only the accumulation's own rounding is left out,
  * so the measured error is the rounding of the inputs: what the bound adds
  * to float's. */
@@ -178,44 +181,9 @@ Test(cpu_tf32, mma_needs_a_workspace_for_the_filter)
     }
 }
 
-Test(cpu_tf32, tma_takes_the_problems_a_tensor_map_describes)
-{
-    const float *x = (const float *)(uintptr_t)256, *w = (const float *)(uintptr_t)512;
-    const float *y = (const float *)(uintptr_t)1024;
-    conv_params p = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
-    cr_assert(tc_tma_fits(&p, x, w, y), "hpc101's problem");
-    conv_params q = p;
-    q.c = 3; /* rows of 12 bytes */
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q = p, q.k = 6;
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    cr_assert_not(tc_tma_fits(&p, x + 1, w, y), "x not 16-byte aligned");
-    cr_assert_not(tc_tma_fits(&p, x, w + 2, y), "w not 16-byte aligned");
-    cr_assert_not(tc_tma_fits(&p, x, w, y + 3), "y not 16-byte aligned");
-    q = p, q.stride_w = 9;
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q.stride_w = 8;
-    cr_assert(tc_tma_fits(&q, x, w, y));
-    /* window corners from -pad to pad - (R - 1) * dil_h: each in [-128, 127] */
-    q = p, q.pad_h = 129, q.r = 259; /* -129, -129 */
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q.pad_h = 128; /* -128, -130 */
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q.r = 257; /* -128, -128 */
-    cr_assert(tc_tma_fits(&q, x, w, y));
-    q = p, q.dil_w = 65; /* -1, 1 - 130 */
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q.dil_w = 64; /* -1, 1 - 128 */
-    cr_assert(tc_tma_fits(&q, x, w, y));
-    q = p, q.pad_w = 128, q.s = 1; /* -128, 128 */
-    cr_assert_not(tc_tma_fits(&q, x, w, y));
-    q.pad_w = 127; /* -127, 127 */
-    cr_assert(tc_tma_fits(&q, x, w, y));
-}
-
 /* ---- GPU ----------------------------------------------------------------- */
 
-/* A launcher of the step's kernels that takes no precision (8a, 8d). */
+/* A launcher of the step's kernels that takes no precision (8a). */
 typedef conv_status (*tc_launcher)(const conv_params *p, const float *d_x, const float *d_w,
                                    float *d_y, cudaStream_t stream, conv_msg *msg);
 
@@ -242,27 +210,20 @@ static int runs_here(tc_launcher launch, const char *needle)
     return st == CONV_OK;
 }
 
-/* TF32 on tensor cores (8a to 8c), and 8d: compute capability 9.0, sm_90a
- * code and its shared memory. */
+/* TF32 on tensor cores (8a to 8c). */
 static int tf32_runs_here(void)
 {
     return runs_here(conv2d_tc_wmma, "TF32 tensor");
 }
 
-static int wgmma_runs_here(void)
-{
-    return runs_here(conv2d_tc_wgmma, "wgmma") && runs_here(conv2d_tc_tma, "wgmma");
-}
-
-/* The GPU versions: 8a to 8e, with the precision of each. */
-enum { RUN_8A, RUN_8B, RUN_8B_XT, RUN_8C, RUN_8D, RUN_8E, RUN_COUNT };
+/* The GPU versions in TF32: 8a to 8c, with the precision of each. */
+enum { RUN_8A, RUN_8B, RUN_8B_XT, RUN_8C, RUN_COUNT };
 static const char *const run_names[RUN_COUNT] = {
-    "8a WMMA TF32",       "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated",
-    "8c mma.sync 3xTF32", "8d wgmma TF32",    "8e wgmma TF32, TMA"};
+    "8a WMMA TF32", "8b mma.sync TF32", "8b-xt mma.sync TF32, x truncated", "8c mma.sync 3xTF32"};
 
 static tc_precision precision_of(int run)
 {
-    return run == RUN_8C ? TC_3XTF32 : run >= RUN_8D || run == RUN_8B_XT ? TC_TF32_XTRUNC : TC_TF32;
+    return run == RUN_8C ? TC_3XTF32 : run == RUN_8B_XT ? TC_TF32_XTRUNC : TC_TF32;
 }
 
 /* d_work: 8b's and 8c's workspace, work_elems floats (the others take none). */
@@ -271,10 +232,6 @@ static conv_status run_version(const conv_params *p, int run, const float *d_x, 
 {
     if (run == RUN_8A)
         return conv2d_tc_wmma(p, d_x, d_w, d_y, 0, msg);
-    if (run == RUN_8D)
-        return conv2d_tc_wgmma(p, d_x, d_w, d_y, 0, msg);
-    if (run == RUN_8E)
-        return conv2d_tc_tma(p, d_x, d_w, d_y, 0, msg);
     return conv2d_tc_mma(p, precision_of(run), d_x, d_w, d_y, d_work, work_elems, 0, msg);
 }
 
@@ -300,33 +257,6 @@ static void run_gpu(const conv_params *p, int run, const float *h_x, const float
     conv_device_free(d_x);
     conv_device_free(d_w);
     conv_device_free(d_y);
-}
-
-/* The shape table of every step in NHWC, two larger shapes with several
- * blocks in both directions and partial edge tiles, and shapes with C and K
- * multiples of 4, where 8b and 8c copy 16 bytes at a time and 8e copies by
- * TMA (tc_tma_fits: the stride-9 shape is the one it hands to 8d). */
-static size_t shapes(conv_params *t)
-{
-    size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);  /* 2 x 1 blocks of 8b, 13 x 2 of 8a */
-    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1);  /* K past one 128-wide block */
-    t[n++] = conv_shape(1, 4, 1, 1, 4, 1, 1, 0, 1, 1);      /* 16-byte copies from here */
-    t[n++] = conv_shape(2, 36, 21, 19, 132, 3, 3, 1, 1, 1); /* J = 324: a partial last step */
-    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
-    t[n++] = conv_shape(1, 16, 40, 40, 256, 3, 3, 1, 1, 1); /* 7 x 2 blocks of 8d */
-    t[n++] = conv_shape(1, 4, 1, 1, 4, 3, 3, 1, 1, 1);      /* 1x1 image, padded 3x3 */
-    t[n++] = conv_shape(1, 4, 7, 7, 8, 7, 7, 0, 1, 1);      /* filter = image */
-    t[n++] = conv_shape(2, 4, 23, 29, 4, 5, 4, 3, 3, 2);    /* all of them at once */
-    conv_params asym = conv_shape(1, 8, 13, 11, 8, 3, 5, 0, 1, 1); /* per-axis settings */
-    asym.pad_h = 2;
-    asym.stride_w = 2;
-    asym.dil_h = 3;
-    t[n++] = asym;
-    t[n++] = conv_shape(2, 8, 30, 40, 8, 3, 3, 1, 9, 1); /* stride 9: no tensor map */
-    for (size_t i = 0; i < n; ++i)
-        t[i].layout = CONV_LAYOUT_NHWC;
-    return n;
 }
 
 /* Version `run` on one shape: small integers (ints) exact against the
@@ -360,17 +290,16 @@ static void check_version(const conv_params *p, int run, int ints, unsigned pick
     free(want);
 }
 
-/* Every version on every shape. 8d and 8e where they run. Under racecheck
+/* Every version on every shape. Under racecheck
  * (conv_test_under_racecheck) the two tests below share the shapes, the
  * integers taking the odd ones and the floats the even ones: the values do
  * not change which threads touch what, so each launch is raced once. */
 static void check_versions_over_the_shapes(int ints)
 {
-    conv_params t[CONV_USUAL_SHAPES + 11];
-    const size_t count = shapes(t);
-    const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
+    conv_params t[TC_TEST_SHAPES];
+    const size_t count = tc_shapes(t);
     const int racecheck = conv_test_under_racecheck();
-    for (int v = 0; v < versions; ++v)
+    for (int v = 0; v < RUN_COUNT; ++v)
         for (size_t i = 0; i < count; ++i)
             if (!racecheck || (int)(i % 2) == ints)
                 check_version(&t[i], v, ints, (unsigned)i);
@@ -388,16 +317,6 @@ Test(gpu_tensor_cores, stay_within_their_bounds_on_random_floats)
     CONV_TEST_REQUIRE_GPU();
     if (tf32_runs_here())
         check_versions_over_the_shapes(0);
-}
-
-/* A value that tells rounding from truncation: +-(1 + f 2^-12) 2^e, f odd.
- * TF32 keeps 2^-10 of the 1, so f = 1 and 5 round down, 3 and 7 round up
- * (never a tie, where cvt.rna and cvt.rn differ), and truncation always goes
- * down. */
-static float telling_value(size_t i)
-{
-    const float v = ldexpf(1.0f + (float)(1 + 2 * (i % 4)) / 4096.0f, (int)(i / 4 % 7) - 3);
-    return i / 28 % 2 ? -v : v;
 }
 
 /* How a version treats its inputs, seen exactly: only the centre tap of the
@@ -418,9 +337,9 @@ static void check_input_conversion(int run, int c)
     cr_assert(x && w && y);
     for (int side = 0; side < 2; ++side) { /* 0: x telling, 1: w telling */
         for (size_t i = 0; i < nx; ++i)
-            x[i] = side ? 1.0f : telling_value(i);
+            x[i] = side ? 1.0f : tc_telling_value(i);
         for (int k = 0; k < c; ++k)
-            w[conv_filter_offset(&p, k, k, 1, 1)] = side ? telling_value((size_t)k * 5) : 1.0f;
+            w[conv_filter_offset(&p, k, k, 1, 1)] = side ? tc_telling_value((size_t)k * 5) : 1.0f;
         run_gpu(&p, run, x, w, y);
         for (size_t at = 0; at < ny; ++at) {
             int n, k, oh, ow;
@@ -445,15 +364,14 @@ Test(gpu_tensor_cores, convert_their_inputs_as_their_precision_says)
     /* the values do tell: some round up, and truncation keeps none of them */
     int up = 0;
     for (size_t i = 0; i < 56; ++i) {
-        up += tc_tf32_round(telling_value(i)) != tc_tf32_truncate(telling_value(i));
-        cr_assert_neq(tc_tf32_truncate(telling_value(i)), telling_value(i));
+        up += tc_tf32_round(tc_telling_value(i)) != tc_tf32_truncate(tc_telling_value(i));
+        cr_assert_neq(tc_tf32_truncate(tc_telling_value(i)), tc_telling_value(i));
     }
     cr_assert_eq(up, 28);
     if (!tf32_runs_here())
         return;
-    const int versions = wgmma_runs_here() ? RUN_COUNT : RUN_8D;
-    for (int v = 0; v < versions; ++v) {
-        check_input_conversion(v, 8); /* C and K multiples of 4: 16-byte copies, TMA */
+    for (int v = 0; v < RUN_COUNT; ++v) {
+        check_input_conversion(v, 8); /* C and K multiples of 4: 16-byte copies */
         check_input_conversion(v, 5);
     }
 }
@@ -473,8 +391,8 @@ Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
         int run;
         const char *cap_kb;
     } caps[] = {{RUN_8B, "80"}, {RUN_8B_XT, "80"}, {RUN_8C, "40"}};
-    conv_params t[CONV_USUAL_SHAPES + 11];
-    const size_t count = shapes(t);
+    conv_params t[TC_TEST_SHAPES];
+    const size_t count = tc_shapes(t);
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; ++c) {
         cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, caps[c].cap_kb, 1), 0);
         for (size_t i = 0; i < count; ++i)
@@ -484,37 +402,6 @@ Test(gpu_tensor_cores, mma_runs_two_stages_where_a_block_has_less_shared_memory)
     cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
 }
 
-/* 8e's blocks are persistent: as many as the GPU holds at once, each taking
- * every gridDim.x-th tile, with its ring of stages running on from one tile
- * into the next. A problem of at least 3 tiles per SM checks that walk:
- * K = 132, two channel tiles (the second of 4 channels); 63 x 65 pixels an
- * image, so the last pixel tile is partial; C = 4, 9 stages a tile and a
- * padding stage. Exact on small integers, within 8e's bound on random
- * floats. */
-Test(gpu_tensor_cores, tma_blocks_walk_many_tiles)
-{
-    CONV_TEST_REQUIRE_GPU();
-    if (!tf32_runs_here() || !wgmma_runs_here())
-        return;
-    int sms = 0;
-    cr_assert_eq(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
-        cudaSuccess);
-    const int per_image = 63 * 65, tile = 256, k_tiles = 2;
-    const int n = (3 * sms * tile + k_tiles * per_image - 1) / (k_tiles * per_image) + 1;
-    conv_params p = conv_shape_nhwc(n, 4, 63, 65, 132, 3, 3, 1, 1, 1);
-    const long long tiles = ((long long)n * per_image + tile - 1) / tile * k_tiles;
-    cr_assert_geq(tiles, 3LL * sms, "%lld tiles for %d SMs", tiles, sms);
-    check_version(&p, RUN_8E, 1, 90);
-    check_version(&p, RUN_8E, 0, 91);
-}
-
-/* Only the rows of 8d and 8e may be skipped, and only where they do not run. */
-static const char *rows_that_may_skip(void)
-{
-    return wgmma_runs_here() ? NULL : "8d 8e";
-}
-
 /* The rows through the test helpers (setup, poison, canary, tolerance). */
 Test(gpu_tensor_cores, rows_pass_the_shape_table)
 {
@@ -522,7 +409,7 @@ Test(gpu_tensor_cores, rows_pass_the_shape_table)
     if (!tf32_runs_here())
         return;
     conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NHWC, TC_ROW_COUNT,
-                         rows_that_may_skip());
+                         NULL);
 }
 
 Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
@@ -546,7 +433,6 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
     CONV_TEST_REQUIRE_GPU();
     if (!tf32_runs_here())
         return;
-    const char *may_skip = rows_that_may_skip();
     const long long sizes[][3] = {{70, 65, 37}, {129, 130, 9}, {1, 1, 1}, {300, 260, 68}};
     const size_t count = sizeof sizes / sizeof sizes[0];
     conv_params gemms[sizeof sizes / sizeof sizes[0]];
@@ -554,7 +440,7 @@ Test(gpu_tensor_cores, gemm_rows_pass_on_a_ragged_gemm)
         gemms[s] = gemm_as_conv_params(sizes[s][0], sizes[s][1], sizes[s][2]);
     /* cuBLAS TF32, then the TC_ROW_COUNT rows of step 08 */
     conv_test_check_rows_on(gemms, count, conv_tc_gemm_rows, conv_test_host_reference,
-                            CONV_LAYOUT_NHWC, TC_ROW_COUNT + 1, may_skip);
+                            CONV_LAYOUT_NHWC, TC_ROW_COUNT + 1, NULL);
 }
 
 /* mma.sync's rates (tensor_cores_peak.cu): their arguments checked before

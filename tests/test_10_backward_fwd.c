@@ -1,6 +1,6 @@
 /* Step 10, version 10d: dgrad at stride 1 as a forward convolution of dy
  * with the flipped filter (10_backward/conv_backward_10d.cu), run by step
- * 06's 6f, step 07's 7b and step 08's 8b and 8e:
+ * 06's 6f, step 07's 7b, step 08's 8b and step 09's 9b:
  *   - on the CPU, in both layouts: the forward problem's sizes (its output is
  *     H x W), and the forward convolution's double reference on dy and the
  *     flipped filter equal to dgrad's double reference on every stride-1
@@ -14,7 +14,7 @@
  *     table and more (1x1 images, primes, even and odd filters, filter =
  *     image, dilation, padding 0, "same" and full, batch > 1, channels across
  *     the tiles, 16-byte loads), NHWC: exactly on small integers, within
- *     float's bound (6f) or the TF32 bounds (8b: inputs rounded; 8e: dy
+ *     float's bound (6f) or the TF32 bounds (8b: inputs rounded; 9b: dy
  *     truncated) on floats; dx poisoned with NaN and a canary after dx and
  *     after the workspace;
  *   - a stride > 1 or a padding beyond dil*(filter-1) refused as unsupported,
@@ -32,6 +32,7 @@
 #include "conv_tensor.h"
 #include "conv_test_support.h"
 #include "conv_verify_backward.h"
+#include "hopper.h"
 #include "tc_host.h"
 #include "tensor_cores.h"
 #include "winograd.h"
@@ -319,7 +320,7 @@ static double bound_factor(conv_backward_forward_kernel which, size_t depth)
 {
     if (which == CONV_BACKWARD_FORWARD_8B)
         return conv_tf32_bound_factor(depth);
-    if (which == CONV_BACKWARD_FORWARD_8E)
+    if (which == CONV_BACKWARD_FORWARD_9B)
         return tc_bound_factor(TC_TF32_XTRUNC, depth);
     return 1.0;
 }
@@ -370,10 +371,10 @@ Test(gpu_backward_forward, dgrad_by_8b_matches_the_reference_within_tf32)
     check_kernel(CONV_BACKWARD_FORWARD_8B);
 }
 
-Test(gpu_backward_forward, dgrad_by_8e_matches_the_reference_within_tf32)
+Test(gpu_backward_forward, dgrad_by_9b_matches_the_reference_within_tf32)
 {
-    require_kernel(CONV_BACKWARD_FORWARD_8E);
-    check_kernel(CONV_BACKWARD_FORWARD_8E);
+    require_kernel(CONV_BACKWARD_FORWARD_9B);
+    check_kernel(CONV_BACKWARD_FORWARD_9B);
 }
 
 /* The table's problems 10d runs by 7b (3x3 filters without dilation) as

@@ -143,6 +143,14 @@ OWN = {
     "08_gemm": [
         *flag_refusals("--variant", "6e"),
     ],
+    "09_hopper": [
+        *flag_refusals("--variant", "8d", "8b"),
+        *refusals("--layout nchw", ["--layout", "nchw"], ["--problem", "cutlass"],
+                  ["--problem", "hpc101", "--layout", "nchw"]),
+    ],
+    "09_gemm": [
+        *flag_refusals("--variant", "8e"),
+    ],
     "10_backward": [
         *flag_refusals("--pass", "forward"),
         (["--pass", "backward"], "expected one of dgrad,wgrad,all"),
@@ -151,8 +159,8 @@ OWN = {
     "conv_bench": [
         *flag_refusals("--problem", "nope"),
         (["--pass", "backward"], "expected one of forward,dgrad,wgrad,all"),
-        (["--model", "resnet50", "--pass", "dgrad", "--steps", "09"], "--steps"),
-        *flag_refusals("--steps", "09"),
+        (["--model", "resnet50", "--pass", "dgrad", "--steps", "11"], "--steps"),
+        *flag_refusals("--steps", "11", "9"),
         (["--problem", "lecture", "--h", "16"], "--h cannot be combined with --problem"),
         (["--problem", "lecture", "--json", "/proc/x.json"], "--json"),
         (["--problem", "lecture", "--h", "5"], "--h cannot be combined with --problem"),
@@ -163,7 +171,7 @@ OWN = {
         (["--model", "resnet50", "--n", "2", "--padding", "same"],
          "--padding cannot be combined with --model"),
         (["--model", "resnet50", "--n", "0"], "--n"),
-        (["--model", "resnet50", "--steps", "09"], "--steps"),
+        (["--model", "resnet50", "--steps", "11"], "--steps"),
         (["--model", "resnet50", "--json", "/proc/x.json"], "--json"),
         (["--model", "resnet50", "--list", "--csv", "same.out"],
          "--csv cannot be combined with --list"),
@@ -177,7 +185,7 @@ OWN = {
         (["--model"], "needs a value"),
     ],
 }
-NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm"}
+NO_SHAPE = {"03_tiled_1d", "06_gemm", "08_gemm", "09_gemm"}
 # For the GEMM programs: their sizes, and no convolution problem or shape.
 GEMM = [
     *flag_refusals("--m", "0", "x"),
@@ -186,10 +194,10 @@ GEMM = [
     (["--problem", "lecture"], "unknown option '--problem'"),
     (["--problem", "cutlass"], "unknown option '--problem'"),
 ]
-GEMM_PROGRAMS = {"06_gemm", "08_gemm"}
+GEMM_PROGRAMS = {"06_gemm", "08_gemm", "09_gemm"}
 TAKES_PROBLEM = {"01_cpu_serial", "02_naive_gpu", "03_tiled_1d", "04_tiled_2d",
                  "05_prefetch_float4", "06_im2col_gemm", "07_winograd", "08_tensor_cores",
-                 "10_backward", "conv_bench"}
+                 "09_hopper", "10_backward", "conv_bench"}
 
 def run_case(name, path, args, needle, tmp):
     # Every case also asks for a CSV file: a rejected command must not write it.

@@ -8,6 +8,7 @@
 #include "bench_steps.h"
 #include "conv_problems.h"
 #include "conv_test_support.h"
+#include "hopper_rows.h"
 #include "im2col_gemm_rows.h"
 #include "tc_rows.h"
 
@@ -17,9 +18,11 @@ Test(bench_steps, steps_list_parses_and_rejects_unknown_entries)
     conv_msg msg = {{0}};
     CONV_ASSERT_OK(bench_parse_steps("01,05,07,cudnn", &mask, &msg), msg);
     cr_assert_eq(mask, BENCH_STEP_01 | BENCH_STEP_05 | BENCH_STEP_07 | BENCH_STEP_CUDNN);
+    CONV_ASSERT_OK(bench_parse_steps("08,09", &mask, &msg), msg);
+    cr_assert_eq(mask, BENCH_STEP_08 | BENCH_STEP_09);
     CONV_ASSERT_OK(bench_parse_steps("all", &mask, &msg), msg);
     cr_assert_eq(mask, BENCH_STEP_ALL);
-    const char *bad[] = {"09", "01,,02", "", "01,", "cuDNN"};
+    const char *bad[] = {"11", "9", "01,,02", "", "01,", "cuDNN"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         cr_assert_eq(bench_parse_steps(bad[i], &mask, &msg), CONV_ERR_INVALID, "'%s' accepted",
                      bad[i]);
@@ -49,7 +52,7 @@ static void assert_named_by_key(const conv_row *rows, int n, const char *where)
     for (int i = 0; i < n; ++i) {
         const char *key = rows[i].key, *name = rows[i].name;
         const int version =
-            key != NULL && key[0] >= '1' && key[0] <= '8' && key[1] >= 'a' && key[1] <= 'z';
+            key != NULL && key[0] >= '1' && key[0] <= '9' && key[1] >= 'a' && key[1] <= 'z';
         const size_t len = version ? strlen(key) : 0;
         if (version)
             cr_assert(strncmp(name, key, len) == 0 && (name[len] == '\0' || name[len] == ' '),
@@ -70,10 +73,11 @@ static const char *name_of(const conv_row *rows, int n, const char *key)
     return NULL;
 }
 
-Test(bench_rows, each_version_of_steps_05_to_08_is_named_by_its_key_first)
+Test(bench_rows, each_version_of_steps_05_to_09_is_named_by_its_key_first)
 {
     conv_row rows[64];
-    const unsigned steps = BENCH_STEP_05 | BENCH_STEP_06 | BENCH_STEP_07 | BENCH_STEP_08;
+    const unsigned steps =
+        BENCH_STEP_05 | BENCH_STEP_06 | BENCH_STEP_07 | BENCH_STEP_08 | BENCH_STEP_09;
     const char *problems[] = {"lecture", "cutlass", "cutlass-nhwc"};
     for (size_t i = 0; i < sizeof problems / sizeof problems[0]; ++i) {
         const conv_problem *p = conv_problem_find(problems[i]);
@@ -89,8 +93,17 @@ Test(bench_rows, each_version_of_steps_05_to_08_is_named_by_its_key_first)
     cr_assert_str_eq(name_of(rows, n, "6f"), "6f implicit GEMM");
     cr_assert_str_eq(name_of(rows, n, "7b"), "7b F(4x4,3x3)");
     cr_assert_str_eq(name_of(rows, n, "8b-xt"), "8b-xt mma.sync TF32, x truncated");
+    cr_assert_str_eq(name_of(rows, n, "9a"), "9a wgmma TF32");
+    cr_assert_str_eq(name_of(rows, n, "9b"), "9b wgmma TF32, TMA");
 
-    /* The GEMMs alone (06_gemm, 08_gemm). */
+    /* --steps 09 alone: cuDNN's two TF32 rows, then 9a and 9b */
+    n = bench_rows(&p->params, BENCH_STEP_09, rows, 64);
+    cr_assert_eq(n, 2 + HOPPER_ROW_COUNT, "%d rows", n);
+    cr_assert_str_eq(rows[n - 2].key, "9a");
+    cr_assert_str_eq(rows[n - 1].key, "9b");
+    assert_named_by_key(rows, n, "--steps 09");
+
+    /* The GEMMs alone (06_gemm, 08_gemm, 09_gemm). */
     const conv_params g = gemm_as_conv_params(64, 48, 32);
     n = conv_gemm_rows(&g, NULL, rows, 64);
     assert_named_by_key(rows, n, "06_gemm");
@@ -99,5 +112,11 @@ Test(bench_rows, each_version_of_steps_05_to_08_is_named_by_its_key_first)
     n = conv_tc_gemm_rows(&g, NULL, rows, 64);
     assert_named_by_key(rows, n, "08_gemm");
     cr_assert_str_eq(name_of(rows, n, "cublas-tf32"), "cuBLAS TF32");
-    cr_assert_str_eq(name_of(rows, n, "8e"), "8e wgmma TF32, TMA");
+    cr_assert_str_eq(name_of(rows, n, "8c"), "8c mma.sync 3xTF32");
+    n = conv_hopper_gemm_rows(&g, NULL, rows, 64);
+    assert_named_by_key(rows, n, "09_gemm");
+    cr_assert_eq(n, 2 + HOPPER_ROW_COUNT, "%d rows", n);
+    cr_assert_str_eq(name_of(rows, n, "cublas-tf32"), "cuBLAS TF32");
+    cr_assert_str_eq(name_of(rows, n, "8b"), "8b mma.sync TF32");
+    cr_assert_str_eq(name_of(rows, n, "9b"), "9b wgmma TF32, TMA");
 }

@@ -99,7 +99,7 @@ def main(bench):
         check(rc == 0, f"ece408-l2 --steps 01: exit status {rc}\n{err}")
         check("skipped: estimated" in out, "large problem: CPU rows skipped with an estimate")
 
-    for args, needle in [(["--problem", "nope"], "--problem"), (["--steps", "09"], "--steps"),
+    for args, needle in [(["--problem", "nope"], "--problem"), (["--steps", "11"], "--steps"),
                          (["--pass", "both"], "--pass"),
                          (["--bogus"], "unknown option"), (["--h", "0"], "--h"),
                          (["--json"], "needs a value"),

@@ -80,7 +80,7 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
         st = d->tf32_tensor_cores ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
         elems = conv2d_tc_mma_workspace_elems(p);
         break;
-    case CONV_AUTO_8E: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
+    case CONV_AUTO_9B: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
     default: st = CONV_ERR_INVALID;
     }
     *work_bytes = elems * sizeof(float);
@@ -109,10 +109,10 @@ static conv_status own_check_backward(conv_auto_kernel k, const conv_params *p,
     }
     static const conv_backward_forward_kernel which[] = {
         CONV_BACKWARD_FORWARD_6F, CONV_BACKWARD_FORWARD_7B, CONV_BACKWARD_FORWARD_8B,
-        CONV_BACKWARD_FORWARD_8E};
+        CONV_BACKWARD_FORWARD_9B};
     static const conv_auto_kernel forward[] = {CONV_AUTO_6F, CONV_AUTO_7B, CONV_AUTO_8B,
-                                               CONV_AUTO_8E};
-    if (!dgrad || k < CONV_AUTO_10D_6F || k > CONV_AUTO_10D_8E)
+                                               CONV_AUTO_9B};
+    if (!dgrad || k < CONV_AUTO_10D_6F || k > CONV_AUTO_10D_9B)
         return CONV_ERR_INVALID;
     conv_params f;
     conv_status st = conv2d_backward_data_forward_params(p, &f, msg);
@@ -151,8 +151,8 @@ static void check_choice(const conv_params *p, const conv_auto_device *d, const 
         cr_assert_eq(conv2d_auto_workspace(p, (conv_class)c, d), work);
         if (d->cc_major < 8)
             cr_assert(ch.kernel != CONV_AUTO_8B && ch.kernel != CONV_AUTO_8C &&
-                          ch.kernel != CONV_AUTO_8E && ch.kernel != CONV_AUTO_10C &&
-                          ch.kernel != CONV_AUTO_10D_8B && ch.kernel != CONV_AUTO_10D_8E,
+                          ch.kernel != CONV_AUTO_9B && ch.kernel != CONV_AUTO_10C &&
+                          ch.kernel != CONV_AUTO_10D_8B && ch.kernel != CONV_AUTO_10D_9B,
                       "%s on sm_%d%d", ch.key, d->cc_major, d->cc_minor);
         if (p->layout == CONV_LAYOUT_NCHW)
             cr_assert(ch.kernel == CONV_AUTO_10B || ch.kernel == CONV_AUTO_10D_7B ||
@@ -310,12 +310,12 @@ Test(conv_auto_rule, takes_the_backward_branches_the_note_measured)
     cr_assert_str_eq(backward_key(s1, dg, f32, &h200), "10d-7b");
     cr_assert_str_eq(backward_key(one, dg, f32, &h200), "10d-6f");
     cr_assert_str_eq(backward_key(s2, dg, f32, &h200), "10b");
-    /* NHWC TF32: 8e (large, on Hopper: the forward rule's bound) or 8b, 10c at
+    /* NHWC TF32: 9b (large, on Hopper: the forward rule's bound) or 8b, 10c at
      * stride 2 and for wgrad */
     cr_assert_str_eq(backward_key(s1, dg, t32, &h200), "10d-8b");
     conv_params large = s1;
     large.n = 128;
-    cr_assert_str_eq(backward_key(large, dg, t32, &h200), "10d-8e");
+    cr_assert_str_eq(backward_key(large, dg, t32, &h200), "10d-9b");
     cr_assert_str_eq(backward_key(s1, dg, t32, &a100), "10d-8b");
     cr_assert_str_eq(backward_key(s1, dg, t32, &t4), "10d-7b"); /* no TF32 on 7.5 */
     cr_assert_str_eq(backward_key(s2, dg, t32, &a100), "10c");
@@ -404,9 +404,9 @@ static const char *key_of(const char *problem, conv_class cls, const conv_auto_d
 
 Test(conv_auto_rule, takes_the_branches_the_note_measured)
 {
-    /* NHWC 3x3 stride 1: Winograd in FP32, the tensor cores in TF32 (8e on Hopper) */
+    /* NHWC 3x3 stride 1: Winograd in FP32, the tensor cores in TF32 (9b on Hopper) */
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_FP32, &h200), "7b");
-    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &h200), "8e");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &h200), "9b");
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &a100), "8b");
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &t4), "7b"); /* no TF32 on 7.5 */
     cr_assert_str_eq(key_of("cutlass", CONV_CLASS_TF32, &h200), "7b");   /* NCHW */
@@ -460,10 +460,10 @@ Test(conv_auto_rule, takes_smaller_tiles_where_few_would_fill_the_sms)
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
     /* in TF32 the tensor cores: one 128 x 16 row of 128x128 tiles, fewer
-     * than a quarter of the SMs: 8e on Hopper, 8b on Ampere; at batch 32
+     * than a quarter of the SMs: 9b on Hopper, 8b on Ampere; at batch 32
      * (13 x 16 = 208 tiles) 8b on Hopper too */
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "8e", "%s: %s", ch.key, ch.reason);
+    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
     p = conv_shape_nhwc(32, 512, 7, 7, 2048, 1, 1, 0, 1, 1);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/doc_tables.py's result modes on CSVs written here: the summary per
 precision class (cuDNN best of the class, PyTorch beside it), the references
-table and a model run's layers and totals. Each check compares a number the
+table, a model run's layers and totals, and a step table's columns= and
+keys=. Each check compares a number the
 script computes with one computed here from the same rows."""
 import os
 import sys
@@ -46,7 +47,7 @@ def main():
                 row("p", "cuDNN TF32 (GEMM)", "TF32", 1.0),
                 row("p", "cuDNN graph TF32 (engine 9)", "TF32", 0.5),
                 row("p", "5b", "FP32", 1.0), row("p", "7b", "FP32", 4.0),
-                row("p", "8c 3xTF32", "FP32", 0.8), row("p", "8e TF32", "TF32", 0.25),
+                row("p", "8c 3xTF32", "FP32", 0.8), row("p", "9b TF32", "TF32", 0.25),
                 row("p", "im2col + cuBLAS", "FP32", 0.1), row("p", "2a wrong", "FP32", 0.01,
                                                                   status="failed"),
                 row("q", "cuDNN (GEMM)", "FP32", 3.0), row("q", "5b", "FP32", 6.0)]
@@ -68,7 +69,7 @@ def main():
               f"no PyTorch time for q: {table_line(fp32, 'q')}")
         tf32 = dt.render_summary(rows, "TF32", torch)
         line = table_line(tf32, "p")
-        want = "cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 8e TF32 (2.00x) |"
+        want = "cuDNN graph TF32 (engine 9) | 0.5000 | 0.6000 | 2.00x | 9b TF32 (2.00x) |"
         check(want in line,
               f"TF32: against cuDNN best TF32, only TF32 rows of ours: {line}")
         check(table_line(tf32, "q") == "", "no TF32 row of ours on q: no line")
@@ -76,8 +77,11 @@ def main():
         check(dt.row_class(old) == "TF32" and dt.row_class({"version": "8c 3xTF32"}) == "FP32",
               "an older CSV's class from the row's name")
 
-        check([dt.step_of(v) for v in ("5b", "8b-xt x", "1a serial", "05 5b", "cuDNN (GEMM)",
-                                        "im2col + cuBLAS SGEMM")] == [5, 8, 1, 5, 0, 0],
+        check("best 09 |" in table_line(tf32, "problem") and "best 08" not in tf32,
+              f"TF32: a column for step 09, none for step 08 (8c is FP32): {tf32}")
+        check([dt.step_of(v) for v in ("5b", "8b-xt x", "9a wgmma", "1a serial", "05 5b",
+                                        "cuDNN (GEMM)", "im2col + cuBLAS SGEMM")]
+              == [5, 8, 9, 1, 5, 0, 0],
               "a row's step from its key, or an older CSV's step prefix; 0 for a reference")
         refs = dt.render_references(rows, torch)
         line = table_line(refs, "p")
@@ -87,7 +91,7 @@ def main():
         layers = [row("l1", "cuDNN (GEMM)", "FP32", 2.0, count=3),
                   row("l1", "cuDNN graph TF32 (e)", "TF32", 1.0, count=3),
                   row("l1", "6f", "FP32", 1.0, count=3),
-                  row("l1", "8e", "TF32", 0.5, count=3),
+                  row("l1", "9b", "TF32", 0.5, count=3),
                   row("l2", "cuDNN (GEMM)", "FP32", 5.0, count=1),
                   row("l2", "6f", "FP32", 10.0, count=1)]
         ttorch = dt.load_torch(write_torch(root, "tm.csv", [("l1", "PyTorch FP32", 2.0),
@@ -109,7 +113,7 @@ def main():
         chose["verdict"] = "OK (10 checked); chose 8b: NHWC, TF32: 8b mma.sync on the tensor cores"
         with_auto = dt.render_model(layers + [chose])
         line = table_line(with_auto, "l1")
-        check(line == "| l1 | 3 | 2.0000 | 6f | 1.0000 | 2.00x | - | 1.0000 | 8e | 0.5000 | "
+        check(line == "| l1 | 3 | 2.0000 | 6f | 1.0000 | 2.00x | - | 1.0000 | 9b | 0.5000 | "
               "2.00x | 8b 0.6000 |", f"model: conv2d_auto's choice beside ours: {line}")
         check(table_line(with_auto, "**model total**").endswith("| 0.70x | - |"),
               f"auto on one layer of two: no auto total: {with_auto}")
@@ -132,6 +136,13 @@ def main():
             f.write("version,class,median_ms,gflops,vs_cuDNN,ref_cuDNN,status,verdict\n")
             f.write('"cuDNN (GEMM)",FP32,2.0,10,1.00,"cuDNN (GEMM)",ok,"OK"\n'
                     '"4a",FP32,1.0,20,2.00,"cuDNN (GEMM)",ok,"OK"\n')
+        with open(os.path.join(root, "step.csv"), "a") as f:
+            f.write('"8b mma.sync TF32",TF32,0.5,40,2.00,"cuDNN (GEMM)",ok,"OK"\n'
+                    '"8e wgmma TF32, TMA",TF32,0.25,80,4.00,"cuDNN (GEMM)",ok,"OK"\n')
+        picked = dt.render("step.csv", " keys=4a,8e")
+        check("| 4a |" in picked and "| 8e wgmma TF32, TMA |" in picked
+              and "| cuDNN (GEMM) |" in picked and "8b mma" not in picked,
+              f"keys=: those versions and the references: {picked}")
         short = dt.render("step.csv", " columns=vs_cuDNN,version,median_ms")
         check(table_line(short, "vs cuDNN best of its class") ==
               "| vs cuDNN best of its class | version | median ms |"

@@ -3,7 +3,7 @@
 machine (no GPU is used: the GPU programs run with CUDA_VISIBLE_DEVICES set
 empty):
   - each program's --help shows the names of the catalogue, as conv_bench
-    --list gives them, then "all"; 06_gemm and 08_gemm have no --problem;
+    --list gives them, then "all"; 06_gemm, 08_gemm and 09_gemm have no --problem;
   - a named problem that the program can run passes every check made before
     any work, so a GPU program gets as far as looking for the GPU: exit
     status 1, one line on stderr that says "no CUDA device", no table and no
@@ -33,8 +33,9 @@ RUNS = {
     "06_im2col_gemm": [["hpc101-nhwc", "--variant", "6f"], ["cutlass"], ["hpc101", "--layout", "nhwc"]],
     "07_winograd": [["cutlass"], ["hpc101-nhwc"], ["hpc101", "--variant", "7c"]],
     "08_tensor_cores": [["cutlass-nhwc"], ["hpc101", "--layout", "nhwc"]],
+    "09_hopper": [["hpc101-nhwc"], ["cutlass", "--layout", "nhwc"]],
 }
-NO_PROBLEM = {"06_gemm", "08_gemm"}
+NO_PROBLEM = {"06_gemm", "08_gemm", "09_gemm"}
 
 def run(args, cwd=None):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")

@@ -309,8 +309,8 @@ def readme_text(texts):
         "",
         "`scripts/figures.py` is the command line. Each concept figure is a function "
         "`fig_<name>()` in the module of its step in [scripts/figures/](../../scripts/figures) "
-        "(`step01.py` to `step05.py`, then `step06a.py`, `step06e.py`, `step07.py` and "
-        "`step08.py`), drawn "
+        "(`step01.py` to `step05.py`, then `step06a.py`, `step06e.py`, `step07.py`, "
+        "`step08.py`, `step09.py` and `step10.py`), drawn "
         "with the helpers and colours of `scripts/figures/draw.py`, and its caption a function "
         "`caption_<name>()` beside it; `scripts/figures/manifest.py` reads the constants, "
         "writes the manifest and this page, and runs the check.",

@@ -1,6 +1,6 @@
-/* Step 08. Versions: 8d and 8e.
+/* Step 09. Versions: 9a and 9b.
  *
- * What both wgmma kernels (8d: tensor_cores_wgmma_8d.cu, 8e: tensor_cores_tma_8e.cu)
+ * What both wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu)
  * need of Hopper's wgmma.mma_async: the matrix descriptor of an operand in
  * shared memory and the m64n256k8 TF32 product. Device code compiled for
  * sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has wgmma. */
@@ -24,10 +24,10 @@ __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr)
 /* excerpt: wgmma */
 /* d[128] += A (64 x 8, TF32, registers a) * B (8 x 256, TF32, shared memory
  * through desc): one warpgroup, all four warps issuing it together. */
-#define TC8D_D8(i)                                                                                 \
+#define TC9_D8(i)                                                                                  \
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),    \
         "+f"(d[i + 6]), "+f"(d[i + 7])
-#define TC8D_D32(i) TC8D_D8(i), TC8D_D8(i + 8), TC8D_D8(i + 16), TC8D_D8(i + 24)
+#define TC9_D32(i) TC9_D8(i), TC9_D8(i + 8), TC9_D8(i + 16), TC9_D8(i + 24)
 __device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4],
                                                 unsigned long long desc)
 {
@@ -41,7 +41,7 @@ __device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4
                  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
                  "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
                  "%123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, 1, 1, 1;\n"
-                 : TC8D_D32(0), TC8D_D32(32), TC8D_D32(64), TC8D_D32(96)
+                 : TC9_D32(0), TC9_D32(32), TC9_D32(64), TC9_D32(96)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
                  : "memory");
 }

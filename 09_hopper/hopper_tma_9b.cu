@@ -1,6 +1,6 @@
-/* Step 08, 8e: 8d's wgmma product with its copies made by the Tensor Memory
+/* Step 09, 9b: 9a's wgmma product with its copies made by the Tensor Memory
  * Accelerator (TMA; PTX ISA, "cp.async.bulk.tensor") and its warps split
- * into a producer and consumers (tensor_cores.h).
+ * into a producer and consumers (hopper.h).
  *
  * One thread issues a TMA copy of a whole box, described once on the host by
  * a tensor map (for x in im2col mode: 256 output pixels x 32 channels of one
@@ -11,11 +11,11 @@
  * The blocks are persistent (one per SM, each taking every gridDim.x-th tile),
  * and the consumers store float4s after a transpose across lanes (shfl.xor).
  *
- * The tile, the products and the error bound are 8d's. A problem no tensor map
- * describes (tc_tma_fits()) runs 8d instead, so conv2d_tc_tma() takes any shape.
+ * The tile, the products and the error bound are 9a's. A problem no tensor map
+ * describes (tc_tma_fits()) runs 9a instead, so conv2d_tc_tma() takes any shape.
  *
- * Lesson: docs/08_tensor_cores.md, section "8e: TMA copies and warps in roles". */
-#include "tensor_cores.h"
+ * Lesson: docs/09_hopper.md, section "9b: TMA copies and warps in roles". */
+#include "hopper.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -23,20 +23,21 @@
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_check.h"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 #include "tc_wgmma.cuh"
 
-#define TC8E_BM        256 /* pixels per block: wgmma's N */
-#define TC8E_BN        128 /* output channels per block: 2 warpgroups x 64 */
-#define TC8E_BK        32  /* channels per stage: one 128-byte swizzled row per pixel */
-#define TC8E_STAGES    4
-#define TC8E_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
-#define TC8E_ACT_BYTES (TC8E_BM * TC8E_BK * 4) /* 32 KB: 256 pixel rows of 128 bytes */
-#define TC8E_WTS_BYTES (TC8E_BK * TC8E_BN * 4) /* 16 KB: 4 boxes of 32 j x 32 channels */
-#define TC8E_BOX_BYTES (TC8E_BK * 32 * 4)      /* 4 KB */
+#define TC9B_BM        256 /* pixels per block: wgmma's N */
+#define TC9B_BN        128 /* output channels per block: 2 warpgroups x 64 */
+#define TC9B_BK        32  /* channels per stage: one 128-byte swizzled row per pixel */
+#define TC9B_STAGES    4
+#define TC9B_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
+#define TC9B_ACT_BYTES (TC9B_BM * TC9B_BK * 4) /* 32 KB: 256 pixel rows of 128 bytes */
+#define TC9B_WTS_BYTES (TC9B_BK * TC9B_BN * 4) /* 16 KB: 4 boxes of 32 j x 32 channels */
+#define TC9B_BOX_BYTES (TC9B_BK * 32 * 4)      /* 4 KB */
 /* 1 KB of slack to align the stages to 1024 bytes, the stages, the barriers */
-#define TC8E_SMEM (1024 + TC8E_STAGES * (TC8E_ACT_BYTES + TC8E_WTS_BYTES) + 2 * TC8E_STAGES * 8)
+#define TC9B_SMEM (1024 + TC9B_STAGES * (TC9B_ACT_BYTES + TC9B_WTS_BYTES) + 2 * TC9B_STAGES * 8)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* excerpt: mbarrier */
@@ -107,7 +108,7 @@ __device__ __forceinline__ void tma_tile(unsigned dst, const CUtensorMap *map, u
 /* The producer (one thread): for every stage of the block's tiles, wait
  * until its buffer is free, announce its bytes, start its five copies. `it`
  * counts the stages the block has produced, across its tiles: buffer
- * it % TC8E_STAGES, in its (it / TC8E_STAGES)-th use. Stage kt of a tile is
+ * it % TC9B_STAGES, in its (it / TC9B_STAGES)-th use. Stage kt of a tile is
  * tap kt / cch, channels 32 (kt % cch) on; the last stage of an odd count is
  * padding (tap == taps), its boxes wholly outside x and w: zeros. */
 __device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorMap *wmap,
@@ -117,20 +118,20 @@ __device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorM
     const long long pq = (long long)g.p * g.q;
     const int n = (int)(m0 / pq), rem = (int)(m0 % pq);
     const int h = (rem / g.q) * g.stride_h - g.pad_h, w = (rem % g.q) * g.stride_w - g.pad_w;
-    const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
+    const int cch = (g.c + TC9B_BK - 1) / TC9B_BK;
     for (int kt = 0; kt < kts; ++kt, ++it) {
-        const int st = it % TC8E_STAGES;
-        if (it >= TC8E_STAGES) /* the consumers' release of this buffer's last use */
-            mbar_wait(empty + 8 * st, (it / TC8E_STAGES - 1) & 1);
-        mbar_expect(full + 8 * st, TC8E_ACT_BYTES + TC8E_WTS_BYTES);
+        const int st = it % TC9B_STAGES;
+        if (it >= TC9B_STAGES) /* the consumers' release of this buffer's last use */
+            mbar_wait(empty + 8 * st, (it / TC9B_STAGES - 1) & 1);
+        mbar_expect(full + 8 * st, TC9B_ACT_BYTES + TC9B_WTS_BYTES);
         const int tap = kt / cch, taps = g.r * g.s; /* tap == taps: a padding stage, zeros */
-        const int c = tap < taps ? (kt % cch) * TC8E_BK : cch * TC8E_BK;
+        const int c = tap < taps ? (kt % cch) * TC9B_BK : cch * TC9B_BK;
         const int r = tap < taps ? tap / g.s : 0, s = tap < taps ? tap % g.s : 0;
-        tma_im2col(act + st * TC8E_ACT_BYTES, xmap, full + 8 * st, c, w, h, n, s * g.dil_w,
+        tma_im2col(act + st * TC9B_ACT_BYTES, xmap, full + 8 * st, c, w, h, n, s * g.dil_w,
                    r * g.dil_h);
 #pragma unroll
-        for (int b = 0; b < TC8E_BN / 32; ++b)
-            tma_tile(wts + st * TC8E_WTS_BYTES + b * TC8E_BOX_BYTES, wmap, full + 8 * st,
+        for (int b = 0; b < TC9B_BN / 32; ++b)
+            tma_tile(wts + st * TC9B_WTS_BYTES + b * TC9B_BOX_BYTES, wmap, full + 8 * st,
                      k0 + 32 * b, c, tap);
     }
 }
@@ -162,26 +163,26 @@ __device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int i
                                         unsigned act, unsigned wts, unsigned full, unsigned empty,
                                         const unsigned fa[4], int lane)
 {
-    const int st = it % TC8E_STAGES;
-    mbar_wait(full + 8 * st, (it / TC8E_STAGES) & 1);
-    const unsigned wb = wts + st * TC8E_WTS_BYTES;
+    const int st = it % TC9B_STAGES;
+    mbar_wait(full + 8 * st, (it / TC9B_STAGES) & 1);
+    const unsigned wb = wts + st * TC9B_WTS_BYTES;
 #pragma unroll
-    for (int ks = 0; ks < TC8E_BK / 8; ++ks)
+    for (int ks = 0; ks < TC9B_BK / 8; ++ks)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
             frag[4 * ks + e] = to_tf32(lds_f32(wb + fa[e] + 1024 * ks));
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < TC8E_BK / 8; ++ks)
-        wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + st * TC8E_ACT_BYTES + 32 * ks));
+    for (int ks = 0; ks < TC9B_BK / 8; ++ks)
+        wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + st * TC9B_ACT_BYTES + 32 * ks));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
     if (!first) /* the stage before, it - 1 */
-        release(empty + 8 * ((it + TC8E_STAGES - 1) % TC8E_STAGES), lane);
+        release(empty + 8 * ((it + TC9B_STAGES - 1) % TC9B_STAGES), lane);
 }
 #endif
 
-__global__ void __launch_bounds__(TC8E_THREADS, 1)
+__global__ void __launch_bounds__(TC9B_THREADS, 1)
     conv2d_tc_tma_kernel(const __grid_constant__ CUtensorMap xmap,
                          const __grid_constant__ CUtensorMap wmap, float *__restrict__ y, tc_geom g)
 {
@@ -190,19 +191,19 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
     unsigned char *raw = (unsigned char *)smem4;
     unsigned char *base = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023); /* 1024-aligned */
     const unsigned act = smem_addr(base);
-    const unsigned wts = act + TC8E_STAGES * TC8E_ACT_BYTES;
-    const unsigned full = smem_addr(base + TC8E_STAGES * (TC8E_ACT_BYTES + TC8E_WTS_BYTES));
-    const unsigned empty = full + 8 * TC8E_STAGES;
+    const unsigned wts = act + TC9B_STAGES * TC9B_ACT_BYTES;
+    const unsigned full = smem_addr(base + TC9B_STAGES * (TC9B_ACT_BYTES + TC9B_WTS_BYTES));
+    const unsigned empty = full + 8 * TC9B_STAGES;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     /* the block's tiles: blockIdx.x, then every gridDim.x-th, pixels first */
-    const int mtiles = (int)((g.m + TC8E_BM - 1) / TC8E_BM);
-    const int tiles = mtiles * ((g.k + TC8E_BN - 1) / TC8E_BN);
-    const int cch = (g.c + TC8E_BK - 1) / TC8E_BK;
+    const int mtiles = (int)((g.m + TC9B_BM - 1) / TC9B_BM);
+    const int tiles = mtiles * ((g.k + TC9B_BN - 1) / TC9B_BN);
+    const int cch = (g.c + TC9B_BK - 1) / TC9B_BK;
     const int kts = (g.r * g.s * cch + 1) / 2 * 2; /* even: the loop is unrolled by two */
 
     if (tid == 0) {
-        for (int st = 0; st < TC8E_STAGES; ++st) {
+        for (int st = 0; st < TC9B_STAGES; ++st) {
             mbar_init(full + 8 * st, 1);  /* the producer's arrival (+ the bytes) */
             mbar_init(empty + 8 * st, 8); /* one per consumer warp */
         }
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
             int it = 0;
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
                 produce(&xmap, &wmap, act, wts, full, empty, g,
-                        (long long)(tile % mtiles) * TC8E_BM, (tile / mtiles) * TC8E_BN, kts, it);
+                        (long long)(tile % mtiles) * TC9B_BM, (tile / mtiles) * TC9B_BN, kts, it);
         }
         return;
     }
@@ -232,19 +233,19 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
     /* where lane 4 gr + t's four fragment values of k-step 0 are, from a
      * stage's weights: rows t and t + 4 of the box, chunks c0 and c0 + 1 (as
      * swizzled: XOR the row % 8), float gr % 4 of the chunk */
-    const unsigned x = c0 ^ t, at = box * TC8E_BOX_BYTES + t * 128 + 4 * (gr & 3);
+    const unsigned x = c0 ^ t, at = box * TC9B_BOX_BYTES + t * 128 + 4 * (gr & 3);
     const unsigned fa[4] = {at + (x << 4), at + ((x ^ 1) << 4), at + 512 + ((x ^ 4) << 4),
                             at + 512 + ((x ^ 5) << 4)};
     const bool hi = gr & 1, right = gr & 2; /* this lane's place in its quad: bits of gr % 4 */
     int it = 0;                             /* the stages consumed, as the producer counts */
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const long long m0 = (long long)(tile % mtiles) * TC8E_BM;
-        const int k0 = (tile / mtiles) * TC8E_BN;
+        const long long m0 = (long long)(tile % mtiles) * TC9B_BM;
+        const int k0 = (tile / mtiles) * TC9B_BN;
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i)
             acc[i] = 0.0f;
-        /* two sets of fragment registers, as in 8d: a wgmma may still read one
+        /* two sets of fragment registers, as in 9a: a wgmma may still read one
          * while the next stage's weights go into the other */
         unsigned frag_even[16], frag_odd[16];
         for (int kt = 0; kt < kts; kt += 2, it += 2) {
@@ -252,7 +253,7 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
             consume(acc, frag_odd, it + 1, false, act, wts, full, empty, fa, lane);
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        release(empty + 8 * ((it - 1) % TC8E_STAGES), lane); /* the tile's last stage */
+        release(empty + 8 * ((it - 1) % TC9B_STAGES), lane); /* the tile's last stage */
 #pragma unroll
         for (int i = 0; i < 128; ++i)
             asm volatile("" : "+f"(acc[i])::"memory");
@@ -266,7 +267,7 @@ __global__ void __launch_bounds__(TC8E_THREADS, 1)
          * then stores pixel 8i + 2t + q / 2, channels kq .. kq + 3. */
         const int kq = k0 + 32 * box + 8 * (wq & 1) + 16 * (gr >> 2) + 4 * (gr & 1);
 #pragma unroll
-        for (int i = 0; i < TC8E_BM / 8; ++i) {
+        for (int i = 0; i < TC9B_BM / 8; ++i) {
             /* row q of the transpose: v (q's bits swapped), so that lane q'
              * ends with element q' of every row */
             float e0 = acc[4 * i], e1 = acc[4 * i + 2], e2 = acc[4 * i + 1], e3 = acc[4 * i + 3];
@@ -317,7 +318,7 @@ static conv_status tma_encoders(PFN_cuTensorMapEncodeIm2col_v12000 *im2col,
     if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !*im2col ||
         !*tiled)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "8e wgmma TF32, TMA: this driver has no tensor-map encoder (CUDA 12.0 "
+                         "9b wgmma TF32, TMA: this driver has no tensor-map encoder (CUDA 12.0 "
                          "or newer needed)");
     return CONV_OK;
 }
@@ -344,18 +345,18 @@ static conv_status tma_maps(const conv_params *p, const float *d_x, const float 
     const cuuint32_t xstep[4] = {1, (cuuint32_t)p->stride_w, (cuuint32_t)p->stride_h, 1};
     CUresult r =
         im2col(xmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)d_x, xdim, xstride, lower, upper,
-               TC8E_BK, TC8E_BM, xstep, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               TC9B_BK, TC9B_BM, xstep, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r == CUDA_SUCCESS) {
         const cuuint64_t wdim[3] = {k, c, (cuuint64_t)p->r * p->s};
         const cuuint64_t wstride[2] = {k * 4, k * c * 4};
-        const cuuint32_t box[3] = {32, TC8E_BK, 1}, wstep[3] = {1, 1, 1};
+        const cuuint32_t box[3] = {32, TC9B_BK, 1}, wstep[3] = {1, 1, 1};
         r = tiled(wmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)d_w, wdim, wstride, box, wstep,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     }
     if (r != CUDA_SUCCESS)
-        return conv_fail(msg, CONV_ERR_CUDA, "8e wgmma TF32, TMA: a tensor map was refused (%d)",
+        return conv_fail(msg, CONV_ERR_CUDA, "9b wgmma TF32, TMA: a tensor map was refused (%d)",
                          (int)r);
     return CONV_OK;
 }
@@ -363,8 +364,8 @@ static conv_status tma_maps(const conv_params *p, const float *d_x, const float 
 
 extern "C" conv_status tc_tma_available(conv_msg *msg)
 {
-    return tc_wgmma_runs((const void *)conv2d_tc_tma_kernel, "8e wgmma TF32, TMA",
-                         "conv2d_tc_tma_kernel", TC8E_THREADS, TC8E_SMEM, msg);
+    return tc_wgmma_runs((const void *)conv2d_tc_tma_kernel, "9b wgmma TF32, TMA",
+                         "conv2d_tc_tma_kernel", TC9B_THREADS, TC9B_SMEM, msg);
 }
 
 extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w,
@@ -375,7 +376,7 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
         st = tc_tma_available(msg);
     if (st != CONV_OK)
         return st;
-    if (!tc_tma_fits(p, d_x, d_w, d_y)) /* no tensor map for it: 8d's copies */
+    if (!tc_tma_fits(p, d_x, d_w, d_y)) /* no tensor map for it: 9a's copies */
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
     CUtensorMap xmap, wmap;
     if ((st = tma_maps(p, d_x, d_w, &xmap, &wmap, msg)) != CONV_OK)
@@ -383,18 +384,18 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
     /* persistent blocks: as many as the GPU holds at once, each taking
      * every gridDim.x-th tile */
     tc_geom g = tc_make_geom(p);
-    const long long tiles = (g.m + TC8E_BM - 1) / TC8E_BM * ((g.k + TC8E_BN - 1) / TC8E_BN);
+    const long long tiles = (g.m + TC9B_BM - 1) / TC9B_BM * ((g.k + TC9B_BN - 1) / TC9B_BN);
     int sms = 0, per_sm = 0;
     CONV_CUDA_CHECK(
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
     CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &per_sm, (const void *)conv2d_tc_tma_kernel, TC8E_THREADS, TC8E_SMEM),
+                        &per_sm, (const void *)conv2d_tc_tma_kernel, TC9B_THREADS, TC9B_SMEM),
                     msg);
     const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
     const dim3 grid((unsigned)(tiles < resident ? tiles : resident));
     void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
-    CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC8E_THREADS),
-                                     args, TC8E_SMEM, stream),
+    CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC9B_THREADS),
+                                     args, TC9B_SMEM, stream),
                     msg);
     CONV_CHECK_LAUNCH("conv2d_tc_tma_kernel", msg);
     return CONV_OK;

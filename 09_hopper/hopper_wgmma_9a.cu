@@ -1,44 +1,46 @@
-/* Step 08, 8d: the implicit GEMM on Hopper's warpgroup tensor-core
+/* Step 09, 9a: step 08's implicit GEMM on Hopper's warpgroup tensor-core
  * instruction, wgmma.mma_async (PTX ISA, "Asynchronous Warpgroup Level Matrix
- * Multiply-Accumulate"), in TF32 (tensor_cores.h). It exists only in code
- * compiled for sm_90a, and runs only on compute capability 9.0.
+ * Multiply-Accumulate"), in TF32 (hopper.h). It exists only in code compiled
+ * for sm_90a, and runs only on compute capability 9.0.
  *
  * A warpgroup (4 warps) issues an asynchronous 64 x N x 8 product that reads
  * its second operand from shared memory through a matrix descriptor. For TF32
- * that operand must be K-major, so 8d computes the transposed tile,
+ * that operand must be K-major, so 9a computes the transposed tile,
  *
  *     D[k][m] = sum_j W[k][j] A^T[j][m]        (D = the block's tile of y, transposed)
  *
  * the weights from registers (rounded to nearest), the activations from
- * shared memory (truncated by the tensor cores: tc_host.h gives the bound).
- * A block: 128 output channels x 256 pixels, 2 warpgroups of 64 channels,
- * 128 accumulators per thread; four stages of 32 j (201 KB of shared memory),
- * the activation rows stored with the 128-byte swizzle wgmma expects.
+ * shared memory (truncated by the tensor cores: step 08's tc_host.h gives
+ * the bound). A block: 128 output channels x 256 pixels, 2 warpgroups of 64
+ * channels, 128 accumulators per thread; four stages of 32 j (201 KB of
+ * shared memory), the activation rows stored with the 128-byte swizzle
+ * wgmma expects.
  *
- * Lesson: docs/08_tensor_cores.md, section "8d: wgmma, a warpgroup's product
- * from shared memory". */
-#include "tensor_cores.h"
+ * Lesson: docs/09_hopper.md, section "9a: wgmma, a warpgroup's product from
+ * shared memory". */
+#include "hopper.h"
 
 #include <stdint.h>
 
 #include "conv_cuda.h"
 #include "conv_device.h"
+#include "tc_check.h"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
 #include "tc_wgmma.cuh"
 
-#define TC8D_BM      256 /* pixels per block: wgmma's N */
-#define TC8D_BN      128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
-#define TC8D_BK      32  /* j per stage: 32 floats, one 128-byte swizzled row per pixel */
-#define TC8D_STAGES  4
-#define TC8D_THREADS 256
-#define TC8D_LDW     (TC8D_BN + 8) /* weight rows: lane 4g + t loads t*136 + g, 32 banks */
-#define TC8D_ROW     128           /* bytes of one pixel's row in a stage */
+#define TC9A_BM      256 /* pixels per block: wgmma's N */
+#define TC9A_BN      128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
+#define TC9A_BK      32  /* j per stage: 32 floats, one 128-byte swizzled row per pixel */
+#define TC9A_STAGES  4
+#define TC9A_THREADS 256
+#define TC9A_LDW     (TC9A_BN + 8) /* weight rows: lane 4g + t loads t*136 + g, 32 banks */
+#define TC9A_ROW     128           /* bytes of one pixel's row in a stage */
 /* Shared memory: 1 KB of slack to align the stages to 1024 bytes (the
  * swizzle pattern repeats every 8 rows x 128 bytes), the activation rows, the
  * weight tiles, and one int4 per pixel (where it starts in x, its h0 and w0). */
-#define TC8D_SMEM                                                                                  \
-    (1024 + TC8D_STAGES * (TC8D_BM * TC8D_ROW + TC8D_BK * TC8D_LDW * 4) + TC8D_BM * 16)
+#define TC9A_SMEM                                                                                  \
+    (1024 + TC9A_STAGES * (TC9A_BM * TC9A_ROW + TC9A_BK * TC9A_LDW * 4) + TC9A_BM * 16)
 
 /* 1 in code compiled for sm_90a, which alone has wgmma; 0 in any other. The
  * copy the GPU runs tells the launcher which one that is. */
@@ -62,7 +64,7 @@ load_stage(unsigned act, unsigned wts, const int4 *pix, const float *__restrict_
            const float *__restrict__ wt, const tc_geom &g, int j0, int k0, int tid)
 {
     const int c4 = tid & 7, p0 = tid >> 3;
-    const unsigned dst0 = act + p0 * TC8D_ROW + ((c4 ^ (p0 & 7)) << 4); /* p0 + 32 i: same % 8 */
+    const unsigned dst0 = act + p0 * TC9A_ROW + ((c4 ^ (p0 & 7)) << 4); /* p0 + 32 i: same % 8 */
     long long off[4]; /* each j's offset from a pixel's (n, h0, w0) in x */
     int dh[4], dw[4];
     bool jok[4];
@@ -75,22 +77,22 @@ load_stage(unsigned act, unsigned wts, const int4 *pix, const float *__restrict_
         off[e] = ((long long)dh[e] * g.w + dw[e]) * g.c + c;
     }
 #pragma unroll
-    for (int i = 0; i < TC8D_BM / 32; ++i) {
+    for (int i = 0; i < TC9A_BM / 32; ++i) {
         const int4 p = pix[p0 + 32 * i]; /* {offset low, offset high, h0, w0} */
         const long long base = (long long)p.y << 32 | (unsigned)p.x;
 #pragma unroll
         for (int e = 0; e < (VEC ? 1 : 4); ++e) {
             const int h = p.z + dh[e], w = p.w + dw[e];
             const bool ok = jok[e] && h >= 0 && h < g.h && w >= 0 && w < g.w;
-            cp_async_zfill<VEC ? 16 : 4>(dst0 + i * 32 * TC8D_ROW + 4 * e,
+            cp_async_zfill<VEC ? 16 : 4>(dst0 + i * 32 * TC9A_ROW + 4 * e,
                                          ok ? x + base + off[e] : x, ok);
         }
     }
     const int kc = tid & 31, jr = tid >> 5;
 #pragma unroll
-    for (int i = 0; i < TC8D_BK / 8; ++i) {
+    for (int i = 0; i < TC9A_BK / 8; ++i) {
         const int j = j0 + jr + 8 * i;
-        const unsigned dst = wts + ((jr + 8 * i) * TC8D_LDW + 4 * kc) * 4;
+        const unsigned dst = wts + ((jr + 8 * i) * TC9A_LDW + 4 * kc) * 4;
 #pragma unroll
         for (int e = 0; e < (VEC ? 1 : 4); ++e) {
             const int k = k0 + 4 * kc + e;
@@ -108,17 +110,17 @@ __device__ __forceinline__ void mma_stage(float acc[128], unsigned frag[16], con
                                           unsigned act, int krow, int t)
 {
 #pragma unroll
-    for (int ks = 0; ks < TC8D_BK / 8; ++ks) {
-        const float *p = wts + (8 * ks + t) * TC8D_LDW + krow;
+    for (int ks = 0; ks < TC9A_BK / 8; ++ks) {
+        const float *p = wts + (8 * ks + t) * TC9A_LDW + krow;
         frag[4 * ks + 0] = to_tf32(p[0]);
         frag[4 * ks + 1] = to_tf32(p[8]);
-        frag[4 * ks + 2] = to_tf32(p[4 * TC8D_LDW]);
-        frag[4 * ks + 3] = to_tf32(p[4 * TC8D_LDW + 8]);
+        frag[4 * ks + 2] = to_tf32(p[4 * TC9A_LDW]);
+        frag[4 * ks + 3] = to_tf32(p[4 * TC9A_LDW + 8]);
     }
     /* the registers written above are wgmma's inputs: order them first */
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < TC8D_BK / 8; ++ks) /* the next 8 j: 32 bytes on in each row */
+    for (int ks = 0; ks < TC9A_BK / 8; ++ks) /* the next 8 j: 32 bytes on in each row */
         wgmma_m64n256k8(acc, &frag[4 * ks], wgmma_desc(act + 32 * ks));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -135,23 +137,23 @@ pipeline_step(float acc[128], unsigned frag[16], int kt, int kts, unsigned act, 
               const int4 *pix, const float *__restrict__ x, const float *__restrict__ wt,
               const tc_geom &g, int k0, int tid, int krow, int t)
 {
-    const int buf = kt % TC8D_STAGES;
-    mma_stage(acc, frag, wts + buf * TC8D_BK * TC8D_LDW, act + buf * TC8D_BM * TC8D_ROW, krow, t);
+    const int buf = kt % TC9A_STAGES;
+    mma_stage(acc, frag, wts + buf * TC9A_BK * TC9A_LDW, act + buf * TC9A_BM * TC9A_ROW, krow, t);
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC8D_STAGES - 3) : "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC9A_STAGES - 3) : "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
-    const int next = kt + TC8D_STAGES - 1, nb = next % TC8D_STAGES;
+    const int next = kt + TC9A_STAGES - 1, nb = next % TC9A_STAGES;
     if (next < kts)
-        load_stage<VEC>(act + nb * TC8D_BM * TC8D_ROW, smem_addr(wts + nb * TC8D_BK * TC8D_LDW),
-                        pix, x, wt, g, next * TC8D_BK, k0, tid);
+        load_stage<VEC>(act + nb * TC9A_BM * TC9A_ROW, smem_addr(wts + nb * TC9A_BK * TC9A_LDW),
+                        pix, x, wt, g, next * TC9A_BK, k0, tid);
     asm volatile("cp.async.commit_group;\n" ::: "memory"); /* empty or not: one group per step */
 }
 /* excerpt end: wgmma pipeline */
 #endif
 
 template <bool VEC>
-__global__ void __launch_bounds__(TC8D_THREADS, 1)
+__global__ void __launch_bounds__(TC9A_THREADS, 1)
     conv2d_tc_wgmma_kernel(const float *__restrict__ x, const float *__restrict__ wt,
                            float *__restrict__ y, tc_geom g)
 {
@@ -160,14 +162,14 @@ __global__ void __launch_bounds__(TC8D_THREADS, 1)
     unsigned char *raw = (unsigned char *)smem4;
     unsigned char *base = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023); /* 1024-aligned */
     const unsigned act = smem_addr(base);
-    float *wts = (float *)(base + TC8D_STAGES * TC8D_BM * TC8D_ROW);
-    int4 *pix = (int4 *)(base + TC8D_STAGES * (TC8D_BM * TC8D_ROW + TC8D_BK * TC8D_LDW * 4));
+    float *wts = (float *)(base + TC9A_STAGES * TC9A_BM * TC9A_ROW);
+    int4 *pix = (int4 *)(base + TC9A_STAGES * (TC9A_BM * TC9A_ROW + TC9A_BK * TC9A_LDW * 4));
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int t = lane & 3;
     const int krow = (warp >> 2) * 64 + (warp & 3) * 16 + (lane >> 2); /* first channel of D */
-    const long long m0 = (long long)blockIdx.x * TC8D_BM;
-    const int k0 = blockIdx.y * TC8D_BN;
+    const long long m0 = (long long)blockIdx.x * TC9A_BM;
+    const int k0 = blockIdx.y * TC9A_BN;
 
     /* each pixel of the block decoded once: where (n, h0, w0) is in x, h0 and
      * w0; pixels past M get an origin far outside, so every copy zero-fills */
@@ -194,15 +196,15 @@ __global__ void __launch_bounds__(TC8D_THREADS, 1)
      * The stage count is rounded up to even so that the loop, unrolled by
      * two, has no condition around a wgmma (the extra stage is all zeros). */
     unsigned frag_even[16], frag_odd[16];
-    const int kts = (g.j + 2 * TC8D_BK - 1) / (2 * TC8D_BK) * 2;
+    const int kts = (g.j + 2 * TC9A_BK - 1) / (2 * TC9A_BK) * 2;
 #pragma unroll
-    for (int st = 0; st < TC8D_STAGES - 1; ++st) {
+    for (int st = 0; st < TC9A_STAGES - 1; ++st) {
         if (st < kts)
-            load_stage<VEC>(act + st * TC8D_BM * TC8D_ROW, smem_addr(wts + st * TC8D_BK * TC8D_LDW),
-                            pix, x, wt, g, st * TC8D_BK, k0, tid);
+            load_stage<VEC>(act + st * TC9A_BM * TC9A_ROW, smem_addr(wts + st * TC9A_BK * TC9A_LDW),
+                            pix, x, wt, g, st * TC9A_BK, k0, tid);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC8D_STAGES - 2) : "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(TC9A_STAGES - 2) : "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
     int kt = 0;
@@ -222,7 +224,7 @@ __global__ void __launch_bounds__(TC8D_THREADS, 1)
          * row (channel) krow + 8 (v / 2), column (pixel) 8i + 2t + v % 2. A warp's
          * store covers 4 pixels x 8 neighbouring channels: 32-byte pieces. */
 #pragma unroll
-    for (int i = 0; i < TC8D_BM / 8; ++i)
+    for (int i = 0; i < TC9A_BM / 8; ++i)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
             const long long m = m0 + 8 * i + 2 * t + (v & 1);
@@ -283,7 +285,7 @@ extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const
 /* Whether `kernel` (one of the two) runs here. */
 static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
 {
-    return tc_wgmma_runs(kernel, "8d wgmma TF32", "conv2d_tc_wgmma_kernel", TC8D_THREADS, TC8D_SMEM,
+    return tc_wgmma_runs(kernel, "9a wgmma TF32", "conv2d_tc_wgmma_kernel", TC9A_THREADS, TC9A_SMEM,
                          msg);
 }
 
@@ -303,10 +305,10 @@ extern "C" conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, c
     if ((st = wgmma_runs(kernel, msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
-    const dim3 grid((unsigned)((g.m + TC8D_BM - 1) / TC8D_BM),
-                    (unsigned)((g.k + TC8D_BN - 1) / TC8D_BN));
+    const dim3 grid((unsigned)((g.m + TC9A_BM - 1) / TC9A_BM),
+                    (unsigned)((g.k + TC9A_BN - 1) / TC9A_BN));
     void *args[] = {(void *)&d_x, (void *)&d_w, (void *)&d_y, (void *)&g};
-    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(TC8D_THREADS), args, TC8D_SMEM, stream),
+    CONV_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(TC9A_THREADS), args, TC9A_SMEM, stream),
                     msg);
     CONV_CHECK_LAUNCH("conv2d_tc_wgmma_kernel", msg);
     return CONV_OK;

@@ -1,0 +1,63 @@
+/* Step 09 on the GPU: step 08's implicit GEMM (NHWC, TF32) on Hopper's own
+ * tensor-core instructions:
+ *   9a  TF32 through wgmma, asynchronous warpgroup products with one operand
+ *       read from shared memory, fed by a cp.async pipeline (hopper_wgmma_9a.cu);
+ *   9b  9a's products with their copies made by the Tensor Memory
+ *       Accelerator, one producer warpgroup feeding two consumers, in
+ *       persistent blocks (hopper_tma_9b.cu).
+ * Both keep x as stored, truncated to TF32 by the tensor cores (step 08's
+ * TC_TF32_XTRUNC bound, tc_host.h). Any N, C, K, H, W, filter, padding,
+ * stride and dilation; NHWC only (step 08's checks, tc_check.h). Needs a GPU
+ * of compute capability 9.0 and code built for sm_90a; otherwise
+ * CONV_ERR_UNSUPPORTED with one line, before any launch. Device pointers d_. */
+#ifndef HOPPER_H
+#define HOPPER_H
+
+#include <cuda_runtime_api.h>
+
+#include "conv_params.h"
+#include "conv_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What 9a and 9b need before a launch (hopper_wgmma_9a.cu): TF32 tensor
+ * cores, compute capability 9.0, sm_90a code in this build and `kernel`'s
+ * block (threads, dynamic shared memory); the message names `what` and
+ * `name`. */
+conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name, int threads,
+                          size_t smem, conv_msg *msg);
+
+/* CONV_OK when 9a runs here: a GPU of compute capability 9.0, a build with
+ * sm_90a code, and the shared memory 9a needs (201 KB per block); else
+ * CONV_ERR_UNSUPPORTED with one line saying which is missing. */
+conv_status tc_wgmma_available(conv_msg *msg);
+
+/* 9a: y = conv(x, w) with wgmma.mma_async (the weights rounded to TF32, x
+ * truncated by the tensor cores); 128 output channels x 256 pixels per
+ * block. */
+conv_status conv2d_tc_wgmma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                            cudaStream_t stream, conv_msg *msg);
+
+/* 1 when a TMA tensor map can describe the problem: C and K multiples of 4,
+ * x, w and y 16-byte aligned, padding and pad - (filter - 1) * dilation within
+ * [-128, 127] on each axis, strides up to 8. No CUDA call. */
+int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w, const float *d_y);
+
+/* CONV_OK when 9b runs here (as tc_wgmma_available, 197 KB per block). */
+conv_status tc_tma_available(conv_msg *msg);
+
+/* 9b: 9a's product with its copies made by TMA (im2col mode for x) and its
+ * warps in roles, one producer warpgroup and two consumer warpgroups
+ * synchronised by mbarriers (hopper_tma_9b.cu), in persistent blocks (one
+ * per SM, each walking many tiles); the same precision and tile as 9a. A
+ * problem no tensor map describes (tc_tma_fits) runs 9a. */
+conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                          cudaStream_t stream, conv_msg *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOPPER_H */

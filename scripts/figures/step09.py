@@ -1,0 +1,308 @@
+"""Step 09's figures: step 08's implicit GEMM on Hopper's wgmma and TMA (docs/09_hopper.md).
+
+    09_wgmma            9a's block tile as two warpgroups' wgmma products, and
+                        the 128-byte swizzle of its activation rows
+    09_tma              9b's block: a producer warpgroup, two consumer
+                        warpgroups and the ring of stages with their full and
+                        empty mbarriers; the pixels one im2col copy walks
+
+The tile sizes are the #defines of 09_hopper/hopper_wgmma_9a.cu (TC9A_*) and
+hopper_tma_9b.cu (TC9B_*); wgmma's k for TF32 and the four warps of a
+warpgroup are the hardware's (WGMMA_K and WARPGROUP below); the problems are
+CUTLASS's and HPC101's in NHWC, from the benchmark's table.
+"""
+from .draw import COLORS, WARP, arrow, box, canvas_below, fmt, new_figure, out_size, outline
+from .manifest import figure, paragraph
+
+NOTE = "09_hopper.md"  # the lecture note of every figure here (docs/)
+
+WGMMA_K = 8  # wgmma's k for TF32: m64nNk8
+WARPGROUP = 4  # warps per warpgroup: the hardware's
+FOLLOW_9A = {"m": 64045, "k": 100, "j": 700}  # the output the note follows (CUTLASS's problem)
+
+
+# ---------------------------------------------------------------------------
+# 09_wgmma
+
+def wgmma_geometry(k):
+    """9a's tiles from the constants of hopper_wgmma_9a.cu, and the output
+    the note follows, from its block to its lane, register and swizzled slot."""
+    BM, BN, BK = k["TC9A_BM"], k["TC9A_BN"], k["TC9A_BK"]
+    warps = k["TC9A_THREADS"] // WARP
+    groups = warps // WARPGROUP
+    M64 = BN // groups  # rows of D per warpgroup: wgmma's M
+    row_bytes, ldw = k["TC9A_ROW"], k["TC9A_LDW"]
+    stage = BM * row_bytes + BK * ldw * 4
+    smem = 1024 + k["TC9A_STAGES"] * stage + BM * 16
+    m, kk, j = FOLLOW_9A["m"], FOLLOW_9A["k"], FOLLOW_9A["j"]
+    px, ch = m % BM, kk % BN  # pixel and channel within the block's tile
+    wg, r64 = ch // M64, ch % M64
+    warp = wg * WARPGROUP + r64 // 16
+    g, half = r64 % 8, (r64 % 16) // 8
+    i, t, odd = px // 8, (px % 8) // 2, px % 2
+    jj = j % BK  # j within its stage
+    chunk = jj // 4
+    slot = chunk ^ (px % 8)
+    copier = (px % 32) * 8 + chunk  # thread tid copies rows tid / 8 + 32 i, chunk tid % 8
+    return {"BM": BM, "BN": BN, "BK": BK, "warps": warps, "groups": groups, "M64": M64,
+            "stages": k["TC9A_STAGES"], "threads": k["TC9A_THREADS"], "row": row_bytes,
+            "ldw": ldw, "stage": stage, "smem": smem, "acc": M64 * BM // (WARPGROUP * WARP),
+            "chunks": row_bytes // 16, "m": m, "k": kk, "j": j, "bx": m // BM, "by": kk // BN,
+            "px": px, "ch": ch, "wg": wg, "warp": warp, "lane": 4 * g + t,
+            "reg": 4 * i + 2 * half + odd, "kt": j // BK, "jj": jj, "chunk": chunk,
+            "slot": slot, "copier": copier, "ks": jj // WGMMA_K,
+            "byte": px * row_bytes + slot * 16 + (jj % 4) * 4}
+
+
+def caption_09_wgmma(k):
+    g = wgmma_geometry(k)
+    return paragraph("""
+        (a) 9a's block computes the transposed tile D[k][m] = sum_j W[k][j] A^T[j][m]:
+        {g[BN]} output channels (rows) by {g[BM]} pixels (columns), with {g[threads]} threads,
+        {g[groups]} warpgroups of {wg} warps. Warpgroup w owns channels {g[M64]}w to
+        {g[M64]}w + {last}, one wgmma.mma_async m{g[M64]}n{g[BM]}k{kk} per k-step of {kk}:
+        its first operand, {g[M64]} x {kk} of the weights, from registers (each warp {wrows}
+        rows, rounded to TF32 with cvt.rna); its second, {kk} x {g[BM]} of the activations,
+        read by the tensor cores from shared memory through a matrix descriptor (TF32 operands
+        in shared memory must be K-major: j contiguous, as the channels of an NHWC image are).
+        {g[acc]} accumulators per thread. A stage holds {g[BK]} j: a row of {g[row]} bytes per
+        pixel and a {g[BK]} x {g[BN]} weight tile in rows of {g[ldw]} floats; {g[stages]}
+        stages and a table of the pixels take {smem:,} bytes of shared memory. Red: the
+        output the note follows, y[{m}][{g[k]}] on CUTLASS's problem in NHWC: block
+        ({g[bx]}, {g[by]}), pixel {g[px]} and channel {g[ch]} of its tile, warpgroup
+        {g[wg]}, warp {g[warp]}, lane {g[lane]}, accumulator acc[{g[reg]}]. (b) The
+        activation rows of a stage without and with the 128-byte swizzle: each row is
+        {g[chunks]} chunks of 16 bytes (4 floats of j); the tensor cores read 8 rows of one
+        chunk at a time. Stored plainly, chunk c of 8 rows sits in the same 4 banks, an
+        8-way conflict; swizzled, chunk c of row p goes to slot c ^ (p % 8), 8 different
+        slots, all 32 banks. Red: A[{m}][{g[j]}], j {g[jj]} of stage {g[kt]}, in chunk
+        {g[chunk]} of pixel row {g[px]}, stored in slot {g[slot]} ({g[byte]:,} bytes into the
+        stage), copied by thread {g[copier]} and read at k-step {g[ks]}.""",
+                     g=g, wg=WARPGROUP, last=g["M64"] - 1, kk=WGMMA_K, wrows=g["M64"] // WARPGROUP,
+                     smem=g["smem"], m=fmt(g["m"]))
+
+
+@figure(section="9a: wgmma, a warpgroup's product from shared memory",
+        uses=["TC9A_BM", "TC9A_BN", "TC9A_BK", "TC9A_THREADS", "TC9A_STAGES", "TC9A_LDW",
+              "TC9A_ROW"])
+def fig_09_wgmma(k):
+    """9a's block tile as two warpgroups' wgmma products, and the 128-byte swizzle."""
+    g = wgmma_geometry(k)
+    BM, BN = g["BM"], g["BN"]
+    sc = 4  # pixels and channels per drawn cell in (a)
+    fig = new_figure(11.5, 7.4, f"Step 09: 9a's block: {BN} channels x {BM} pixels, "
+                     f"{g['groups']} warpgroups of wgmma m{g['M64']}n{BM}k{WGMMA_K}; "
+                     "the 128-byte swizzle")
+    dw, dh = BM / sc, BN / sc  # D in cells
+    ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-14, dw + 84), (-9, dh + 2.5),
+                              title="(a) D = W x A^T, the block's tile of y transposed")
+    wgc = [COLORS["output"], "#c7e9c0"]
+    for w in range(g["warps"]):
+        wg = w // WARPGROUP
+        r0 = w * (g["M64"] // WARPGROUP) / sc
+        box(ax, 0, r0, dw, g["M64"] / WARPGROUP / sc, wgc[wg], ec="#ffffff", lw=0.6, z=1)
+        ax.text(0.5, r0 + 0.5 * g["M64"] / WARPGROUP / sc, f"warp {w}", fontsize=6.5,
+                va="center", zorder=5)
+    for wg in range(g["groups"]):
+        outline(ax, 0, wg * g["M64"] / sc, dw, g["M64"] / sc, "#333333", lw=1.2)
+        ax.text(dw + 0.8, (wg + 0.5) * g["M64"] / sc,
+                f"warpgroup {wg}: channels {wg * g['M64']}-{(wg + 1) * g['M64'] - 1}\n"
+                f"wgmma m{g['M64']}n{BM}k{WGMMA_K}, {g['acc']} accumulators per thread",
+                fontsize=7.5, va="center")
+    box(ax, g["px"] / sc, g["ch"] / sc, 1, 1, COLORS["highlight"], ec="black", lw=0.6, z=6)
+    # the operands of one k-step: W (registers) on the left, A^T (shared memory) above
+    box(ax, -4, 0, 2, dh, COLORS["weight"], ec="#555555", lw=0.8, z=1)
+    ax.text(-3, dh + 0.4, f"W\n{BN} x {WGMMA_K}\nregisters", ha="center", va="top", fontsize=7)
+    box(ax, 0, -4, dw, 2, COLORS["input"], ec="#555555", lw=0.8, z=1)
+    ax.text(dw / 2, -4.3, f"A^T: {WGMMA_K} x {BM} pixels, from shared memory (descriptor)",
+            ha="center", va="bottom", fontsize=7.5)
+    ax.text(-0.3, dh + 0.4, "0", ha="right", va="top", fontsize=6.5)
+    ax.text(dw, dh + 0.4, f"{BM} pixels", ha="right", va="top", fontsize=7)
+    notes = [f"one stage: {g['BK']} j = {g['BK'] // WGMMA_K} k-steps of {WGMMA_K}",
+             f"  activations: {BM} rows of {g['row']} bytes (swizzled)",
+             f"  weights: {g['BK']} x {BN} in rows of {g['ldw']} floats",
+             f"{g['stages']} stages + pixel table: {g['smem']:,} bytes",
+             f"red: y[{fmt(g['m'])}][{g['k']}]: block ({g['bx']}, {g['by']}),",
+             f"  warp {g['warp']}, lane {g['lane']}, acc[{g['reg']}]"]
+    for i, line in enumerate(notes):
+        ax.text(dw + 42, 2 + 3.6 * i, line, fontsize=7.5, va="center",
+                color=COLORS["highlight"] if line.startswith(("red", "  warp")) else
+                COLORS["text"])
+    # (b) plain and swizzled rows
+    n = g["chunks"]
+    ax2, _ = canvas_below(fig, bottom - 0.05, 0.01, 0.98, (-4, 4 * n + 40), (-2.2, 9.8),
+                          title="(b) 8 rows of 128 bytes: chunk c of row p stored in slot c, "
+                                "or in slot c ^ (p % 8)")
+    for panel, (x0, swz, title) in enumerate([(0, False, "plain: chunk 0 in slot 0 of every "
+                                                          "row"),
+                                              (n + 6, True, "swizzled: chunk 0 in slot p")]):
+        ax2.text(x0, -0.4, title, fontsize=8, va="bottom")
+        for p in range(8):
+            for s in range(n):
+                c = s ^ p if swz else s
+                hot = c == 0
+                box(ax2, x0 + s, p, 1, 1, COLORS["input_dark"] if hot else
+                    CHANNEL_COLORS_8[c], ec="#ffffff", lw=0.5, text=str(c), fs=6.5,
+                    tc="white" if hot else None)
+            ax2.text(x0 - 0.3, p + 0.5, str(p), ha="right", va="center", fontsize=6)
+        outline(ax2, x0, 0, n, 8, "#333333", lw=0.8)
+        ax2.text(x0, 8.4, "the 8 dark cells: " + ("the same 4 banks" if not swz else
+                                                  "32 different banks"),
+                 fontsize=7.5, va="top",
+                 color=COLORS["highlight"] if not swz else COLORS["output_dark"])
+    tx = 2 * n + 12
+    lines = [f"red in the note: A[{fmt(g['m'])}][{g['j']}], stage {g['kt']}, j {g['jj']}:",
+             f"  pixel row {g['px']}, chunk {g['chunk']} -> slot {g['chunk']} ^ {g['px'] % 8}"
+             f" = {g['slot']}",
+             f"  copied by thread {g['copier']}, read at k-step {g['ks']}",
+             "descriptor: start / 16, stride 1024 bytes (8 rows),",
+             "  swizzle mode 128 bytes; stage aligned to 1024 bytes"]
+    for i, line in enumerate(lines):
+        ax2.text(tx, 0.6 + 1.8 * i, line, fontsize=7.5, va="center",
+                 color=COLORS["highlight"] if i < 3 else COLORS["text"])
+    return fig
+
+
+CHANNEL_COLORS_8 = ["#9ecae1", "#fdae6b", "#a1d99b", "#cbc9e2", "#fcbba1", "#fdd0a2", "#c7e9c0",
+                    "#dadaeb"]
+
+
+# ---------------------------------------------------------------------------
+# 09_tma
+
+FOLLOW_9B = 39  # the tile whose im2col copy 09_tma follows (the lab problem)
+
+
+def tma_geometry(k):
+    """9b's block from the constants of hopper_tma_9b.cu, and the pixels of
+    one tile's im2col copy on the lab problem: where they start and how the
+    copy walks them across rows and images."""
+    BM, BN, BK, stages = k["TC9B_BM"], k["TC9B_BN"], k["TC9B_BK"], k["TC9B_STAGES"]
+    threads = k["TC9B_THREADS"]
+    pr = k["problem hpc101-nhwc"]
+    N, C, H, W, R, S = pr["n"], pr["c"], pr["h"], pr["w"], pr["r"], pr["s"]
+    P, Q = out_size(H, R, pr["pad_h"]), out_size(W, S, pr["pad_w"])
+    m0 = FOLLOW_9B * BM
+    runs = []  # (n, p, q0, q1): the tile's pixels, one run per output row
+    m = m0
+    while m < m0 + BM:
+        n, rem = m // (P * Q), m % (P * Q)
+        p, q = rem // Q, rem % Q
+        q1 = min(Q, q + m0 + BM - m)
+        runs.append((n, p, q, q1))
+        m += q1 - q
+    n0, p0, q0 = runs[0][0], runs[0][1], runs[0][2]
+    return {"BM": BM, "BN": BN, "BK": BK, "stages": stages, "threads": threads,
+            "groups": threads // (WARPGROUP * WARP), "act": k["TC9B_ACT_BYTES"],
+            "wts": k["TC9B_WTS_BYTES"], "boxes": BN // 32, "smem": k["TC9B_SMEM"],
+            "N": N, "C": C, "H": H, "W": W, "R": R, "S": S, "P": P, "Q": Q,
+            "pad_h": pr["pad_h"], "pad_w": pr["pad_w"], "cch": -(-C // BK),
+            "kts": R * S * -(-C // BK), "bx": FOLLOW_9B, "m0": m0, "runs": runs,
+            "h0": p0 - pr["pad_h"], "w0": q0 - pr["pad_w"], "n0": n0,
+            "upper_h": pr["pad_h"] - (R - 1), "upper_w": pr["pad_w"] - (S - 1)}
+
+
+def caption_09_tma(k):
+    g = tma_geometry(k)
+    runs = "; ".join(f"image {n}, row {p}, columns {a}-{b - 1}" for n, p, a, b in g["runs"])
+    return paragraph("""
+        (a) 9b's block of {g[threads]} threads: warpgroup 2 is the producer, whose first
+        thread issues every TMA copy; warpgroups 0 and 1 are the consumers, each issuing
+        wgmma m64n{g[BM]}k8 for 64 of the block's {g[BN]} output channels, as in 9a. The
+        block is persistent: it takes tiles bx, bx + gridDim.x, ..., and the stages of all its
+        tiles go round the ring of {g[stages]} buffers: stage it, counted across the tiles, uses
+        buffer it % {g[stages]}, which holds the
+        activations of {g[BM]} pixels x {g[BK]} channels ({g[act]:,} bytes, one im2col
+        copy) and the weights, {g[boxes]} boxes of {g[BK]} rows x 32 channels ({g[wts]:,}
+        bytes, {g[boxes]} tiled copies). Each buffer has two mbarriers: "full", on which the
+        producer arrives announcing the {total:,} bytes and the copies count them in, and
+        "empty", on which each of the 8 consumer warps arrives once its wgmmas of that stage
+        are complete. A wait names the phase it expects by its parity, 0, 1, 0, ... on each
+        round of the ring. (b) The pixels of one im2col copy on the HPC101 lab problem
+        ({g[N]} images of {g[H]} x {g[W]}, 3 x 3, padding 1): tile {g[bx]}, block {g[bx]}'s
+        first, starts at output
+        pixel {m0}, and its copy takes {g[BM]} consecutive pixels, {runs}: across a row end and
+        an image end. The producer gives the window corner of the first pixel, (n, h, w) =
+        ({g[n0]}, {g[h0]}, {g[w0]}), and a tap offset (s, r); the tensor map holds the rest:
+        the corners run from -{g[pad_w]} to {g[upper_w]} past the far edge of each row (so
+        {g[Q]} pixels a row), rows from -{g[pad_h]} to {g[upper_h]} past the last, then the next
+        image; what lies outside the image reads as 0. Stage kt of a tile is tap kt / {g[cch]},
+        channels {g[BK]} (kt % {g[cch]}) on: {g[kts]} stages a tile here.""",
+                     g=g, total=g["act"] + g["wts"], runs=runs, m0=fmt(g["m0"]))
+
+
+@figure(section="9b: TMA copies and warps in roles",
+        uses=["TC9B_BM", "TC9B_BN", "TC9B_BK", "TC9B_STAGES", "TC9B_THREADS", "TC9B_ACT_BYTES",
+              "TC9B_WTS_BYTES", "TC9B_SMEM", "problem hpc101-nhwc"])
+def fig_09_tma(k):
+    """9b's roles and ring of stages, and the pixels of one im2col copy."""
+    g = tma_geometry(k)
+    fig = new_figure(11.5, 7.6, f"Step 09: 9b's block: a producer warpgroup, {g['groups'] - 1} "
+                     f"consumer warpgroups, {g['stages']} stages handed over through mbarriers")
+    ax, bottom = canvas_below(fig, 0.93, 0.01, 0.98, (0, 108), (2, 31),
+                              title="(a) roles and the ring of stages")
+    box(ax, 1, 11, 20, 8, COLORS["register"], text="warpgroup 2: producer\nthread 0 issues "
+        "every copy\n(setmaxnreg: 40 registers)", fs=7.5)
+    for wg in range(g["groups"] - 1):
+        box(ax, 87, 4 + 13 * wg, 20, 9, COLORS["output"],
+            text=f"warpgroup {wg}: consumer\nwgmma m64n{g['BM']}k8,\nchannels "
+                 f"{64 * wg}-{64 * wg + 63}\n(setmaxnreg: 232)", fs=7.5)
+    bw = 12
+    for st in range(g["stages"]):
+        x0 = 27 + st * (bw + 1.5)
+        box(ax, x0, 6, bw, 12, COLORS["input"], text=f"x: {g['BM']} px\nx {g['BK']} ch\n"
+            f"{g['act'] // 1024} KB", fs=6.5)
+        for b in range(g["boxes"]):
+            box(ax, x0 + b * bw / g["boxes"], 18, bw / g["boxes"], 4, COLORS["weight"],
+                ec="#ffffff")
+        ax.text(x0 + bw / 2, 20, f"w: {g['wts'] // 1024} KB", ha="center", va="center",
+                fontsize=6.5)
+        ax.text(x0 + bw / 2, 4.9, f"buffer {st}", ha="center", va="bottom", fontsize=7)
+        box(ax, x0, 23, bw / 2 - 0.3, 2.6, COLORS["shared"], text="full", fs=6.5)
+        box(ax, x0 + bw / 2 + 0.3, 23, bw / 2 - 0.3, 2.6, COLORS["idle"], text="empty", fs=6.5)
+    ax.text(1, 3.5, "persistent: one block per SM takes tiles bx, bx + gridDim.x, ...;\n"
+            "its stages go round the ring from one tile into the next", fontsize=7,
+            va="center")
+    arrow(ax, (21, 15), (27, 12), color=COLORS["input_dark"])
+    ax.text(21.5, 17.5, "TMA copies,\nbytes counted\non full", fontsize=6.5, va="top")
+    last = 27 + g["stages"] * (bw + 1.5) - 1.5
+    arrow(ax, (last + 0.5, 11), (87, 8.5), color=COLORS["output_dark"])
+    arrow(ax, (last + 0.5, 13), (87, 21.5), color=COLORS["output_dark"])
+    ax.text(last + 1, 15.5, "wait full,\nwgmma", fontsize=6.5, va="top")
+    arrow(ax, (87, 26), (11, 19.5), color="#777777", rad=-0.12)
+    ax.text(50, 30, "each consumer warp arrives on empty when its wgmmas of the stage are "
+            "done; the producer waits on empty before it reuses the buffer", fontsize=7,
+            ha="center", va="center")
+    # (b) the pixels of one im2col copy
+    Q = g["Q"]
+    rows = [(n, p) for n, p, _, _ in g["runs"]]
+    show = [(rows[0][0], rows[0][1] - 1)] + rows + [(rows[-1][0], rows[-1][1] + 1)]
+    rh = 2.4  # a drawn row's height, in pixel widths
+    ax2, _ = canvas_below(fig, bottom - 0.03, 0.01, 0.98, (-16, Q + 30),
+                          (-2.5, rh * len(show) + 1),
+                          title=f"(b) tile {g['bx']}'s im2col copy on the lab problem: "
+                                f"{g['BM']} consecutive output pixels, walked by the tensor map")
+    order = 0
+    for i, (n, p) in enumerate(show):
+        y = rh * i
+        ax2.text(-1, y + rh / 2, f"image {n}, row {p}", ha="right", va="center", fontsize=7)
+        run = [r for r in g["runs"] if (r[0], r[1]) == (n, p)]
+        for q in range(Q):
+            inside = bool(run) and run[0][2] <= q < run[0][3]
+            box(ax2, q, y + 0.2, 1, rh - 0.4, COLORS["input_dark"] if inside else
+                COLORS["idle"], ec="#ffffff", lw=0.2, z=2)
+        if run:
+            a, b = run[0][2], run[0][3]
+            ax2.text(Q + 1, y + rh / 2, f"pixels {order}-{order + b - a - 1} of the copy",
+                     fontsize=7, va="center", color=COLORS["input_dark"])
+            order += b - a
+        if i + 1 < len(show) and show[i + 1][0] != n:
+            ax2.plot([-15, Q + 29], [y + rh, y + rh], color=COLORS["highlight"], lw=1.0,
+                     zorder=6)
+            ax2.text(Q + 29, y + rh - 0.2, "next image", ha="right", va="bottom", fontsize=6.5,
+                     color=COLORS["highlight"])
+    first = g["runs"][0]
+    ax2.text(first[2], -0.3, f"start: window corner (n, h, w) = ({g['n0']}, {g['h0']}, "
+             f"{g['w0']}) of pixel ({first[0]}, {first[1]}, {first[2]})", fontsize=7,
+             va="bottom", color=COLORS["highlight"])
+    return fig
