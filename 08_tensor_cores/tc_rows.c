@@ -34,8 +34,8 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
         return conv2d_tc_mma(p, v->precision, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
     if (v->kernel == TC_WMMA_FP16)
         return conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, stream, msg);
-    if (v->kernel == TC_MMA_FP16)
-        return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, v->d_work, v->work_elems, stream, msg);
+    if (v->kernel == TC_MMA_FP16) /* on the FP16 copies setup made, as cuDNN FP16 */
+        return conv2d_tc_mma_fp16_run(p, d_x, v->d_work, v->work_elems, d_y, stream, msg);
     return conv2d_tc_wmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -54,7 +54,10 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     return conv_device_alloc(&v->d_work, v->work_elems, "8b's filter as KRSC", msg);
 }
 
-/* 8a-fp16 and 8b-fp16: inputs FP16 can hold, or the row is skipped saying which is not. */
+/* 8a-fp16 and 8b-fp16: inputs FP16 can hold, or the row is skipped saying
+ * which is not. 8b-fp16's FP16 copies of x and w are made here, before the
+ * measurement, as the cuDNN FP16 row converts its inputs before it: both
+ * time the convolution of tensors already in half precision. */
 static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
     tc_variant *v = ctx;
@@ -63,9 +66,15 @@ static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
         st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
     if (st != CONV_OK || v->kernel != TC_MMA_FP16)
         return st;
-    /* 8b-fp16: the workspace for its FP16 copies of x and w */
-    v->work_elems = conv2d_tc_mma_fp16_workspace_elems(&pb->p);
-    return conv_device_alloc(&v->d_work, v->work_elems, "8b-fp16's FP16 copies", msg);
+    /* 8b-fp16: the workspace for its FP16 copies of x and w, and the copies */
+    v->work_elems = conv2d_tc_fp16_workspace_elems(&pb->p);
+    st = conv_device_alloc(&v->d_work, v->work_elems, "8b-fp16's FP16 copies", msg);
+    if (st == CONV_OK)
+        st = conv2d_tc_fp16_copies(&pb->p, pb->d_x, pb->d_w, v->d_work, v->work_elems, pb->stream,
+                                   msg);
+    if (st == CONV_OK)
+        CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
+    return st;
 }
 
 static void teardown(void *ctx)

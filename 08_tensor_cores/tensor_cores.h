@@ -47,19 +47,36 @@ conv_status conv2d_tc_wmma_fp16(const conv_params *p, const float *d_x, const fl
 
 /* 8b-fp16: 8b's product in half precision through mma.sync (m16n8k16 from
  * compute capability 8.0, two m16n8k8 on 7.5), float accumulators; 128 x
- * 128 outputs per block; on every GPU from compute capability 7.5. First
- * the filter is written into d_work as KRSC in FP16, and, where the copies
- * run through cp.async (compute capability 8.0 and C % 8 == 0), x after it
- * in FP16; on Turing x is rounded as it is copied. d_work must hold
- * conv2d_tc_mma_fp16_workspace_elems(p) floats (work_elems says how many it
- * holds; fewer, or no d_work: CONV_ERR_INVALID before any launch). x and w
- * within +-65504, as for 8a-fp16. */
+ * 128 outputs per block; on every GPU from compute capability 7.5. In two
+ * parts, or both at once:
+ *   conv2d_tc_fp16_copies() writes into d_work x in FP16 (from its start)
+ *     and the filter as KRSC in FP16 (from half conv2d_tc_fp16_filter_at(p)),
+ *     each value rounded to nearest: what a network in half precision holds;
+ *     step 09's 9b-fp16 reads the same copies;
+ *   conv2d_tc_mma_fp16_run() is the convolution on those copies (on Turing,
+ *     or where C % 8 != 0, it reads x itself and rounds it as it copies it);
+ *   conv2d_tc_mma_fp16() calls the two.
+ * d_work must hold conv2d_tc_fp16_workspace_elems(p) floats, 16-byte
+ * aligned (work_elems says how many it holds; fewer, or no d_work:
+ * CONV_ERR_INVALID before any launch). x and w within +-65504, as for
+ * 8a-fp16. */
+conv_status conv2d_tc_fp16_copies(const conv_params *p, const float *d_x, const float *d_w,
+                                  float *d_work, size_t work_elems, cudaStream_t stream,
+                                  conv_msg *msg);
+conv_status conv2d_tc_mma_fp16_run(const conv_params *p, const float *d_x, const float *d_work,
+                                   size_t work_elems, float *d_y, cudaStream_t stream,
+                                   conv_msg *msg);
 conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                                float *d_work, size_t work_elems, cudaStream_t stream,
                                conv_msg *msg);
 
-/* Floats of the workspace 8b-fp16 needs: FP16 copies of x and of the filter. */
-size_t conv2d_tc_mma_fp16_workspace_elems(const conv_params *p);
+/* Floats of the workspace of the FP16 copies; the half where the filter's
+ * starts; CONV_OK when d_work is given, holds work_elems >= that many floats
+ * and is 16-byte aligned (else CONV_ERR_INVALID, one line). */
+size_t conv2d_tc_fp16_workspace_elems(const conv_params *p);
+size_t conv2d_tc_fp16_filter_at(const conv_params *p);
+conv_status conv2d_tc_fp16_check_work(const conv_params *p, const float *d_work, size_t work_elems,
+                                      conv_msg *msg);
 
 /* Floats of the workspace 8b and 8c need: the filter as KRSC, K*R*S*C. */
 size_t conv2d_tc_mma_workspace_elems(const conv_params *p);

@@ -1,10 +1,11 @@
 /* Step 08. Version: 8b-fp16.
  *
  * 8b's implicit GEMM in half precision with mma.sync, for every GPU of the
- * course. The launcher first writes FP16 copies into the caller's
- * workspace: the filter as KRSC (tc_filter_kernel, tc_filter.cuh) and,
- * where the copies run through cp.async, x too (tc16_x_kernel); cp.async
- * copies bytes as they are and cannot round a float to a half. A block computes 128 x 128
+ * course. First conv2d_tc_fp16_copies() writes FP16 copies of x
+ * (tc16_x_kernel) and of the filter as KRSC (tc_filter_kernel,
+ * tc_filter.cuh) into the caller's workspace, as a network keeps its tensors
+ * in half precision; cp.async copies bytes as they are and cannot round a
+ * float to a half. Then the kernel (conv2d_tc_mma_fp16_run()): a block computes 128 x 128
  * outputs with 4 warps of 64 x 64, fragments loaded by ldmatrix, float
  * accumulators. From compute capability 8.0 one m16n8k16 product per
  * fragment pair and a cp.async pipeline (three stages of 64 columns, or
@@ -423,10 +424,55 @@ static size_t tc16_halves(size_t n)
     return (n + 7) / 8 * 8;
 }
 
-extern "C" size_t conv2d_tc_mma_fp16_workspace_elems(const conv_params *p)
+extern "C" size_t conv2d_tc_fp16_filter_at(const conv_params *p)
 {
-    return (tc16_halves(conv_input_elems(p)) + tc16_halves(conv_filter_elems(p))) / 2;
+    return tc16_halves(conv_input_elems(p));
 }
+
+extern "C" size_t conv2d_tc_fp16_workspace_elems(const conv_params *p)
+{
+    return (conv2d_tc_fp16_filter_at(p) + tc16_halves(conv_filter_elems(p))) / 2;
+}
+
+extern "C" conv_status conv2d_tc_fp16_check_work(const conv_params *p, const float *d_work,
+                                                 size_t work_elems, conv_msg *msg)
+{
+    if (d_work == NULL)
+        return conv_fail(
+            msg, CONV_ERR_INVALID,
+            "the FP16 versions need a workspace (d_work) for the FP16 copies of x and w");
+    if (work_elems < conv2d_tc_fp16_workspace_elems(p))
+        return conv_fail(
+            msg, CONV_ERR_INVALID,
+            "the workspace (work_elems) holds %zu floats; the FP16 copies need %zu here",
+            work_elems, conv2d_tc_fp16_workspace_elems(p));
+    if ((uintptr_t)d_work % 16 != 0)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "the workspace (d_work) must be 16-byte aligned, as cudaMalloc's are");
+    return CONV_OK;
+}
+
+/* excerpt: fp16 copies */
+extern "C" conv_status conv2d_tc_fp16_copies(const conv_params *p, const float *d_x,
+                                             const float *d_w, float *d_work, size_t work_elems,
+                                             cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = conv2d_tc_fp16_check_work(p, d_work, work_elems, msg);
+    if (st == CONV_OK)
+        st = tc_check_call(p, d_x, d_w, d_work, msg);
+    if (st != CONV_OK)
+        return st;
+    const tc_geom g = tc_make_geom(p);
+    __half *xh = (__half *)d_work, *wk = xh + conv2d_tc_fp16_filter_at(p);
+    if ((st = tc_filter(g, false, d_w, wk, stream, "8b-fp16", msg)) != CONV_OK)
+        return st;
+    const long long n = (long long)conv_input_elems(p), blocks = (n + 1023) / 1024;
+    tc16_x_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+        d_x, xh, n, (uintptr_t)d_x % 16 == 0);
+    CONV_CHECK_LAUNCH("tc16_x_kernel", msg);
+    return CONV_OK;
+}
+/* excerpt end: fp16 copies */
 
 /* A configuration: the kernel and its shared memory per block. */
 typedef struct {
@@ -449,7 +495,7 @@ static tc16_config tc16_cfg(void)
  * a block), or four of 32 (66 KB) where those let more blocks share an SM
  * (an A100: 164 KB per SM) or the three do not fit; else, or where neither
  * fits, the register-staged copies, two stages of 32 (34 KB). *async says
- * whether x must be copied to FP16 first. */
+ * whether the kernel reads x's FP16 copy (else x itself). */
 static conv_status tc16_choose(bool vec, tc16_config *cfg, bool *async, conv_msg *msg)
 {
     const tc16_config deep = tc16_cfg<64, 3, true, true, true>(),
@@ -477,42 +523,39 @@ static conv_status tc16_choose(bool vec, tc16_config *cfg, bool *async, conv_msg
     return conv_kernel_fits(cfg->kernel, "conv2d_tc_mma_fp16_kernel", TC16_THREADS, cfg->smem, msg);
 }
 
+extern "C" conv_status conv2d_tc_mma_fp16_run(const conv_params *p, const float *d_x,
+                                              const float *d_work, size_t work_elems, float *d_y,
+                                              cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = conv2d_tc_fp16_check_work(p, d_work, work_elems, msg);
+    if (st == CONV_OK)
+        st = tc_check_call(p, d_x, d_work, d_y, msg);
+    if (st != CONV_OK)
+        return st;
+    const tc_geom g = tc_make_geom(p);
+    const bool vec = p->c % 8 == 0 && (uintptr_t)d_x % 16 == 0;
+    tc16_config cfg = {NULL, 0};
+    bool async = false; /* the Turing code reads x itself, as floats */
+    if ((st = tc16_choose(vec, &cfg, &async, msg)) != CONV_OK)
+        return st;
+    const dim3 grid((unsigned)((g.m + TC16_BM - 1) / TC16_BM),
+                    (unsigned)((g.k + TC16_BN - 1) / TC16_BN));
+    const __half *xh = (const __half *)d_work, *wk = xh + conv2d_tc_fp16_filter_at(p);
+    void *args[] = {(void *)&d_x, (void *)&xh, (void *)&wk, (void *)&d_y, (void *)&g};
+    CONV_CUDA_CHECK(cudaLaunchKernel(cfg.kernel, grid, dim3(TC16_THREADS), args, cfg.smem, stream),
+                    msg);
+    CONV_CHECK_LAUNCH("conv2d_tc_mma_fp16_kernel", msg);
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_tc_mma_fp16(const conv_params *p, const float *d_x, const float *d_w,
                                           float *d_y, float *d_work, size_t work_elems,
                                           cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
-    if (st == CONV_OK && d_work == NULL)
-        st = conv_fail(msg, CONV_ERR_INVALID,
-                       "8b-fp16 needs a workspace (d_work) for the FP16 copies of x and w");
-    if (st == CONV_OK && work_elems < conv2d_tc_mma_fp16_workspace_elems(p))
-        st = conv_fail(msg, CONV_ERR_INVALID,
-                       "the workspace (work_elems) holds %zu floats; 8b-fp16 needs %zu here",
-                       work_elems, conv2d_tc_mma_fp16_workspace_elems(p));
-    if (st != CONV_OK)
-        return st;
-    const tc_geom g = tc_make_geom(p);
-    const bool vec = p->c % 8 == 0 && (uintptr_t)d_x % 16 == 0 && (uintptr_t)d_work % 16 == 0;
-    tc16_config cfg = {NULL, 0};
-    bool async = false;
-    if ((st = tc16_choose(vec, &cfg, &async, msg)) != CONV_OK)
-        return st;
-    /* the FP16 copies: the filter as KRSC after x's place, x where cp.async reads it */
-    __half *xh = (__half *)d_work, *wk = xh + tc16_halves(conv_input_elems(p));
-    if ((st = tc_filter(g, false, d_w, wk, stream, "8b-fp16", msg)) != CONV_OK)
-        return st;
-    if (async) {
-        const long long n = (long long)conv_input_elems(p), blocks = (n + 1023) / 1024;
-        tc16_x_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
-            d_x, xh, n, (uintptr_t)d_x % 16 == 0);
-        CONV_CHECK_LAUNCH("tc16_x_kernel", msg);
-    }
-    const dim3 grid((unsigned)((g.m + TC16_BM - 1) / TC16_BM),
-                    (unsigned)((g.k + TC16_BN - 1) / TC16_BN));
-    const __half *cxh = xh, *cwk = wk;
-    void *args[] = {(void *)&d_x, (void *)&cxh, (void *)&cwk, (void *)&d_y, (void *)&g};
-    CONV_CUDA_CHECK(cudaLaunchKernel(cfg.kernel, grid, dim3(TC16_THREADS), args, cfg.smem, stream),
-                    msg);
-    CONV_CHECK_LAUNCH("conv2d_tc_mma_fp16_kernel", msg);
-    return CONV_OK;
+    if (st == CONV_OK)
+        st = conv2d_tc_fp16_copies(p, d_x, d_w, d_work, work_elems, stream, msg);
+    if (st == CONV_OK)
+        st = conv2d_tc_mma_fp16_run(p, d_x, d_work, work_elems, d_y, stream, msg);
+    return st;
 }

@@ -2,22 +2,35 @@
 
 #include <string.h>
 
+#include "conv_cuda.h"
+#include "conv_fp16.h"
 #include "tc_check.h"
 #include "tc_host.h"
 #include "tc_rows.h"
+#include "tensor_cores.h"
 
-/* What a row runs: the wgmma kernel fed by cp.async (9a) or by TMA (9b). */
-typedef enum { HOPPER_WGMMA, HOPPER_TMA } hopper_kernel;
+/* What a row runs: the wgmma kernel fed by cp.async (9a) or by TMA (9b),
+ * or 9b in FP16 on the FP16 copies its setup makes (9b-fp16). */
+typedef enum { HOPPER_WGMMA, HOPPER_TMA, HOPPER_TMA_FP16 } hopper_kernel;
+typedef struct {
+    hopper_kernel kernel;
+    float *d_work; /* HOPPER_TMA_FP16: the FP16 copies of x and w (setup) */
+    size_t work_elems;
+} hopper_variant;
 
-static hopper_kernel kernels[HOPPER_ROW_COUNT] = {HOPPER_WGMMA, HOPPER_TMA};
-static const char *const names[HOPPER_ROW_COUNT] = {"9a wgmma TF32", "9b wgmma TF32, TMA"};
-static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b"};
+static hopper_variant variants[HOPPER_ROW_COUNT] = {
+    {HOPPER_WGMMA, NULL, 0}, {HOPPER_TMA, NULL, 0}, {HOPPER_TMA_FP16, NULL, 0}};
+static const char *const names[HOPPER_ROW_COUNT] = {"9a wgmma TF32", "9b wgmma TF32, TMA",
+                                                    "9b-fp16 wgmma FP16, TMA"};
+static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b", "9b-fp16"};
 
 conv_status conv2d_hopper_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                                float *d_y, cudaStream_t stream, conv_msg *msg)
 {
-    const hopper_kernel *k = ctx;
-    if (*k == HOPPER_TMA)
+    const hopper_variant *v = ctx;
+    if (v->kernel == HOPPER_TMA_FP16) /* on the FP16 copies setup made, as cuDNN FP16 */
+        return conv2d_tc_tma_fp16_run(p, d_x, v->d_work, v->work_elems, d_y, stream, msg);
+    if (v->kernel == HOPPER_TMA)
         return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
     return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
 }
@@ -32,15 +45,51 @@ static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
     return tc_check(p, msg);
 }
 
-/* Within the bound of x truncated to TF32 and w rounded: a factor of the
- * dot product's. */
+/* 9b-fp16: inputs FP16 can hold (or the row is skipped saying which is
+ * not), a GPU and a build it runs on, then its FP16 copies of x and w, made
+ * before the measurement as the cuDNN FP16 row converts its inputs before
+ * it: both time the convolution of tensors already in half precision. */
+static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    hopper_variant *v = ctx;
+    conv_status st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg);
+    if (st == CONV_OK)
+        st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
+    if (st == CONV_OK)
+        st = tc_tma_fp16_available(msg);
+    if (st != CONV_OK)
+        return st;
+    v->work_elems = conv2d_tc_fp16_workspace_elems(&pb->p);
+    st = conv_device_alloc(&v->d_work, v->work_elems, "9b-fp16's FP16 copies", msg);
+    if (st == CONV_OK)
+        st = conv2d_tc_fp16_copies(&pb->p, pb->d_x, pb->d_w, v->d_work, v->work_elems, pb->stream,
+                                   msg);
+    if (st == CONV_OK)
+        CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
+    return st;
+}
+
+static void teardown(void *ctx)
+{
+    hopper_variant *v = ctx;
+    conv_device_free(v->d_work);
+    v->d_work = NULL;
+    v->work_elems = 0;
+}
+
+/* Within the bound of the inputs' precision: x truncated to TF32 and w
+ * rounded (a factor of the dot product's), or both rounded to FP16. */
 static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_opts *opts,
                              conv_msg *msg)
 {
-    (void)ctx;
     (void)msg;
-    const size_t depth = (size_t)pb->p.c * pb->p.r * pb->p.s;
-    *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
+    const hopper_variant *v = ctx;
+    const conv_params *p = &pb->p;
+    const size_t depth = (size_t)p->c * p->r * p->s;
+    if (v->kernel == HOPPER_TMA_FP16)
+        *opts = conv_fp16_bound(depth, pb->h_x, conv_input_elems(p), pb->h_w, conv_filter_elems(p));
+    else
+        *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
     return CONV_OK;
 }
 
@@ -50,10 +99,15 @@ int conv_hopper_rows(const conv_params *p, const char *select, conv_row *rows, i
     (void)select;
     int n = 0;
     for (; n < HOPPER_ROW_COUNT && n < max_rows; ++n) {
-        rows[n] = conv_row_device(names[n], keys[n], conv2d_hopper_conv, &kernels[n]);
+        rows[n] = conv_row_device(names[n], keys[n], conv2d_hopper_conv, &variants[n]);
         rows[n].check = check;
         rows[n].tolerance = tolerance;
         rows[n].cls = CONV_CLASS_TF32;
+        if (variants[n].kernel == HOPPER_TMA_FP16) {
+            rows[n].setup = setup_fp16;
+            rows[n].teardown = teardown;
+            rows[n].cls = CONV_CLASS_FP16;
+        }
     }
     return n;
 }

@@ -17,8 +17,6 @@
  * Lesson: docs/09_hopper.md, section "9b: TMA copies and warps in roles". */
 #include "hopper.h"
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
@@ -26,6 +24,7 @@
 #include "tc_check.h"
 #include "tc_geom.cuh"
 #include "tc_ptx.cuh"
+#include "tc_tma.cuh"
 #include "tc_wgmma.cuh"
 
 #define TC9B_BM        256 /* pixels per block: wgmma's N */
@@ -40,69 +39,12 @@
 #define TC9B_SMEM (1024 + TC9B_STAGES * (TC9B_ACT_BYTES + TC9B_WTS_BYTES) + 2 * TC9B_STAGES * 8)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* excerpt: mbarrier */
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-/* One arrival that also announces `bytes` still to come from TMA copies. */
-__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-/* Wait until the barrier's phase of the given parity (0, 1, 0, ...) has
- * completed: all its arrivals and all its bytes. */
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done;
-    do
-        asm volatile("{\n .reg .pred p;\n"
-                     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    while (!done);
-}
-/* excerpt end: mbarrier */
-
 __device__ __forceinline__ float lds_f32(unsigned addr)
 {
     float v;
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
     return v;
 }
-
-/* excerpt: TMA copies */
-/* 256 pixels x 32 channels from x in im2col mode: the pixels from (n, h, w)
- * on, as the map walks them (w by stride_w, then h, then n), each moved by
- * the tap's offset (dw, dh); channels c .. c + 31. */
-__device__ __forceinline__ void tma_im2col(unsigned dst, const CUtensorMap *map, unsigned bar,
-                                           int c, int w, int h, int n, int dw, int dh)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(dst),
-        "l"((unsigned long long)map), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n),
-        "h"((unsigned short)dw), "h"((unsigned short)dh)
-        : "memory");
-}
-/* A 32 x 32 box of the weights, seen as w[tap][c][k]: channels k .. k + 31
- * of rows c .. c + 31 of one tap. */
-__device__ __forceinline__ void tma_tile(unsigned dst, const CUtensorMap *map, unsigned bar, int k,
-                                         int c, int tap)
-{
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
-                 "l"((unsigned long long)map), "r"(bar), "r"(k), "r"(c), "r"(tap)
-                 : "memory");
-}
-/* excerpt end: TMA copies */
 
 /* excerpt: producer */
 /* The producer (one thread): for every stage of the block's tiles, wait
@@ -303,26 +245,6 @@ extern "C" int tc_tma_fits(const conv_params *p, const float *d_x, const float *
 }
 /* excerpt end: tma fits */
 
-/* The driver's tensor-map encoders, found through the runtime (so the
- * program needs no link to the driver library). */
-static conv_status tma_encoders(PFN_cuTensorMapEncodeIm2col_v12000 *im2col,
-                                PFN_cuTensorMapEncodeTiled_v12000 *tiled, conv_msg *msg)
-{
-    cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
-    CONV_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", (void **)im2col,
-                                                     12000, cudaEnableDefault, &q1),
-                    msg);
-    CONV_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)tiled,
-                                                     12000, cudaEnableDefault, &q2),
-                    msg);
-    if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !*im2col ||
-        !*tiled)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "9b wgmma TF32, TMA: this driver has no tensor-map encoder (CUDA 12.0 "
-                         "or newer needed)");
-    return CONV_OK;
-}
-
 /* excerpt: tensor maps */
 /* x as a 4-D tensor {C, W, H, N} (innermost first) read in im2col mode,
  * 32 channels x 256 pixels a copy: the window corners run from -pad to
@@ -334,7 +256,7 @@ static conv_status tma_maps(const conv_params *p, const float *d_x, const float 
 {
     PFN_cuTensorMapEncodeIm2col_v12000 im2col = NULL;
     PFN_cuTensorMapEncodeTiled_v12000 tiled = NULL;
-    conv_status st = tma_encoders(&im2col, &tiled, msg);
+    conv_status st = tma_encoders(&im2col, &tiled, "9b wgmma TF32, TMA", msg);
     if (st != CONV_OK)
         return st;
     const cuuint64_t c = (cuuint64_t)p->c, k = (cuuint64_t)p->k;

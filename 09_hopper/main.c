@@ -1,11 +1,13 @@
 /* 09_hopper: one NHWC convolution (the common problem flags or --problem;
  * default: the catalogue's "cutlass-nhwc", CUTLASS's reference problem in
  * NHWC) by step 08's implicit GEMM on Hopper's tensor-core instructions:
- * TF32 through wgmma fed by cp.async (9a) and by TMA (9b), beside cuDNN in
- * FP32 and with TF32 allowed, and step 08's 8b, in the same run. The
+ * TF32 through wgmma fed by cp.async (9a) and by TMA (9b), FP16 fed by TMA
+ * (9b-fp16), beside cuDNN in FP32, with TF32 allowed and in FP16, and step
+ * 08's 8b and 8b-fp16, in the same run. The
  * program body, the common flags and the exit status are those of every
  * program (common/conv_program.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "conv_program.h"
 #include "conv_step_texts.h"
@@ -19,17 +21,25 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 {
     (void)opt;
     int n = 0;
-    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these four
-     * rows that the class allows (a TF32 row: all four) */
+    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these five
+     * rows that the class allows (a TF32 row: all but FP16's; the FP16 row: FP16's) */
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32();
     r[n++].ref = REF_CUDNN;
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32);
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
-    int listed = conv_tc_rows(p, NULL, r + n, max - n);
-    /* 8b: the mma.sync kernel 9a and 9b put on wgmma */
-    n += conv_rows_keep_ref(r + n, listed, "8b", REF_STEP08);
+    r[n] = conv_row_cudnn_fp16();
+    r[n++].ref = REF_CUDNN;
+    /* 8b and 8b-fp16: the mma.sync kernels 9a, 9b and 9b-fp16 put on wgmma */
+    const int listed = conv_tc_rows(p, NULL, r + n, max - n);
+    int kept = 0;
+    for (int i = 0; i < listed; ++i)
+        if (strcmp(r[n + i].key, "8b") == 0 || strcmp(r[n + i].key, "8b-fp16") == 0) {
+            r[n + kept] = r[n + i];
+            r[n + kept++].ref = REF_STEP08;
+        }
+    n += kept;
     return n + conv_hopper_rows(p, select, r + n, max - n);
 }
 

@@ -1,8 +1,9 @@
-/* Step 09. Versions: 9a and 9b.
+/* Step 09. Versions: 9a, 9b and 9b-fp16.
  *
- * What both wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu)
- * need of Hopper's wgmma.mma_async: the matrix descriptor of an operand in
- * shared memory and the m64n256k8 TF32 product. Device code compiled for
+ * What the wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu,
+ * 9b-fp16: hopper_tma_fp16.cu) need of Hopper's wgmma.mma_async: the matrix
+ * descriptor of an operand in shared memory, the m64n256k8 TF32 product and
+ * the m64n256k16 FP16 one. Device code compiled for
  * sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has wgmma. */
 #ifndef TC_WGMMA_CUH
 #define TC_WGMMA_CUH
@@ -46,6 +47,30 @@ __device__ __forceinline__ void wgmma_m64n256k8(float d[128], const unsigned a[4
                  : "memory");
 }
 /* excerpt end: wgmma */
+
+/* excerpt: wgmma fp16 */
+/* d[128] += A (64 x 16, FP16) * B (16 x 256, FP16), both from shared memory
+ * through their descriptors, both K-major (the last two 0s: neither
+ * transposed); the same accumulators and the same 32 bytes of each row per
+ * product as the TF32 one, which reads 8 floats where this reads 16 halves. */
+__device__ __forceinline__ void wgmma_m64n256k16_f16(float d[128], unsigned long long desc_a,
+                                                     unsigned long long desc_b)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
+                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+                 "%123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 0;\n"
+                 : TC9_D32(0), TC9_D32(32), TC9_D32(64), TC9_D32(96)
+                 : "l"(desc_a), "l"(desc_b)
+                 : "memory");
+}
+/* excerpt end: wgmma fp16 */
 #endif
 
 #endif /* TC_WGMMA_CUH */

@@ -98,15 +98,16 @@
 
 #define CONV_STEP_09_TEXTS                                                                         \
     .cli.program = "09_hopper",                                                                    \
-    .cli.summary = "Step 09: step 08's implicit GEMM (NHWC, TF32) on Hopper's tensor-core "        \
-                   "instructions: wgmma.mma_async with a cp.async pipeline (9a), and fed by "      \
-                   "TMA copies from a producer warpgroup in persistent blocks (9b); against "      \
-                   "cuDNN (FP32, TF32) and 8b. Needs compute capability 9.0 (H100, H200) "         \
-                   "and sm_90a code.",                                                             \
-    .title = "implicit GEMM on Hopper: TF32 through wgmma, fed by cp.async and by TMA",            \
-    .variant = {"9a|9b|all",                                                                       \
+    .cli.summary = "Step 09: step 08's implicit GEMM (NHWC) on Hopper's tensor-core "              \
+                   "instructions: TF32 through wgmma.mma_async with a cp.async pipeline (9a), "    \
+                   "and fed by TMA copies from a producer warpgroup in persistent blocks (9b); "   \
+                   "9b in FP16 (9b-fp16); against cuDNN (FP32, TF32, FP16), 8b and 8b-fp16. "      \
+                   "Needs compute capability 9.0 (H100, H200) and sm_90a code.",                   \
+    .title = "implicit GEMM on Hopper: wgmma, fed by cp.async and by TMA, in TF32 and FP16",       \
+    .variant = {"9a|9b|9b-fp16|all",                                                               \
                 "which step 09 versions to run (9a: TF32 through wgmma, 9b: 9a fed by TMA, "       \
-                "warps in roles, persistent blocks; 8b, step 08's mma.sync, always runs)"}
+                "warps in roles, persistent blocks, 9b-fp16: 9b in FP16; 8b and 8b-fp16, step "    \
+                "08's mma.sync, always run)"}
 
 #define CONV_STEP_10_TEXTS                                                                         \
     .cli.program = "10_backward",                                                                  \

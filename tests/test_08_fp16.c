@@ -13,6 +13,7 @@
 #include "conv_test_support.h"
 #include "conv_verify.h"
 #include "tensor_cores.h"
+#include "test_08_shapes.h"
 
 /* ---- host ---------------------------------------------------------------- */
 
@@ -77,16 +78,6 @@ static void model(const conv_params *p, const float *x, const float *w, int bits
     free(xr), free(wr), free(yd);
 }
 
-/* Uniform floats in [-1, 1), with every 7th x and every 5th w scaled into
- * FP16's subnormal range (below 2^-14), where the bound's absolute term
- * counts. */
-static void fill_with_subnormals(float *v, size_t count, uint64_t start, int every)
-{
-    conv_fill_uniform(v, count, start, -1.0f, 1.0f);
-    for (size_t i = 0; i < count; i += (size_t)every)
-        v[i] *= ldexpf(1.0f, -16);
-}
-
 Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
 {
     conv_params t[2 * CONV_USUAL_SHAPES];
@@ -97,8 +88,8 @@ Test(cpu_fp16, the_bound_holds_for_fp16_inputs_and_catches_8_bit_ones)
         const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y);
         cr_assert(x && w && y);
-        fill_with_subnormals(x, nx, 300 + i, 7);
-        fill_with_subnormals(w, nw, 400 + i, 5);
+        tc_fill_with_subnormals(x, nx, 300 + i, 7);
+        tc_fill_with_subnormals(w, nw, 400 + i, 5);
         const conv_verify_opts opts = conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw);
         model(p, x, w, -1, y);
         conv_verify_report rep = conv_verify_full(p, x, w, y, opts);
@@ -129,7 +120,7 @@ static void run_gpu(int which, const conv_params *p, const float *h_x, const flo
     if (which == 0) {
         CONV_ASSERT_OK(conv2d_tc_wmma_fp16(p, d_x, d_w, d_y, 0, &msg), msg);
     } else {
-        const size_t nwork = conv2d_tc_mma_fp16_workspace_elems(p);
+        const size_t nwork = conv2d_tc_fp16_workspace_elems(p);
         float *d_work = conv_test_device_output(nwork, "8b-fp16's workspace");
         CONV_ASSERT_OK(conv2d_tc_mma_fp16(p, d_x, d_w, d_y, d_work, nwork, 0, &msg), msg);
         conv_test_assert_canary(d_work, nwork, "8b-fp16's workspace on %s", conv_shape_name(p));
@@ -142,29 +133,11 @@ static void run_gpu(int which, const conv_params *p, const float *h_x, const flo
     conv_device_free(d_y);
 }
 
-/* The usual shapes in NHWC and three with several blocks each way, partial
- * edge tiles and a depth (C R S) past one 16- and one 32-wide step. */
-static size_t shapes(conv_params *t)
-{
-    size_t n = conv_usual_shapes(t);
-    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
-    t[n++] = conv_shape(1, 24, 13, 11, 136, 3, 3, 1, 1, 1); /* K past one 128-wide block */
-    /* C % 8 == 0, where 8b-fp16 copies through cp.async: a depth past whole
-     * stages, outputs past one 128-wide block each way, a 1x1 with stride */
-    t[n++] = conv_shape(2, 8, 17, 13, 24, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(1, 64, 19, 23, 130, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(3, 16, 9, 11, 40, 1, 1, 0, 2, 1);
-    for (size_t i = 0; i < n; ++i)
-        t[i].layout = CONV_LAYOUT_NHWC;
-    return n;
-}
-
 Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_floats)
 {
     CONV_TEST_REQUIRE_GPU();
-    conv_params t[CONV_USUAL_SHAPES + 6];
-    const size_t count = shapes(t);
+    conv_params t[TC_FP16_TEST_SHAPES];
+    const size_t count = tc_fp16_shapes(t);
     for (size_t i = 0; i < KERNELS * count; ++i) {
         const int which = (int)(i / count);
         const conv_params *p = &t[i % count];
@@ -183,8 +156,8 @@ Test(gpu_tensor_cores_fp16, is_exact_on_small_integers_and_within_its_bound_on_f
         snprintf(what, sizeof what, "%s, small integers", kernel_names[which]);
         CONV_ASSERT_REPORT(exact, what, p);
         if (!conv_test_under_racecheck()) { /* the same launch on other values */
-            fill_with_subnormals(x, nx, 700 + i, 7);
-            fill_with_subnormals(w, nw, 800 + i, 5);
+            tc_fill_with_subnormals(x, nx, 700 + i, 7);
+            tc_fill_with_subnormals(w, nw, 800 + i, 5);
             run_gpu(which, p, x, w, y);
             conv_verify_report rep = conv_verify_full(
                 p, x, w, y, conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw));
@@ -239,7 +212,7 @@ Test(cpu_fp16, refuses_8b_fp16_without_its_workspace)
     conv_msg msg = {{0}};
     cr_assert_eq(conv2d_tc_mma_fp16(&p, some, some, some, NULL, 0, 0, &msg), CONV_ERR_INVALID);
     cr_assert(strstr(msg.text, "workspace") != NULL, "%s", msg.text);
-    const size_t need = conv2d_tc_mma_fp16_workspace_elems(&p);
+    const size_t need = conv2d_tc_fp16_workspace_elems(&p);
     cr_assert_geq(need, (conv_input_elems(&p) + conv_filter_elems(&p)) / 2);
     cr_assert_eq(conv2d_tc_mma_fp16(&p, some, some, some, some, need - 1, 0, &msg),
                  CONV_ERR_INVALID);

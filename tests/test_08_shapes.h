@@ -1,10 +1,11 @@
-/* Step 08's shape table and its telling inputs, shared by
- * tests/test_08_tensor_cores.c and tests/test_09_hopper.c (step 09 runs step
- * 08's product on Hopper's instructions, on the same shapes). */
+/* Step 08's shape tables (TF32 and FP16) and their telling inputs, shared
+ * by the tests of steps 08 and 09 (step 09 runs step 08's product on
+ * Hopper's instructions, on the same shapes). */
 #ifndef TEST_08_SHAPES_H
 #define TEST_08_SHAPES_H
 
 #include <math.h>
+#include <stdint.h>
 
 #include "conv_test_support.h"
 
@@ -15,7 +16,7 @@
  * blocks in both directions and partial edge tiles, and shapes with C and K
  * multiples of 4, where 8b and 8c copy 16 bytes at a time and 9b copies by
  * TMA (tc_tma_fits: the stride-9 shape is the one it hands to 9a). */
-static size_t tc_shapes(conv_params *t)
+static inline size_t tc_shapes(conv_params *t)
 {
     size_t n = conv_usual_shapes(t);
     t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);  /* 2 x 1 blocks of 8b, 13 x 2 of 8a */
@@ -42,10 +43,47 @@ static size_t tc_shapes(conv_params *t)
  * TF32 keeps 2^-10 of the 1, so f = 1 and 5 round down, 3 and 7 round up
  * (never a tie, where cvt.rna and cvt.rn differ), and truncation always goes
  * down. */
-static float tc_telling_value(size_t i)
+static inline float tc_telling_value(size_t i)
 {
     const float v = ldexpf(1.0f + (float)(1 + 2 * (i % 4)) / 4096.0f, (int)(i / 4 % 7) - 3);
     return i / 28 % 2 ? -v : v;
+}
+
+/* How many shapes tc_fp16_shapes() may write. */
+#define TC_FP16_TEST_SHAPES (CONV_USUAL_SHAPES + 8)
+
+/* The FP16 versions' table (8b-fp16, 9b-fp16): the usual shapes in NHWC,
+ * three with several blocks each way, partial edge tiles and a depth (C R S)
+ * past one 16- and one 32-wide step, and five with C % 8 == 0, where 8b-fp16
+ * copies through cp.async and 9b-fp16 by TMA. */
+static inline size_t tc_fp16_shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
+    t[n++] = conv_shape(1, 24, 13, 11, 136, 3, 3, 1, 1, 1); /* K past one 128-wide block */
+    /* C % 8 == 0: a depth past whole stages, outputs past one block each
+     * way (two of 9b-fp16's 256 pixels x 128 channels), a 1x1 with stride,
+     * padding, stride and dilation in the im2col map, 72 channels (a second
+     * stage of 8) with an odd K */
+    t[n++] = conv_shape(2, 8, 17, 13, 24, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 64, 19, 23, 130, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(3, 16, 9, 11, 40, 1, 1, 0, 2, 1);
+    t[n++] = conv_shape(2, 16, 23, 29, 20, 5, 5, 3, 2, 2);
+    t[n++] = conv_shape(1, 72, 9, 10, 17, 3, 3, 1, 1, 1);
+    for (size_t i = 0; i < n; ++i)
+        t[i].layout = CONV_LAYOUT_NHWC;
+    return n;
+}
+
+/* Uniform floats in [-1, 1), with every 7th x and every 5th w scaled into
+ * FP16's subnormal range (below 2^-14), where the bound's absolute term
+ * counts. */
+static inline void tc_fill_with_subnormals(float *v, size_t count, uint64_t start, int every)
+{
+    conv_fill_uniform(v, count, start, -1.0f, 1.0f);
+    for (size_t i = 0; i < count; i += (size_t)every)
+        v[i] *= ldexpf(1.0f, -16);
 }
 
 #endif /* TEST_08_SHAPES_H */

@@ -26,6 +26,7 @@
 #include "conv_verify_backward.h"
 #include "conv_sweep_shapes.h"
 #include "conv_test_support.h"
+#include "hopper_rows.h"
 #include "im2col_gemm_rows.h"
 #include "naive_rows.h"
 #include "prefetch_rows.h"
@@ -56,6 +57,7 @@ static int all_rows(const conv_params *p, conv_row *rows)
     n += conv_gemm_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_winograd_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_tc_rows(p, NULL, rows + n, MAX_ROWS - n);
+    n += conv_hopper_rows(p, NULL, rows + n, MAX_ROWS - n);
     n += conv_auto_rows(p, NULL, rows + n, MAX_ROWS - n);
     return n;
 }

@@ -1,0 +1,201 @@
+/* Step 09 in half precision: which problems 9b-fp16's tensor maps describe
+ * and its refusals, on the host; on the GPU, 9b-fp16 exact on small
+ * integers and within the FP16 bound on random floats (some below FP16's
+ * normal range) over the FP16 shape table, rounding each input to the
+ * nearest FP16 value, its persistent blocks walking many tiles, and its two
+ * parts (the copies, then the convolution) giving what the one call gives;
+ * or, on a GPU or a build without wgmma, refused with the reason before any
+ * launch. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_fp16.h"
+#include "conv_tensor.h"
+#include "conv_test_support.h"
+#include "conv_verify.h"
+#include "hopper.h"
+#include "tensor_cores.h"
+#include "test_08_shapes.h"
+
+/* ---- host ---------------------------------------------------------------- */
+
+Test(cpu_hopper_fp16, tma_takes_the_problems_a_tensor_map_describes)
+{
+    conv_params p = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
+    cr_assert(tc_tma_fp16_fits(&p), "hpc101's problem");
+    conv_params q = p;
+    q.c = 12; /* rows of 24 bytes */
+    cr_assert_not(tc_tma_fp16_fits(&q));
+    q.c = 8;
+    cr_assert(tc_tma_fp16_fits(&q));
+    q = p, q.k = 7; /* K is any: the weights' box reads zeros past it */
+    cr_assert(tc_tma_fp16_fits(&q));
+    q = p, q.stride_h = 9;
+    cr_assert_not(tc_tma_fp16_fits(&q));
+    q = p, q.pad_w = 128, q.s = 1; /* window corners -128, 128 */
+    cr_assert_not(tc_tma_fp16_fits(&q));
+    q.pad_w = 127;
+    cr_assert(tc_tma_fp16_fits(&q));
+}
+
+/* Refusals before any CUDA call: NCHW, then a missing or short workspace
+ * (the pointers are never used). */
+Test(cpu_hopper_fp16, refuses_nchw_and_a_missing_workspace_in_one_line)
+{
+    conv_params p = conv_shape(1, 8, 8, 8, 8, 3, 3, 1, 1, 1); /* NCHW */
+    float one = 0.0f, *some = &one;
+    conv_msg msg = {{0}};
+    cr_assert_eq(conv2d_tc_tma_fp16(&p, some, some, some, some, 1 << 20, 0, &msg),
+                 CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
+    p.layout = CONV_LAYOUT_NHWC;
+    cr_assert_eq(conv2d_tc_tma_fp16(&p, some, some, some, NULL, 0, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+    const size_t need = conv2d_tc_fp16_workspace_elems(&p);
+    cr_assert_eq(conv2d_tc_tma_fp16_run(&p, some, some, need - 1, some, 0, &msg), CONV_ERR_INVALID);
+    CONV_ASSERT_ONE_LINE(msg.text, "work_elems");
+}
+
+/* ---- GPU ----------------------------------------------------------------- */
+
+/* Whether 9b-fp16 runs on this GPU and this build; when it does not, its
+ * refusal names wgmma in one line before any launch (the output keeps its
+ * NaN poison), and the caller has nothing more to check. */
+static int runs_here(void)
+{
+    conv_params p = conv_shape_nhwc(1, 8, 5, 5, 8, 3, 3, 1, 1, 1);
+    const size_t ny = conv_output_elems(&p), nwork = conv2d_tc_fp16_workspace_elems(&p);
+    float *d_y = conv_test_device_output(ny, "y");
+    float *d_work = conv_test_device_output(nwork, "work");
+    conv_msg msg = {{0}};
+    conv_status st = conv2d_tc_tma_fp16(&p, d_y, d_y, d_y, d_work, nwork, 0, &msg);
+    if (st == CONV_OK)
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    else {
+        cr_assert_eq(st, CONV_ERR_UNSUPPORTED, "%s", msg.text);
+        CONV_ASSERT_ONE_LINE(msg.text, "wgmma");
+        conv_test_assert_untouched(d_y, ny);
+        cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
+    }
+    conv_device_free(d_y);
+    conv_device_free(d_work);
+    return st == CONV_OK;
+}
+
+/* 9b-fp16 on h_x and h_w into h_y (NaN-poisoned output, canaries after the
+ * output and the workspace); `split`: the copies and the convolution as two
+ * calls. */
+static void run_gpu(const conv_params *p, int split, const float *h_x, const float *h_w, float *h_y)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    const size_t nwork = conv2d_tc_fp16_workspace_elems(p);
+    float *d_x = conv_test_device_copy(h_x, nx, "x");
+    float *d_w = conv_test_device_copy(h_w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    float *d_work = conv_test_device_output(nwork, "9b-fp16's workspace");
+    conv_msg msg = {{0}};
+    if (split) {
+        CONV_ASSERT_OK(conv2d_tc_fp16_copies(p, d_x, d_w, d_work, nwork, 0, &msg), msg);
+        CONV_ASSERT_OK(conv2d_tc_tma_fp16_run(p, d_x, d_work, nwork, d_y, 0, &msg), msg);
+    } else {
+        CONV_ASSERT_OK(conv2d_tc_tma_fp16(p, d_x, d_w, d_y, d_work, nwork, 0, &msg), msg);
+    }
+    CONV_ASSERT_OK(conv_device_download(h_y, d_y, ny, &msg), msg);
+    conv_test_assert_canary(d_y, ny, "9b-fp16 output on %s", conv_shape_name(p));
+    conv_test_assert_canary(d_work, nwork, "9b-fp16's workspace on %s", conv_shape_name(p));
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+    conv_device_free(d_work);
+}
+
+/* One shape: small integers exact; then (but under racecheck, where one
+ * launch a shape is enough) random floats with subnormals within the FP16
+ * bound, through the two calls. */
+static void check_shape(const conv_params *p, unsigned pick)
+{
+    const size_t nx = conv_input_elems(p), nw = conv_filter_elems(p), ny = conv_output_elems(p);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y = malloc(ny * sizeof *y),
+          *want = malloc(ny * sizeof *want);
+    cr_assert(x && w && y && want);
+    conv_msg msg = {{0}};
+    conv_fill_small_int(x, nx, 900 + pick, -3, 3);
+    conv_fill_small_int(w, nw, 950 + pick, -3, 3);
+    CONV_ASSERT_OK(conv_test_host_reference(p, x, w, want, &msg), msg);
+    run_gpu(p, 0, x, w, y);
+    conv_verify_report exact = conv_compare_exact(p, y, want, ny);
+    CONV_ASSERT_REPORT(exact, "9b-fp16, small integers", p);
+    if (!conv_test_under_racecheck()) {
+        tc_fill_with_subnormals(x, nx, 1000 + pick, 7);
+        tc_fill_with_subnormals(w, nw, 1100 + pick, 5);
+        run_gpu(p, 1, x, w, y);
+        conv_verify_report rep =
+            conv_verify_full(p, x, w, y, conv_fp16_bound((size_t)p->c * p->r * p->s, x, nx, w, nw));
+        CONV_ASSERT_REPORT(rep, "9b-fp16, floats within the FP16 bound", p);
+    }
+    free(x), free(w), free(y), free(want);
+}
+
+Test(gpu_hopper_fp16, is_exact_on_small_integers_and_within_its_bound_on_floats)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!runs_here())
+        return;
+    conv_params t[TC_FP16_TEST_SHAPES];
+    const size_t count = tc_fp16_shapes(t);
+    for (size_t i = 0; i < count; ++i)
+        check_shape(&t[i], (unsigned)i);
+}
+
+/* The centre tap of a 3x3 filter alone, w[1][1][c][k] = (c == k): y = x as
+ * the copies round it, which must be conv_round_fp16(x) to the bit, ties
+ * and subnormals included. C = 8 (TMA) and C = 4 (8b-fp16 on the copies). */
+Test(gpu_hopper_fp16, rounds_each_input_to_the_nearest_fp16_value)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!runs_here())
+        return;
+    for (int c_n = 4; c_n <= 8; c_n += 4) {
+        conv_params p = conv_shape_nhwc(2, c_n, 5, 7, c_n, 3, 3, 1, 1, 1);
+        const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p),
+                     ny = conv_output_elems(&p);
+        float *x = malloc(nx * sizeof *x), *w = calloc(nw, sizeof *w), *y = malloc(ny * sizeof *y);
+        cr_assert(x && w && y);
+        for (int c = 0; c < c_n; ++c)
+            w[conv_filter_offset(&p, c, c, 1, 1)] = 1.0f;
+        const float ulp = ldexpf(1.0f, -10);
+        for (size_t i = 0; i < nx; ++i) {
+            const float kinds[6] = {1.0f + ulp / 2,    1.0f + 3 * ulp / 2, 0.1f,
+                                    ldexpf(3.0f, -26), ldexpf(1.0f, -25),  65519.0f};
+            x[i] = (i / 6 % 2 ? -1.0f : 1.0f) * kinds[i % 6] * ldexpf(1.0f, (int)(i / 12 % 3) - 2);
+        }
+        run_gpu(&p, 0, x, w, y);
+        for (size_t i = 0; i < ny; ++i) /* stride 1, same padding: y and x share offsets */
+            cr_assert_eq(y[i], conv_round_fp16(x[i]),
+                         "9b-fp16, C = %d: x[%zu] = %a became %a, not %a", c_n, i, x[i], y[i],
+                         conv_round_fp16(x[i]));
+        free(x), free(w), free(y);
+    }
+}
+
+/* Persistent blocks walking at least 3 tiles per SM, the last pixel tile
+ * partial, K = 136 (a second channel tile of 8), C = 16 (one stage a tap,
+ * 48 of 64 channels read as zeros). */
+Test(gpu_hopper_fp16, tma_blocks_walk_many_tiles)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!runs_here())
+        return;
+    int sms = 0;
+    cr_assert_eq(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
+        cudaSuccess);
+    const int per_image = 63 * 65, tile = 256, k_tiles = 2;
+    const int n = (3 * sms * tile + k_tiles * per_image - 1) / (k_tiles * per_image) + 1;
+    conv_params p = conv_shape_nhwc(n, 16, 63, 65, 136, 3, 3, 1, 1, 1);
+    const long long tiles = ((long long)n * per_image + tile - 1) / tile * k_tiles;
+    cr_assert_geq(tiles, 3LL * sms, "%lld tiles for %d SMs", tiles, sms);
+    check_shape(&p, 77);
+}
