@@ -24,9 +24,14 @@
 #include "tc_ptx.cuh"
 #include "tensor_cores.h"
 
-#define TC16_BM      128 /* outputs (pixels) per block */
-#define TC16_BN      128 /* filters per block */
-#define TC16_THREADS 128 /* 4 warps, 2 x 2, of 64 x 64 */
+#ifndef TC16_BM
+#define TC16_BM 128 /* outputs (pixels) per block */
+#endif
+#ifndef TC16_DEEP
+#define TC16_DEEP 3
+#endif
+#define TC16_BN      128     /* filters per block */
+#define TC16_THREADS TC16_BM /* 4 warps, 2 x 2, of 64 x 64 */
 /* A stage: BK halves of TC16_BM rows of A (pixels), then of TC16_BN rows of
  * B (filters), not padded: TC16_STAGE(BK) halves */
 #define TC16_STAGE(BK) ((BK) * (TC16_BM + TC16_BN))
@@ -105,12 +110,13 @@ __device__ __forceinline__ uint4 tc16_pack(float4 lo, float4 hi)
  * chunks of a row. */
 #define TC16_RSTEP(BK) (TC16_THREADS / ((BK) / 8))
 #define TC16_ROWS(BK)  (TC16_BM / TC16_RSTEP(BK))
+#define TC16_ROWSB(BK) (TC16_BN / TC16_RSTEP(BK))
 
 /* A chunk column's copies in flight through registers (the staged path): x
  * as floats, w as halves. */
 template <int BK> struct tc16_regs {
     float4 a[TC16_ROWS(BK)][2];
-    uint4 b[TC16_ROWS(BK)];
+    uint4 b[TC16_ROWSB(BK)];
 };
 
 /* A's part of the stage of columns j0 .. j0 + BK - 1: with A_ASYNC one
@@ -168,7 +174,7 @@ __device__ __forceinline__ void tc16_load_b(__half *stage, tc16_regs<BK> &rg,
                                             const __half *__restrict__ wk, const tc_geom &g, int j0,
                                             int k0, int tid)
 {
-    constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWS(BK);
+    constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWSB(BK);
     const int cc = tid % (BK / 8), br = tid / (BK / 8), j = j0 + 8 * cc;
     const unsigned dst = tc16_smem(stage + TC16_BM * BK + tc16_at<BK>(br, 8 * cc));
 #pragma unroll
@@ -203,12 +209,13 @@ __device__ __forceinline__ void tc16_store(__half *stage, const tc16_regs<BK> &r
     uint4 *a = (uint4 *)(stage + tc16_at<BK>(ar, 8 * cc));
     uint4 *b = (uint4 *)(stage + TC16_BM * BK + tc16_at<BK>(ar, 8 * cc));
 #pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
+    for (int i = 0; i < ROWS; ++i)
         if (!A_ASYNC)
             a[i * RSTEP * BK / 8] = tc16_pack(rg.a[i][0], rg.a[i][1]);
+#pragma unroll
+    for (int i = 0; i < TC16_ROWSB(BK); ++i)
         if (!B_ASYNC)
             b[i * RSTEP * BK / 8] = rg.b[i];
-    }
 }
 
 /* The fragments of one k-step of 16 columns at kk: the a fragments of the
@@ -279,7 +286,7 @@ __device__ __forceinline__ void tc16_products(float (&acc)[4][8][4], const __hal
  * cp.async copies (from the FP16 copies), the others go through registers;
  * VEC: C % 8 == 0 and x 16-byte aligned. */
 template <int BK, int STAGES, bool A_ASYNC, bool B_ASYNC, bool VEC>
-__global__ void __launch_bounds__(TC16_THREADS, 2)
+__global__ void __launch_bounds__(TC16_THREADS, 256 / TC16_THREADS)
     conv2d_tc_mma_fp16_kernel(const float *__restrict__ x, const __half *__restrict__ xh,
                               const __half *__restrict__ wk, float *__restrict__ y, tc_geom g)
 {
@@ -498,7 +505,7 @@ static tc16_config tc16_cfg(void)
  * whether the kernel reads x's FP16 copy (else x itself). */
 static conv_status tc16_choose(bool vec, tc16_config *cfg, bool *async, conv_msg *msg)
 {
-    const tc16_config deep = tc16_cfg<64, 3, true, true, true>(),
+    const tc16_config deep = tc16_cfg<64, TC16_DEEP, true, true, true>(),
                       four = tc16_cfg<32, 4, true, true, true>();
     struct cudaFuncAttributes attr;
     CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, deep.kernel), msg);

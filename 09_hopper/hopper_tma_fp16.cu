@@ -177,10 +177,17 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
             const float2 lo = odd ? make_float2(s0, e1) : make_float2(e0, s0);
             const float2 hi = odd ? make_float2(s1, e3) : make_float2(e2, s1);
             if (pair) {
+#ifdef TC9H_CS
+                if (kc < g.k)
+                    __stcs((float2 *)out, lo);
+                if (kc + 8 < g.k)
+                    __stcs((float2 *)(out + 8), hi);
+#else
                 if (kc < g.k)
                     *(float2 *)out = lo;
                 if (kc + 8 < g.k)
                     *(float2 *)(out + 8) = hi;
+#endif
             } else {
                 if (kc < g.k)
                     out[0] = lo.x;

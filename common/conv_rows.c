@@ -103,15 +103,19 @@ static int is_reference(const conv_row *row)
 
 int conv_rows_reference(const conv_row *rows, int n_rows, int ref, const conv_row *row)
 {
-    int own = -1, per_class = 0;
+    int own = -1, own_class = -1, per_class = 0;
     for (int i = 0; i < n_rows; ++i)
         if (rows[i].ref == ref) {
             per_class |= conv_row_is_cudnn(&rows[i]);
-            if (own < 0 && rows[i].state == CONV_ROW_OK)
+            if (rows[i].state != CONV_ROW_OK)
+                continue;
+            if (own < 0)
                 own = i;
+            if (own_class < 0 && conv_class_allows(row->cls, rows[i].cls))
+                own_class = i;
         }
     if (!per_class)
-        return own;
+        return own_class >= 0 ? own_class : own;
     int best = -1;
     for (int i = 0; i < n_rows; ++i)
         if (conv_row_is_cudnn(&rows[i]) && rows[i].state == CONV_ROW_OK &&

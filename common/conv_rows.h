@@ -172,7 +172,9 @@ int conv_rows_run(conv_gpu_problem *pb, conv_row *rows, int n_rows, const conv_r
  * "cuDNN best" of row's class: the fastest verified cuDNN row (legacy or
  * graph API) whose class row's class allows (conv_class_allows: an FP32 row
  * against strict FP32 cuDNN only, a TF32 row against TF32 and FP32 cuDNN).
- * Otherwise it is the column's own reference row, if it ran. */
+ * Otherwise it is the column's own reference row, if it ran: the first one
+ * of row's class where the column has several (step 09's "vs step 08": 8b
+ * for its TF32 rows, 8b-fp16 for its FP16 one), else the first. */
 int conv_rows_reference(const conv_row *rows, int n_rows, int ref, const conv_row *row);
 
 /* The fastest verified row that is not a reference nor cuDNN's (the rows of

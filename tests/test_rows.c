@@ -339,6 +339,20 @@ Test(rows, the_cudnn_column_compares_each_row_with_cudnn_best_of_its_class)
     cr_assert_eq(conv_rows_reference(r, 8, 0, &r[4]), -1, "no FP32 cuDNN row ran");
 }
 
+/* A column of our own rows in two classes (step 09's "vs step 08": 8b and
+ * 8b-fp16): each row against the first of its class, else the first. */
+Test(rows, an_own_column_of_two_classes_compares_each_row_with_its_class)
+{
+    conv_row r[4] = {ran("8b", CONV_ROW_OK, 1.7, 0), ran("8b-fp16", CONV_ROW_OK, 1.1, 0),
+                     ran("9b", CONV_ROW_OK, 1.1, -1), ran("9b-fp16", CONV_ROW_OK, 0.7, -1)};
+    r[0].cls = r[2].cls = CONV_CLASS_TF32;
+    r[1].cls = r[3].cls = CONV_CLASS_FP16;
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[2]), 0, "TF32: 8b");
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[3]), 1, "FP16: 8b-fp16, not the first row");
+    r[1].state = CONV_ROW_SKIPPED;
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[3]), 0, "no FP16 row ran: the first that did");
+}
+
 Test(rows, run_measures_references_first_and_applies_one_policy)
 {
     conv_gpu_problem pb = conv_test_host_problem(conv_shape(2, 3, 13, 11, 4, 3, 3, 1, 1, 1), 5);
