@@ -58,13 +58,14 @@ conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d
 
 /* 9b-fp16: 9b in half precision, wgmma m64n256k16 with both operands in
  * shared memory, on step 08's FP16 copies (tensor_cores.h: x and the filter
- * rounded to FP16, float accumulators, 8b-fp16's bound). In two parts or
- * both at once, as 8b-fp16: conv2d_tc_fp16_copies() then
- * conv2d_tc_tma_fp16_run(), or conv2d_tc_tma_fp16(); the workspace as
- * 8b-fp16's. A problem no tensor map describes (tc_tma_fp16_fits: C % 8 ==
- * 0, the window and the strides as for 9b) runs 8b-fp16 on the same
- * copies. */
-int tc_tma_fp16_fits(const conv_params *p);
+ * rounded to FP16, float accumulators, 8b-fp16's bound), its output stored
+ * by TMA too. In two parts or both at once, as 8b-fp16:
+ * conv2d_tc_fp16_copies() then conv2d_tc_tma_fp16_run(), or
+ * conv2d_tc_tma_fp16(); the workspace as 8b-fp16's. A problem no tensor map
+ * describes (tc_tma_fp16_fits: C % 8 == 0, K % 4 == 0, y 16-byte aligned,
+ * N P Q within an int, the window and the strides as for 9b; no CUDA call)
+ * runs 8b-fp16 on the same copies. */
+int tc_tma_fp16_fits(const conv_params *p, const float *d_y);
 conv_status tc_tma_fp16_available(conv_msg *msg);
 conv_status conv2d_tc_tma_fp16_run(const conv_params *p, const float *d_x, const float *d_work,
                                    size_t work_elems, float *d_y, cudaStream_t stream,

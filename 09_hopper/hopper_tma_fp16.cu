@@ -10,13 +10,16 @@
  * warpgroup and two consumers handing four stages over with mbarriers,
  * persistent blocks, float accumulators.
  *
- * The consumers store pairs of channels (float2) after one exchange
- * between neighbouring lanes. A problem no tensor map describes
+ * The output leaves by TMA too: each consumer warpgroup writes 64 pixels x
+ * its 64 channels of floats into shared memory, and one thread hands them
+ * to the TMA unit, which writes them to y while the warpgroup goes on to
+ * its next 64 pixels and its next tile. A problem no tensor map describes
  * (tc_tma_fp16_fits()) runs 8b-fp16 on the same copies.
  *
  * Lesson: docs/09_hopper.md, section "9b in half precision". */
 #include "hopper.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "conv_cuda.h"
@@ -35,8 +38,17 @@
 #define TC9H_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
 #define TC9H_ACT_BYTES (TC9H_BM * TC9H_BK * 2) /* 32 KB: 256 pixel rows of 128 bytes */
 #define TC9H_WTS_BYTES (TC9H_BN * TC9H_BK * 2) /* 16 KB: 128 output-channel rows of 128 bytes */
-/* 1 KB of slack to align the stages to 1024 bytes, the stages, the barriers */
-#define TC9H_SMEM (1024 + TC9H_STAGES * (TC9H_ACT_BYTES + TC9H_WTS_BYTES) + 2 * TC9H_STAGES * 8)
+/* The output's way out: per consumer warpgroup, 64 pixels x its 64 channels
+ * of floats at a time, as two TMA boxes of 64 pixel rows x 32 channels
+ * (128 bytes, swizzled) */
+#define TC9H_OUT_PX    64
+#define TC9H_BOX_BYTES (TC9H_OUT_PX * 32 * 4) /* 8 KB */
+#define TC9H_OUT_BYTES (2 * TC9H_BOX_BYTES)   /* 16 KB a warpgroup */
+/* 1 KB of slack to align the stages to 1024 bytes, the stages, the output
+ * buffers, the barriers: 225 KB of the 227 a block may have */
+#define TC9H_SMEM                                                                                  \
+    (1024 + TC9H_STAGES * (TC9H_ACT_BYTES + TC9H_WTS_BYTES) + 2 * TC9H_OUT_BYTES +                 \
+     2 * TC9H_STAGES * 8)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* excerpt: fp16 producer */
@@ -73,6 +85,26 @@ __device__ __forceinline__ void release16(unsigned empty_bar, int lane)
         mbar_arrive(empty_bar);
 }
 
+__device__ __forceinline__ void sts_f32(unsigned addr, float v)
+{
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
+/* excerpt: tma store */
+/* A TMA copy the other way: a box of y (64 pixels x 32 channels) from
+ * shared memory, rows past M and channels past K left out. The thread that
+ * starts it then waits only until the box has been read out of shared
+ * memory (.read), not until it reaches global memory. */
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, unsigned src, int k, long long m)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+            (unsigned long long)map),
+        "r"(k), "r"((int)m), "r"(src)
+        : "memory");
+}
+/* excerpt end: tma store */
+
 /* excerpt: fp16 consumer */
 /* One stage for consumer warpgroup wg: wait for its bytes, issue 4 wgmmas
  * (16 channels each: 32 bytes further along both operands' rows), then wait
@@ -99,8 +131,8 @@ __device__ __forceinline__ void consume16(float acc[128], int it, bool first, un
 
 __global__ void __launch_bounds__(TC9H_THREADS, 1)
     conv2d_tc_tma_fp16_kernel(const __grid_constant__ CUtensorMap xmap,
-                              const __grid_constant__ CUtensorMap wmap, float *__restrict__ y,
-                              tc_geom g)
+                              const __grid_constant__ CUtensorMap wmap,
+                              const __grid_constant__ CUtensorMap ymap, tc_geom g)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ float4 smem4[];
@@ -108,7 +140,8 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
     unsigned char *base = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023); /* 1024-aligned */
     const unsigned act = smem_addr(base);
     const unsigned wts = act + TC9H_STAGES * TC9H_ACT_BYTES;
-    const unsigned full = smem_addr(base + TC9H_STAGES * (TC9H_ACT_BYTES + TC9H_WTS_BYTES));
+    const unsigned outs = wts + TC9H_STAGES * TC9H_WTS_BYTES; /* the two output buffers */
+    const unsigned full = outs + 2 * TC9H_OUT_BYTES;
     const unsigned empty = full + 8 * TC9H_STAGES;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -139,8 +172,7 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
     /* the consumers: warpgroup wg computes output channels 64 wg .. 64 wg + 63 */
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int wg = warp >> 2, wq = warp & 3, gr = lane >> 2, t = lane & 3;
-    const bool odd = gr & 1;
-    const bool pair = (g.k & 1) == 0 && ((uintptr_t)y & 7) == 0;
+    const unsigned out = outs + wg * TC9H_OUT_BYTES; /* this warpgroup's */
     int it = 0; /* the stages consumed, as the producer counts */
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const long long m0 = (long long)(tile % mtiles) * TC9H_BM;
@@ -158,60 +190,56 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
             asm volatile("" : "+f"(acc[i])::"memory");
 
         /* excerpt: fp16 stores */
-        /* acc[4i + v]: pixel 8i + 2t + v % 2, output channel 16 wq + gr + 8
-         * (v / 2) of the warpgroup's 64. Lanes gr and gr ^ 1 (4 lanes apart)
-         * swap one value of each row pair, so that the even lane holds
-         * channels gr, gr + 1 (and + 8) of pixel 8i + 2t and the odd lane
-         * the same channels of the next pixel: float2 stores. */
-        const int kc = k0 + 64 * wg + 16 * wq + (gr & ~1);
+        /* acc[4i + v]: pixel 8i + 2t + v % 2, output channel ch = 16 wq + gr
+         * + 8 (v / 2) of the warpgroup's 64. Eight i at a time (64 pixels),
+         * every value into the warpgroup's buffer, box ch / 32, row = the
+         * pixel, its 16-byte chunk (ch % 32) / 4 moved by the 128-byte
+         * swizzle (XOR the row % 8: the 32 lanes of a store hit 32 banks);
+         * then one thread sends both boxes to y by TMA. */
+        for (int q = 0; q < TC9H_BM / TC9H_OUT_PX; ++q) {
 #pragma unroll
-        for (int i = 0; i < TC9H_BM / 8; ++i) {
-            const float e0 = acc[4 * i], e1 = acc[4 * i + 1], e2 = acc[4 * i + 2],
-                        e3 = acc[4 * i + 3];
-            const float s0 = __shfl_xor_sync(0xffffffffu, odd ? e0 : e1, 4);
-            const float s1 = __shfl_xor_sync(0xffffffffu, odd ? e2 : e3, 4);
-            const long long m = m0 + 8 * i + 2 * t + (odd ? 1 : 0);
-            if (m >= g.m)
-                continue;
-            float *out = y + m * g.k + kc;
-            const float2 lo = odd ? make_float2(s0, e1) : make_float2(e0, s0);
-            const float2 hi = odd ? make_float2(s1, e3) : make_float2(e2, s1);
-            if (pair) {
-#ifdef TC9H_CS
-                if (kc < g.k)
-                    __stcs((float2 *)out, lo);
-                if (kc + 8 < g.k)
-                    __stcs((float2 *)(out + 8), hi);
-#else
-                if (kc < g.k)
-                    *(float2 *)out = lo;
-                if (kc + 8 < g.k)
-                    *(float2 *)(out + 8) = hi;
-#endif
-            } else {
-                if (kc < g.k)
-                    out[0] = lo.x;
-                if (kc + 1 < g.k)
-                    out[1] = lo.y;
-                if (kc + 8 < g.k)
-                    out[8] = hi.x;
-                if (kc + 9 < g.k)
-                    out[9] = hi.y;
+            for (int i = 0; i < TC9H_OUT_PX / 8; ++i)
+#pragma unroll
+                for (int v = 0; v < 4; ++v) {
+                    const int px = 8 * i + 2 * t + (v & 1), ch = 16 * wq + gr + 8 * (v >> 1);
+                    const int chunk = (ch & 31) >> 2;
+                    sts_f32(out + (ch >> 5) * TC9H_BOX_BYTES + px * 128 +
+                                ((chunk ^ (px & 7)) << 4) + 4 * (ch & 3),
+                            acc[4 * (8 * q + i) + v]);
+                }
+            /* the writes seen by the TMA unit, every warp of the group done */
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
+            if (wq == 0 && lane == 0) { /* the boxes that hold any of y */
+                const long long m = m0 + q * TC9H_OUT_PX;
+                const int kb = k0 + 64 * wg;
+                if (m < g.m && kb < g.k)
+                    tma_store(&ymap, out, kb, m);
+                if (m < g.m && kb + 32 < g.k)
+                    tma_store(&ymap, out + TC9H_BOX_BYTES, kb + 32, m);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             }
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); /* the buffer free */
         }
         /* excerpt end: fp16 stores */
     }
+    if (wq == 0 && lane == 0) /* every store done before the block ends */
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
 }
 
 /* excerpt: fp16 fits */
-extern "C" int tc_tma_fp16_fits(const conv_params *p)
+extern "C" int tc_tma_fp16_fits(const conv_params *p, const float *d_y)
 {
-    /* the copies' rows 16-byte aligned (C % 8 == 0 halves); the window and
-     * the strides within an im2col map's limits, as for 9b */
+    /* the copies' rows 16-byte aligned (C % 8 == 0 halves), y's too (K % 4
+     * == 0 floats, y 16-byte aligned) and its rows counted in an int; the
+     * window and the strides within an im2col map's limits, as for 9b */
     const int up_h = p->pad_h - (p->r - 1) * p->dil_h, up_w = p->pad_w - (p->s - 1) * p->dil_w;
-    return p->c % 8 == 0 && p->pad_h <= 128 && p->pad_w <= 128 && up_h >= -128 && up_w >= -128 &&
-           up_h <= 127 && up_w <= 127 && p->stride_h <= 8 && p->stride_w <= 8;
+    const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    return p->c % 8 == 0 && p->k % 4 == 0 && (uintptr_t)d_y % 16 == 0 && m <= INT_MAX &&
+           p->pad_h <= 128 && p->pad_w <= 128 && up_h >= -128 && up_w >= -128 && up_h <= 127 &&
+           up_w <= 127 && p->stride_h <= 8 && p->stride_w <= 8;
 }
 /* excerpt end: fp16 fits */
 
@@ -221,8 +249,9 @@ extern "C" int tc_tma_fp16_fits(const conv_params *p)
  * 64 channels x 1 tap x 128 output channels: 128 rows of 128 bytes, K-major
  * as wgmma's first operand wants it. Both with the 128-byte swizzle; what
  * lies outside reads as 0. */
-static conv_status tma_maps16(const conv_params *p, const void *xh, const void *wk,
-                              CUtensorMap *xmap, CUtensorMap *wmap, conv_msg *msg)
+static conv_status tma_maps16(const conv_params *p, const void *xh, const void *wk, float *y,
+                              CUtensorMap *xmap, CUtensorMap *wmap, CUtensorMap *ymap,
+                              conv_msg *msg)
 {
     PFN_cuTensorMapEncodeIm2col_v12000 im2col = NULL;
     PFN_cuTensorMapEncodeTiled_v12000 tiled = NULL;
@@ -246,6 +275,15 @@ static conv_status tma_maps16(const conv_params *p, const void *xh, const void *
         r = tiled(wmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)wk, wdim, wstride, box, wstep,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    }
+    if (r == CUDA_SUCCESS) {
+        const cuuint64_t ydim[2] = {(cuuint64_t)p->k,
+                                    (cuuint64_t)p->n * conv_out_h(p) * conv_out_w(p)};
+        const cuuint64_t ystride[1] = {(cuuint64_t)p->k * 4};
+        const cuuint32_t box[2] = {32, TC9H_OUT_PX}, ystep[2] = {1, 1};
+        r = tiled(ymap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)y, ydim, ystride, box, ystep,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     }
     if (r != CUDA_SUCCESS)
         return conv_fail(msg, CONV_ERR_CUDA,
@@ -271,11 +309,11 @@ extern "C" conv_status conv2d_tc_tma_fp16_run(const conv_params *p, const float 
         st = tc_tma_fp16_available(msg);
     if (st != CONV_OK)
         return st;
-    if (!tc_tma_fp16_fits(p)) /* no tensor map for it: 8b-fp16 on the same copies */
+    if (!tc_tma_fp16_fits(p, d_y)) /* no tensor map for it: 8b-fp16 on the same copies */
         return conv2d_tc_mma_fp16_run(p, d_x, d_work, work_elems, d_y, stream, msg);
     const uint16_t *xh = (const uint16_t *)d_work, *wk = xh + conv2d_tc_fp16_filter_at(p);
-    CUtensorMap xmap, wmap;
-    if ((st = tma_maps16(p, xh, wk, &xmap, &wmap, msg)) != CONV_OK)
+    CUtensorMap xmap, wmap, ymap;
+    if ((st = tma_maps16(p, xh, wk, d_y, &xmap, &wmap, &ymap, msg)) != CONV_OK)
         return st;
     /* persistent blocks, as 9b's */
     tc_geom g = tc_make_geom(p);
@@ -288,7 +326,7 @@ extern "C" conv_status conv2d_tc_tma_fp16_run(const conv_params *p, const float 
                     msg);
     const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
     const dim3 grid((unsigned)(tiles < resident ? tiles : resident));
-    void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
+    void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&ymap, (void *)&g};
     CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_fp16_kernel, grid,
                                      dim3(TC9H_THREADS), args, TC9H_SMEM, stream),
                     msg);

@@ -67,7 +67,7 @@ static inline size_t tc_fp16_shapes(conv_params *t)
      * padding, stride and dilation in the im2col map, 72 channels (a second
      * stage of 8) with an odd K */
     t[n++] = conv_shape(2, 8, 17, 13, 24, 3, 3, 1, 1, 1);
-    t[n++] = conv_shape(1, 64, 19, 23, 130, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 64, 19, 23, 132, 3, 3, 1, 1, 1);
     t[n++] = conv_shape(3, 16, 9, 11, 40, 1, 1, 0, 2, 1);
     t[n++] = conv_shape(2, 16, 23, 29, 20, 5, 5, 3, 2, 2);
     t[n++] = conv_shape(1, 72, 9, 10, 17, 3, 3, 1, 1, 1);

@@ -23,21 +23,29 @@
 
 Test(cpu_hopper_fp16, tma_takes_the_problems_a_tensor_map_describes)
 {
+    const float *y = (const float *)(uintptr_t)1024;
     conv_params p = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
-    cr_assert(tc_tma_fp16_fits(&p), "hpc101's problem");
+    cr_assert(tc_tma_fp16_fits(&p, y), "hpc101's problem");
     conv_params q = p;
     q.c = 12; /* rows of 24 bytes */
-    cr_assert_not(tc_tma_fp16_fits(&q));
+    cr_assert_not(tc_tma_fp16_fits(&q, y));
     q.c = 8;
-    cr_assert(tc_tma_fp16_fits(&q));
-    q = p, q.k = 7; /* K is any: the weights' box reads zeros past it */
-    cr_assert(tc_tma_fp16_fits(&q));
+    cr_assert(tc_tma_fp16_fits(&q, y));
+    q = p, q.k = 6; /* y's rows of 24 bytes */
+    cr_assert_not(tc_tma_fp16_fits(&q, y));
+    q.k = 4;
+    cr_assert(tc_tma_fp16_fits(&q, y));
+    cr_assert_not(tc_tma_fp16_fits(&p, y + 2), "y not 16-byte aligned");
     q = p, q.stride_h = 9;
-    cr_assert_not(tc_tma_fp16_fits(&q));
+    cr_assert_not(tc_tma_fp16_fits(&q, y));
     q = p, q.pad_w = 128, q.s = 1; /* window corners -128, 128 */
-    cr_assert_not(tc_tma_fp16_fits(&q));
+    cr_assert_not(tc_tma_fp16_fits(&q, y));
     q.pad_w = 127;
-    cr_assert(tc_tma_fp16_fits(&q));
+    cr_assert(tc_tma_fp16_fits(&q, y));
+    q = p, q.n = 214749; /* N P Q = 2,147,490,000: past INT_MAX */
+    cr_assert_not(tc_tma_fp16_fits(&q, y));
+    q.n = 214748; /* 2,147,480,000 */
+    cr_assert(tc_tma_fp16_fits(&q, y));
 }
 
 /* Refusals before any CUDA call: NCHW, then a missing or short workspace
