@@ -30,6 +30,9 @@
 #ifndef TC16_DEEP
 #define TC16_DEEP 3
 #endif
+#ifndef TC16_DEEP_BK
+#define TC16_DEEP_BK 64
+#endif
 #define TC16_BN      128     /* filters per block */
 #define TC16_THREADS TC16_BM /* 4 warps, 2 x 2, of 64 x 64 */
 /* A stage: BK halves of TC16_BM rows of A (pixels), then of TC16_BN rows of
@@ -505,7 +508,7 @@ static tc16_config tc16_cfg(void)
  * whether the kernel reads x's FP16 copy (else x itself). */
 static conv_status tc16_choose(bool vec, tc16_config *cfg, bool *async, conv_msg *msg)
 {
-    const tc16_config deep = tc16_cfg<64, TC16_DEEP, true, true, true>(),
+    const tc16_config deep = tc16_cfg<TC16_DEEP_BK, TC16_DEEP, true, true, true>(),
                       four = tc16_cfg<32, 4, true, true, true>();
     struct cudaFuncAttributes attr;
     CONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, deep.kernel), msg);

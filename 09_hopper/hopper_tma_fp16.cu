@@ -38,12 +38,12 @@
 #define TC9H_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
 #define TC9H_ACT_BYTES (TC9H_BM * TC9H_BK * 2) /* 32 KB: 256 pixel rows of 128 bytes */
 #define TC9H_WTS_BYTES (TC9H_BN * TC9H_BK * 2) /* 16 KB: 128 output-channel rows of 128 bytes */
-/* The output's way out: per consumer warpgroup, 64 pixels x its 64 channels
- * of floats at a time, as two TMA boxes of 64 pixel rows x 32 channels
- * (128 bytes, swizzled) */
-#define TC9H_OUT_PX    64
-#define TC9H_BOX_BYTES (TC9H_OUT_PX * 32 * 4) /* 8 KB */
-#define TC9H_OUT_BYTES (2 * TC9H_BOX_BYTES)   /* 16 KB a warpgroup */
+/* The output's way out: per consumer warpgroup, 32 pixels x its 64 channels
+ * of floats at a time, as two TMA boxes of 32 pixel rows x 32 channels
+ * (128 bytes, swizzled), into one of two halves of its buffer */
+#define TC9H_OUT_PX    32
+#define TC9H_BOX_BYTES (TC9H_OUT_PX * 32 * 4) /* 4 KB */
+#define TC9H_OUT_BYTES (4 * TC9H_BOX_BYTES)   /* 16 KB a warpgroup: two halves of two boxes */
 /* 1 KB of slack to align the stages to 1024 bytes, the stages, the output
  * buffers, the barriers: 225 KB of the 227 a block may have */
 #define TC9H_SMEM                                                                                  \
@@ -189,38 +189,43 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
         for (int i = 0; i < 128; ++i)
             asm volatile("" : "+f"(acc[i])::"memory");
 
-        /* excerpt: fp16 stores */
-        /* acc[4i + v]: pixel 8i + 2t + v % 2, output channel ch = 16 wq + gr
-         * + 8 (v / 2) of the warpgroup's 64. Eight i at a time (64 pixels),
-         * every value into the warpgroup's buffer, box ch / 32, row = the
-         * pixel, its 16-byte chunk (ch % 32) / 4 moved by the 128-byte
-         * swizzle (XOR the row % 8: the 32 lanes of a store hit 32 banks);
-         * then one thread sends both boxes to y by TMA. */
+            /* excerpt: fp16 stores */
+            /* acc[4i + v]: pixel 8i + 2t + v % 2, output channel ch = 16 wq + gr
+             * + 8 (v / 2) of the warpgroup's 64. Four i at a time (a chunk of 32
+             * pixels), every value into one half of the warpgroup's buffer, box
+             * ch / 32, row = the pixel, its 16-byte chunk (ch % 32) / 4 moved by
+             * the 128-byte swizzle (XOR the row % 8: the 32 lanes of a store hit
+             * 32 banks); then one thread sends both boxes to y by TMA, and the
+             * warpgroup fills the other half while the TMA unit reads this one.
+             * Before a barrier the thread waits until the chunk before has been
+             * read out: the half the chunk after the barrier will fill. */
+#pragma unroll /* every acc index a constant: the accumulators stay in registers */
         for (int q = 0; q < TC9H_BM / TC9H_OUT_PX; ++q) {
+            const unsigned half = out + (q & 1) * 2 * TC9H_BOX_BYTES;
 #pragma unroll
             for (int i = 0; i < TC9H_OUT_PX / 8; ++i)
 #pragma unroll
                 for (int v = 0; v < 4; ++v) {
                     const int px = 8 * i + 2 * t + (v & 1), ch = 16 * wq + gr + 8 * (v >> 1);
                     const int chunk = (ch & 31) >> 2;
-                    sts_f32(out + (ch >> 5) * TC9H_BOX_BYTES + px * 128 +
+                    sts_f32(half + (ch >> 5) * TC9H_BOX_BYTES + px * 128 +
                                 ((chunk ^ (px & 7)) << 4) + 4 * (ch & 3),
-                            acc[4 * (8 * q + i) + v]);
+                            acc[4 * (4 * q + i) + v]);
                 }
-            /* the writes seen by the TMA unit, every warp of the group done */
+            /* the writes seen by the TMA unit; the chunk before read out */
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            if (wq == 0 && lane == 0)
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
             if (wq == 0 && lane == 0) { /* the boxes that hold any of y */
                 const long long m = m0 + q * TC9H_OUT_PX;
                 const int kb = k0 + 64 * wg;
                 if (m < g.m && kb < g.k)
-                    tma_store(&ymap, out, kb, m);
+                    tma_store(&ymap, half, kb, m);
                 if (m < g.m && kb + 32 < g.k)
-                    tma_store(&ymap, out + TC9H_BOX_BYTES, kb + 32, m);
+                    tma_store(&ymap, half + TC9H_BOX_BYTES, kb + 32, m);
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             }
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); /* the buffer free */
         }
         /* excerpt end: fp16 stores */
     }
