@@ -24,17 +24,21 @@
 #include "tc_ptx.cuh"
 #include "tensor_cores.h"
 
+/* The tile, as measured best on an H200 (lab note 08, "8b-fp16's copies and
+ * stages"); a build can set others with CUDA flags, e.g.
+ * -DTC16_BM=256 (8 warps of 64 x 64 a block) or -DTC16_DEEP_BK=32
+ * -DTC16_DEEP=4 (the cp.async configuration's columns and stages). */
 #ifndef TC16_BM
-#define TC16_BM 128 /* outputs (pixels) per block */
+#define TC16_BM 128 /* outputs (pixels) per block: 128 or 256 */
 #endif
 #ifndef TC16_DEEP
-#define TC16_DEEP 3
+#define TC16_DEEP 3 /* stages of the cp.async configuration */
 #endif
 #ifndef TC16_DEEP_BK
-#define TC16_DEEP_BK 64
+#define TC16_DEEP_BK 64 /* and its columns per stage */
 #endif
 #define TC16_BN      128     /* filters per block */
-#define TC16_THREADS TC16_BM /* 4 warps, 2 x 2, of 64 x 64 */
+#define TC16_THREADS TC16_BM /* warps of 64 x 64, (TC16_BM / 64) x 2 */
 /* A stage: BK halves of TC16_BM rows of A (pixels), then of TC16_BN rows of
  * B (filters), not padded: TC16_STAGE(BK) halves */
 #define TC16_STAGE(BK) ((BK) * (TC16_BM + TC16_BN))
