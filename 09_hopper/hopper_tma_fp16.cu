@@ -106,7 +106,7 @@ __device__ __forceinline__ void tma_store(const CUtensorMap *map, unsigned src, 
 /* excerpt end: tma store */
 
 /* excerpt: fp16 consumer */
-/* One stage for consumer warpgroup wg: wait for its bytes, issue 4 wgmmas
+/* One stage for consumer warpgroup wg: wait for its bytes, start its 4 wgmmas
  * (16 channels each: 32 bytes further along both operands' rows), then wait
  * for the previous stage's and release its buffer. */
 __device__ __forceinline__ void consume16(float acc[128], int it, bool first, unsigned act,
