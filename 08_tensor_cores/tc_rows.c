@@ -54,27 +54,29 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     return conv_device_alloc(&v->d_work, v->work_elems, "8b's filter as KRSC", msg);
 }
 
-/* 8a-fp16 and 8b-fp16: inputs FP16 can hold, or the row is skipped saying
- * which is not. 8b-fp16's FP16 copies of x and w are made here, before the
- * measurement, as the cuDNN FP16 row converts its inputs before it: both
- * time the convolution of tensors already in half precision. */
-static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+conv_status tc_fp16_row_inputs(conv_gpu_problem *pb, float **d_work, size_t *work_elems,
+                               const char *what, conv_msg *msg)
 {
-    tc_variant *v = ctx;
     conv_status st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg);
     if (st == CONV_OK)
         st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
-    if (st != CONV_OK || v->kernel != TC_MMA_FP16)
+    if (st != CONV_OK || d_work == NULL)
         return st;
-    /* 8b-fp16: the workspace for its FP16 copies of x and w, and the copies */
-    v->work_elems = conv2d_tc_fp16_workspace_elems(&pb->p);
-    st = conv_device_alloc(&v->d_work, v->work_elems, "8b-fp16's FP16 copies", msg);
+    *work_elems = conv2d_tc_fp16_workspace_elems(&pb->p);
+    st = conv_device_alloc(d_work, *work_elems, what, msg);
     if (st == CONV_OK)
-        st = conv2d_tc_fp16_copies(&pb->p, pb->d_x, pb->d_w, v->d_work, v->work_elems, pb->stream,
-                                   msg);
+        st = conv2d_tc_fp16_copies(&pb->p, pb->d_x, pb->d_w, *d_work, *work_elems, pb->stream, msg);
     if (st == CONV_OK)
         CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
     return st;
+}
+
+/* 8a-fp16 and 8b-fp16: inputs FP16 can hold; 8b-fp16's copies. */
+static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    tc_variant *v = ctx;
+    return tc_fp16_row_inputs(pb, v->kernel == TC_MMA_FP16 ? &v->d_work : NULL, &v->work_elems,
+                              "8b-fp16's FP16 copies", msg);
 }
 
 static void teardown(void *ctx)

@@ -41,6 +41,16 @@ conv_status tc_mma_peak_tflops(tc_peak_precision prec, int warmup, int repeat, d
  * the reason, and the other. */
 void tc_print_mma_peak(FILE *out, const conv_cli_options *opt, double flop);
 
+/* The FP16 rows' preparation (8a-fp16, 8b-fp16, step 09's 9b-fp16): inputs
+ * FP16 can hold (else CONV_ERR_UNSUPPORTED naming the tensor: the row is
+ * skipped); then, unless d_work is NULL, a workspace for the FP16 copies of
+ * x and w (`what` names it, for an allocation's failure) and the copies
+ * (conv2d_tc_fp16_copies()), made before the measurement as the cuDNN FP16
+ * row converts its inputs before its own: both time the convolution of
+ * tensors already in half precision. The caller frees *d_work. */
+conv_status tc_fp16_row_inputs(conv_gpu_problem *pb, float **d_work, size_t *work_elems,
+                               const char *what, conv_msg *msg);
+
 /* The adapter the rows hand to the harness: ctx is the row's variant. */
 conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                            float *d_y, cudaStream_t stream, conv_msg *msg);

@@ -45,27 +45,15 @@ static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
     return tc_check(p, msg);
 }
 
-/* 9b-fp16: inputs FP16 can hold (or the row is skipped saying which is
- * not), a GPU and a build it runs on, then its FP16 copies of x and w, made
- * before the measurement as the cuDNN FP16 row converts its inputs before
- * it: both time the convolution of tensors already in half precision. */
+/* 9b-fp16: a GPU and a build it runs on, inputs FP16 can hold, then its
+ * FP16 copies (step 08's tc_fp16_row_inputs(): made before the measurement,
+ * as cuDNN FP16's). */
 static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
     hopper_variant *v = ctx;
-    conv_status st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg);
+    conv_status st = tc_tma_fp16_available(msg);
     if (st == CONV_OK)
-        st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg);
-    if (st == CONV_OK)
-        st = tc_tma_fp16_available(msg);
-    if (st != CONV_OK)
-        return st;
-    v->work_elems = conv2d_tc_fp16_workspace_elems(&pb->p);
-    st = conv_device_alloc(&v->d_work, v->work_elems, "9b-fp16's FP16 copies", msg);
-    if (st == CONV_OK)
-        st = conv2d_tc_fp16_copies(&pb->p, pb->d_x, pb->d_w, v->d_work, v->work_elems, pb->stream,
-                                   msg);
-    if (st == CONV_OK)
-        CONV_CUDA_CHECK(cudaStreamSynchronize(pb->stream), msg);
+        st = tc_fp16_row_inputs(pb, &v->d_work, &v->work_elems, "9b-fp16's FP16 copies", msg);
     return st;
 }
 

@@ -144,13 +144,8 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
     const int cch = (g.c + TC9B_BK - 1) / TC9B_BK;
     const int kts = (g.r * g.s * cch + 1) / 2 * 2; /* even: the loop is unrolled by two */
 
-    if (tid == 0) {
-        for (int st = 0; st < TC9B_STAGES; ++st) {
-            mbar_init(full + 8 * st, 1);  /* the producer's arrival (+ the bytes) */
-            mbar_init(empty + 8 * st, 8); /* one per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
+    if (tid == 0)
+        mbar_init_ring(full, empty, TC9B_STAGES, 8);
     __syncthreads();
 
     /* excerpt: roles */
@@ -307,14 +302,10 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
      * every gridDim.x-th tile */
     tc_geom g = tc_make_geom(p);
     const long long tiles = (g.m + TC9B_BM - 1) / TC9B_BM * ((g.k + TC9B_BN - 1) / TC9B_BN);
-    int sms = 0, per_sm = 0;
-    CONV_CUDA_CHECK(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
-    CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &per_sm, (const void *)conv2d_tc_tma_kernel, TC9B_THREADS, TC9B_SMEM),
-                    msg);
-    const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
-    const dim3 grid((unsigned)(tiles < resident ? tiles : resident));
+    dim3 grid;
+    if ((st = tma_persistent_grid((const void *)conv2d_tc_tma_kernel, TC9B_THREADS, TC9B_SMEM,
+                                  tiles, &grid, msg)) != CONV_OK)
+        return st;
     void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
     CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC9B_THREADS),
                                      args, TC9B_SMEM, stream),

@@ -149,13 +149,8 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
     const int tiles = mtiles * ((g.k + TC9H_BN - 1) / TC9H_BN);
     const int kts = g.r * g.s * ((g.c + TC9H_BK - 1) / TC9H_BK);
 
-    if (tid == 0) {
-        for (int st = 0; st < TC9H_STAGES; ++st) {
-            mbar_init(full + 8 * st, 1);  /* the producer's arrival (+ the bytes) */
-            mbar_init(empty + 8 * st, 8); /* one per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
+    if (tid == 0)
+        mbar_init_ring(full, empty, TC9H_STAGES, 8);
     __syncthreads();
 
     if (warp >= 8) { /* the producer warpgroup: gives registers back; one thread copies */
@@ -323,14 +318,10 @@ extern "C" conv_status conv2d_tc_tma_fp16_run(const conv_params *p, const float 
     /* persistent blocks, as 9b's */
     tc_geom g = tc_make_geom(p);
     const long long tiles = (g.m + TC9H_BM - 1) / TC9H_BM * ((g.k + TC9H_BN - 1) / TC9H_BN);
-    int sms = 0, per_sm = 0;
-    CONV_CUDA_CHECK(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
-    CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &per_sm, (const void *)conv2d_tc_tma_fp16_kernel, TC9H_THREADS, TC9H_SMEM),
-                    msg);
-    const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
-    const dim3 grid((unsigned)(tiles < resident ? tiles : resident));
+    dim3 grid;
+    if ((st = tma_persistent_grid((const void *)conv2d_tc_tma_fp16_kernel, TC9H_THREADS, TC9H_SMEM,
+                                  tiles, &grid, msg)) != CONV_OK)
+        return st;
     void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&ymap, (void *)&g};
     CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_fp16_kernel, grid,
                                      dim3(TC9H_THREADS), args, TC9H_SMEM, stream),

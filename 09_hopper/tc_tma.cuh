@@ -13,6 +13,7 @@
 #include <cudaTypedefs.h>
 
 #include "conv_cuda.h"
+#include "conv_device.h"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* excerpt: mbarrier */
@@ -45,6 +46,19 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
     while (!done);
 }
 /* excerpt end: mbarrier */
+
+/* The ring's barriers, by thread 0 before the block's first __syncthreads():
+ * per stage a "full" one (the producer's one arrival, plus the bytes) and an
+ * "empty" one (one arrival per consumer warp). */
+__device__ __forceinline__ void mbar_init_ring(unsigned full, unsigned empty, int stages,
+                                               unsigned consumer_warps)
+{
+    for (int st = 0; st < stages; ++st) {
+        mbar_init(full + 8 * st, 1);
+        mbar_init(empty + 8 * st, consumer_warps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 
 /* excerpt: TMA copies */
 /* A box of pixels x channels from x in im2col mode (its sizes: the map's):
@@ -93,6 +107,21 @@ static conv_status tma_encoders(PFN_cuTensorMapEncodeIm2col_v12000 *im2col,
                          "%s: this driver has no tensor-map encoder (CUDA 12.0 or newer "
                          "needed)",
                          who);
+    return CONV_OK;
+}
+
+/* Persistent blocks: as many as the GPU holds at once (of `kernel` with
+ * this block), at most `tiles`, each taking every gridDim.x-th tile. */
+static conv_status tma_persistent_grid(const void *kernel, int threads, size_t smem,
+                                       long long tiles, dim3 *grid, conv_msg *msg)
+{
+    int sms = 0, per_sm = 0;
+    CONV_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
+    CONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                    msg);
+    const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
+    *grid = dim3((unsigned)(tiles < resident ? tiles : resident));
     return CONV_OK;
 }
 
