@@ -61,6 +61,7 @@ class Sources:
                 self.files[rel] = strip_comments(fh.read())
         self.defines = {}  # name -> [(expression, file)]
         for rel, text in self.files.items():
+            text = re.sub(r"\\[ \t]*\n", " ", text)  # a define continued over lines: one line
             for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+)$",
                                  text, flags=re.MULTILINE):
                 self.defines.setdefault(m.group(1), []).append((m.group(2).strip(), rel))

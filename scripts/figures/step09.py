@@ -5,11 +5,17 @@
     09_tma              9b's block: a producer warpgroup, two consumer
                         warpgroups and the ring of stages with their full and
                         empty mbarriers; the pixels one im2col copy walks
+    09_tma_fp16         9b-fp16: one stage in shared memory, the weights' and
+                        the activations' boxes that both operands of wgmma
+                        are read from; the output's way out, in chunks through
+                        the two halves of a warpgroup's buffer and TMA stores
 
-The tile sizes are the #defines of 09_hopper/hopper_wgmma_9a.cu (TC9A_*) and
-hopper_tma_9b.cu (TC9B_*); wgmma's k for TF32 and the four warps of a
-warpgroup are the hardware's (WGMMA_K and WARPGROUP below); the problems are
-CUTLASS's and HPC101's in NHWC, from the benchmark's table.
+The tile sizes are the #defines of 09_hopper/hopper_wgmma_9a.cu (TC9A_*),
+hopper_tma_9b.cu (TC9B_*) and hopper_tma_fp16.cu (TC9H_*); wgmma's k for
+TF32 and for FP16, the four warps of a warpgroup and the eight rows of a
+128-byte swizzle pattern are the hardware's (WGMMA_K, WGMMA_K16, WARPGROUP
+and ATOM below); the problems are CUTLASS's and HPC101's in NHWC, from the
+benchmark's table.
 """
 from .draw import COLORS, WARP, arrow, box, canvas_below, fmt, new_figure, out_size, outline
 from .manifest import figure, paragraph
@@ -305,4 +311,206 @@ def fig_09_tma(k):
     ax2.text(first[2], -0.3, f"start: window corner (n, h, w) = ({g['n0']}, {g['h0']}, "
              f"{g['w0']}) of pixel ({first[0]}, {first[1]}, {first[2]})", fontsize=7,
              va="bottom", color=COLORS["highlight"])
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# 09_tma_fp16
+
+WGMMA_K16 = 16  # wgmma's k for FP16: m64nNk16
+HALF, FLOAT = 2, 4  # bytes of a half and of a float
+LABEL_BOX = {"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none",
+             "alpha": 0.8}  # behind a label drawn over lines
+ATOM = 8  # rows of one 128-byte swizzle pattern (1024 bytes): a drawn row in (a)
+
+
+def tma_fp16_geometry(k):
+    """9b-fp16's stage and its way out, from the constants of hopper_tma_fp16.cu."""
+    BM, BN, BK = k["TC9H_BM"], k["TC9H_BN"], k["TC9H_BK"]
+    groups = k["TC9H_THREADS"] // (WARPGROUP * WARP)
+    M64 = BN // (groups - 1)  # channels per consumer warpgroup: wgmma's M
+    out_px, box = k["TC9H_OUT_PX"], k["TC9H_BOX_BYTES"]
+    box_ch = box // (out_px * FLOAT)  # channels of a TMA box of y
+    boxes = M64 // box_ch  # boxes a chunk of out_px pixels fills
+    return {"BM": BM, "BN": BN, "BK": BK, "stages": k["TC9H_STAGES"],
+            "threads": k["TC9H_THREADS"], "groups": groups, "M64": M64,
+            "act": k["TC9H_ACT_BYTES"], "wts": k["TC9H_WTS_BYTES"],
+            "arow": k["TC9H_ACT_BYTES"] // BM, "wrow": k["TC9H_WTS_BYTES"] // BN,
+            "ksteps": BK // WGMMA_K16, "kbytes": WGMMA_K16 * HALF,
+            "acc": M64 * BM // (WARPGROUP * WARP), "out_px": out_px, "chunks": BM // out_px,
+            "box": box, "box_ch": box_ch, "box_row": box_ch * FLOAT, "boxes": boxes,
+            "out": k["TC9H_OUT_BYTES"], "halves": k["TC9H_OUT_BYTES"] // (boxes * box),
+            "smem": k["TC9H_SMEM"]}
+
+
+def caption_09_tma_fp16(k):
+    g = tma_fp16_geometry(k)
+    return paragraph("""
+        (a) One stage of 9b-fp16's ring of {g[stages]}, in shared memory: the weights' box,
+        {g[BN]} rows of {g[wrow]} bytes, one per output channel, each {g[BK]} input channels of
+        one filter tap in halves ({wkb} KB), and the activations' box, {g[BM]} rows of {g[arow]}
+        bytes, one per pixel, the same {g[BK]} channels of x under that tap ({akb} KB). The
+        producer writes each box with one TMA copy from step 08's FP16 copies: a tiled copy of
+        the filter (KRSC, so the {g[BK]} channels of a tap lie side by side, K-major, as wgmma's
+        first operand wants them) and an im2col copy of x, as in 9b; both boxes are stored with
+        the 128-byte swizzle, so each drawn row stands for {atom} rows, one 1024-byte pattern.
+        In half precision both operands of wgmma come from shared memory through descriptors:
+        consumer warpgroup 0 reads weight rows 0-{m1} as the first operand (A), warpgroup 1 rows
+        {g[M64]}-{b1}, and both read all {g[BM]} activation rows as the second (B). One wgmma
+        m{g[M64]}n{g[BM]}k{kk} covers {kk} of those channels, so a stage is {g[ksteps]} of them,
+        each with both descriptors {g[kbytes]} bytes further along the rows; the columns
+        k0-k{kl} are drawn before the swizzle, which moves the 16-byte piece c of row p to slot
+        c ^ (p % 8), undone by the tensor cores as they read. (b) The way out: a consumer
+        warpgroup holds {g[M64]} channels x {g[BM]} pixels of float accumulators ({g[acc]} a
+        thread) and writes them out in {g[chunks]} chunks of {g[out_px]} pixels. Its buffer of
+        {okb} KB has {g[halves]} halves, each {g[boxes]} TMA boxes of {g[out_px]} pixel rows x
+        {g[box_ch]} channels ({g[box_row]} bytes a row, {bkb} KB, 128-byte swizzle): chunk q
+        goes into half q % 2, channels 0-{c1} into its first box and {g[box_ch]}-{m1} into its
+        second, each pixel a row, as y holds it. The warpgroup's threads store their values with
+        st.shared, make them visible to the TMA unit (fence.proxy.async) and meet at a barrier
+        of its {wgt} threads; then its first thread hands both boxes to the TMA unit
+        (cp.async.bulk.tensor from shared memory to y, one bulk group), and the warpgroup fills
+        the other half with the next chunk while the TMA unit reads this one. Before each
+        chunk's barrier that thread waits with cp.async.bulk.wait_group.read 0 until the chunk
+        before has been read out of shared memory, not until it has reached y: the half that
+        chunk used is the one the warpgroup fills after the barrier. After the last chunk the
+        warpgroup goes on to its next tile while the TMA unit still reads. The stages, the two
+        warpgroups' buffers, the mbarriers and 1 KB of slack to align the stages to 1024 bytes
+        take {smem:,} bytes of shared memory.""",
+                     g=g, wkb=g["wts"] // 1024, akb=g["act"] // 1024, atom=ATOM,
+                     m1=g["M64"] - 1, b1=g["BN"] - 1, kk=WGMMA_K16, kl=g["ksteps"] - 1,
+                     okb=g["out"] // 1024, bkb=g["box"] // 1024, c1=g["box_ch"] - 1,
+                     wgt=WARPGROUP * WARP, smem=g["smem"])
+
+
+@figure(section="9b in half precision",
+        uses=["TC9H_BM", "TC9H_BN", "TC9H_BK", "TC9H_STAGES", "TC9H_THREADS", "TC9H_ACT_BYTES",
+              "TC9H_WTS_BYTES", "TC9H_OUT_PX", "TC9H_BOX_BYTES", "TC9H_OUT_BYTES", "TC9H_SMEM"])
+def fig_09_tma_fp16(k):
+    """9b-fp16's stage, both wgmma operands in shared memory, and its output's way out by TMA."""
+    g = tma_fp16_geometry(k)
+    BM, BN, M64 = g["BM"], g["BN"], g["M64"]
+    kk, ks = WGMMA_K16, g["ksteps"]
+    fig = new_figure(11.5, 8.4, f"Step 09: 9b-fp16: both operands of wgmma m{M64}n{BM}k{kk} "
+                     "in shared memory; the output leaves by TMA")
+    # (a) one stage: a drawn row is ATOM rows, a row of the boxes BW units wide
+    BW = 16
+    wy, wh = (BM - BN) / ATOM / 2, BN / ATOM  # the weights' box, centred on the activations'
+    ah = BM / ATOM
+    WX, GX, AX, SX = 26, 56, 92, 120  # weights, warpgroups, activations, x's copy
+    ax, bottom = canvas_below(fig, 0.93, 0.01, 0.98, (-1, SX + 16), (-5, ah + 6),
+                              title=f"(a) one stage of {g['stages']} in shared memory "
+                                    f"({(g['act'] + g['wts']) // 1024} KB), read by both "
+                                    "consumer warpgroups")
+    wgc = [COLORS["weight"], "#e3e2f0"]
+    for wg in range(g["groups"] - 1):
+        box(ax, WX, wy + wg * M64 / ATOM, BW, M64 / ATOM, wgc[wg], ec="#555555", lw=0.6, z=1)
+        ax.text(WX + BW / 2, wy + (wg + 0.5) * M64 / ATOM, f"rows {wg * M64}-{(wg + 1) * M64 - 1}",
+                ha="center", va="center", fontsize=7, zorder=5, bbox=LABEL_BOX)
+    box(ax, AX, 0, BW, ah, COLORS["input"], ec="#555555", lw=0.6, z=1)
+    ax.text(AX + BW / 2, ah / 2, f"rows 0-{BM - 1}", ha="center", va="center", fontsize=7,
+            zorder=5, bbox=LABEL_BOX)
+    for x0, y0, h in ((WX, wy, wh), (AX, 0, ah)):
+        for r in range(1, int(h)):
+            ax.plot([x0, x0 + BW], [y0 + r, y0 + r], color="#ffffff", lw=0.5, zorder=3)
+        for s in range(ks):
+            if s:
+                ax.plot([x0 + s * BW / ks] * 2, [y0, y0 + h], color="#555555", lw=0.6,
+                        ls=(0, (2, 2)), zorder=3)
+            ax.text(x0 + (s + 0.5) * BW / ks, y0 - 0.3, f"k{s}", ha="center", va="bottom",
+                    fontsize=6.5)
+    ax.text(WX + BW / 2, wy - 1.8, f"weights: {BN} rows x {g['wrow']} B", ha="center",
+            va="bottom", fontsize=7.5)
+    ax.text(AX + BW / 2, -1.8, f"activations: {BM} rows x {g['arow']} B", ha="center",
+            va="bottom", fontsize=7.5)
+    for x0, y0, whose in ((WX, wy + wh, "one out channel"), (AX, ah, "one pixel")):
+        ax.text(x0 + BW / 2, y0 + 0.4, f"a row: {g['BK']} halves of one\ntap, {whose};\n"
+                f"k0-k{ks - 1}: {g['kbytes']} B each", ha="center", va="top", fontsize=7)
+    # the copies that fill the stage
+    for x0, y0, text, x1, label in ((0, wy + wh / 2, "w: FP16 copy\n(K, R, S, C)", WX,
+                                     "TMA: 1 copy"),
+                                    (SX, ah / 2, "x: FP16 copy\n(N, H, W, C)", AX + BW,
+                                     "TMA: 1 copy\n(im2col)")):
+        box(ax, x0, y0 - 3, 14, 6, COLORS["idle"], text=text, fs=7)
+        a, b = (x0 + 14, x1) if x0 < x1 else (x0, x1)
+        arrow(ax, (a, y0), (b, y0), color=COLORS["input_dark"])
+        ax.text((a + b) / 2, y0 - 0.5, label, ha="center", va="bottom", fontsize=6.5)
+    # the consumers: A from their weight rows, B from every activation row
+    gh = ah / 2 - 2
+    for wg in range(g["groups"] - 1):
+        gy = wg * (ah / 2 + 2)
+        box(ax, GX, gy, 24, gh, COLORS["output"],
+            text=f"warpgroup {wg}\nchannels {wg * M64}-{(wg + 1) * M64 - 1}\n\n"
+                 f"{ks} x wgmma m{M64}n{BM}k{kk}\na stage: one per k0-k{ks - 1}", fs=7.5)
+        ya = wy + (wg + 0.5) * M64 / ATOM
+        arrow(ax, (WX + BW, ya), (GX, ya), color=COLORS["weight_dark"])
+        ax.text(WX + BW + 6, ya - 0.4, "A", ha="center", va="bottom", fontsize=7.5,
+                color=COLORS["weight_dark"], fontweight="bold")
+        yb = gy + gh / 2 + (-3 if wg == 0 else 3)
+        arrow(ax, (AX, yb), (GX + 24, yb), color=COLORS["input_dark"])
+        ax.text(GX + 24 + (AX - GX - 24) / 2, yb - 0.4, "B", ha="center", va="bottom",
+                fontsize=7.5, color=COLORS["input_dark"], fontweight="bold")
+    # (b) the way out, one warpgroup: 1 unit = 4 pixels or channels
+    u = 4
+    n, T = g["chunks"], 12  # chunks; a chunk's time in the timeline
+    halves = [COLORS["output"], "#e5f5e0"]
+    ax2, _ = canvas_below(fig, bottom - 0.04, 0.01, 0.98, (-1, SX + 16), (-5, 40),
+                          title=f"(b) the way out: a warpgroup's {M64} x {BM} accumulators, "
+                                f"{n} chunks of {g['out_px']} pixels through the two halves "
+                                "of its buffer")
+    cw, ch = g["out_px"] / u, M64 / u
+    now = 2  # the chunk the warpgroup writes in the moment drawn
+    for q in range(n):
+        box(ax2, q * cw, 0, cw, ch, halves[q % 2], ec="#555555", lw=0.6, z=1,
+            text=f"chunk {q}\nhalf {q % 2}", fs=7)
+    outline(ax2, now * cw, 0, cw, ch, COLORS["highlight"], lw=1.6)
+    ax2.text(0, -0.4, f"accumulators (registers): {M64} channels x {BM} pixels, floats",
+             fontsize=7.5, va="bottom")
+    # the buffer: halves of boxes, a box out_px pixel rows x box_ch channels
+    bs = g["out_px"] / u
+    BX = n * cw + 12
+    for h in range(g["halves"]):
+        x0 = BX + h * (g["boxes"] * bs + 3)
+        for b in range(g["boxes"]):
+            box(ax2, x0 + b * bs, 2, bs, bs, halves[h], ec="#555555", lw=0.6,
+                text=f"ch\n{b * g['box_ch']}-{(b + 1) * g['box_ch'] - 1}", fs=6.5)
+        ax2.text(x0 + g["boxes"] * bs / 2, 1.6, f"half {h}", ha="center", va="bottom",
+                 fontsize=7)
+    bw_all = g["halves"] * g["boxes"] * bs + 3 * (g["halves"] - 1)
+    ax2.text(BX + bw_all / 2, -0.4, f"its buffer: {g['out'] // 1024} KB", ha="center",
+             va="bottom", fontsize=7.5)
+    ax2.text(BX + bw_all / 2, 2 + bs + 0.5, f"a box: {g['out_px']} pixel rows x "
+             f"{g['box_row']} B,\n{g['box'] // 1024} KB, 128-byte swizzle", ha="center",
+             va="top", fontsize=7)
+    arrow(ax2, ((now + 0.5) * cw, ch), (BX + g["boxes"] * bs / 2, 2 + bs), rad=0.18,
+          color=COLORS["highlight"])
+    ax2.text((now + 0.5) * cw + (BX - now * cw) / 2 - 4, ch + 4, f"chunk {now}: st.shared",
+             fontsize=7, ha="center", va="top", color=COLORS["highlight"])
+    # y, written by the TMA unit from the other half
+    YX = BX + bw_all + 12
+    box(ax2, YX, 2, SX + 15 - YX, bs, COLORS["idle"], text="y\n(global)", fs=7.5)
+    arrow(ax2, (BX + bw_all, 2 + bs / 2), (YX, 2 + bs / 2), color=COLORS["output_dark"])
+    ax2.text(BX + bw_all + 6, 2 + bs / 2 - 0.4, f"chunk {now - 1}", ha="center", va="bottom",
+             fontsize=7, color=COLORS["output_dark"])
+    ax2.text(BX + bw_all + 6, 2 + bs / 2 + 0.4, "TMA store", ha="center", va="top",
+             fontsize=7, color=COLORS["output_dark"])
+    # the timeline: the warpgroup writes one half while the TMA unit reads the other
+    t0, l0, l1, lh = 14, 28, 34, 3
+    ax2.text(t0 - 1, l0 + lh / 2, "warpgroup", ha="right", va="center", fontsize=7.5)
+    ax2.text(t0 - 1, l1 + lh / 2, "TMA unit", ha="right", va="center", fontsize=7.5)
+    for q in range(n):
+        box(ax2, t0 + q * T, l0, T, lh, halves[q % 2], ec="#555555", lw=0.6,
+            text=f"writes {q} -> half {q % 2}", fs=6.5)
+        box(ax2, t0 + (q + 1) * T, l1, 0.75 * T, lh, halves[q % 2], ec="#555555", lw=0.6,
+            text=f"reads half {q % 2}", fs=6.5)
+        x = t0 + (q + 1) * T
+        ax2.plot([x, x], [l0 - 0.6, l1 + lh + 0.3], color=COLORS["highlight"], lw=0.9,
+                 zorder=6)
+    box(ax2, t0 + n * T, l0, SX + 15 - t0 - n * T, lh, COLORS["idle"], ec="#555555", lw=0.6,
+        text="next tile", fs=6.5)
+    outline(ax2, t0 + now * T, l0 - 0.3, T, l1 + lh - l0 + 0.6, "#333333", lw=1.0, ls="--")
+    ax2.text(t0 + T + 0.5, l0 - 0.8, "red: barrier, after wait_group.read 0 (the chunk before "
+             "read out)", fontsize=7, va="bottom", color=COLORS["highlight"])
+    ax2.text(t0 + now * T + T / 2, l1 + lh + 0.5, "drawn above", ha="center", va="top",
+             fontsize=6.5)
     return fig
