@@ -10,10 +10,11 @@
  * warpgroup and two consumers handing four stages over with mbarriers,
  * persistent blocks, float accumulators.
  *
- * The output leaves by TMA too: each consumer warpgroup writes 64 pixels x
- * its 64 channels of floats into shared memory, and one thread hands them
- * to the TMA unit, which writes them to y while the warpgroup goes on to
- * its next 64 pixels and its next tile. A problem no tensor map describes
+ * The output leaves by TMA too: each consumer warpgroup writes 32 pixels x
+ * its 64 channels of floats into one half of its buffer in shared memory,
+ * and one thread hands them to the TMA unit, which writes them to y while
+ * the warpgroup fills the other half with the next 32 pixels, and goes on
+ * to its next tile. A problem no tensor map describes
  * (tc_tma_fp16_fits()) runs 8b-fp16 on the same copies.
  *
  * Lesson: docs/09_hopper.md, section "9b in half precision". */
@@ -91,7 +92,7 @@ __device__ __forceinline__ void sts_f32(unsigned addr, float v)
 }
 
 /* excerpt: tma store */
-/* A TMA copy the other way: a box of y (64 pixels x 32 channels) from
+/* A TMA copy the other way: a box of y (32 pixels x 32 channels) from
  * shared memory, rows past M and channels past K left out. The thread that
  * starts it then waits only until the box has been read out of shared
  * memory (.read), not until it reaches global memory. */

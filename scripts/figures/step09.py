@@ -383,7 +383,7 @@ def caption_09_tma_fp16(k):
                      wgt=WARPGROUP * WARP, smem=g["smem"])
 
 
-@figure(section="9b in half precision",
+@figure(section="9b in half precision: both operands and the output by TMA",
         uses=["TC9H_BM", "TC9H_BN", "TC9H_BK", "TC9H_STAGES", "TC9H_THREADS", "TC9H_ACT_BYTES",
               "TC9H_WTS_BYTES", "TC9H_OUT_PX", "TC9H_BOX_BYTES", "TC9H_OUT_BYTES", "TC9H_SMEM"])
 def fig_09_tma_fp16(k):
