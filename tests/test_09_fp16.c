@@ -75,10 +75,12 @@ static int runs_here(void)
 {
     conv_params p = conv_shape_nhwc(1, 8, 5, 5, 8, 3, 3, 1, 1, 1);
     const size_t ny = conv_output_elems(&p), nwork = conv2d_tc_fp16_workspace_elems(&p);
+    float *d_x = conv_test_device_output(conv_input_elems(&p), "x"); /* NaNs: values unused */
+    float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_y = conv_test_device_output(ny, "y");
     float *d_work = conv_test_device_output(nwork, "work");
     conv_msg msg = {{0}};
-    conv_status st = conv2d_tc_tma_fp16(&p, d_y, d_y, d_y, d_work, nwork, 0, &msg);
+    conv_status st = conv2d_tc_tma_fp16(&p, d_x, d_w, d_y, d_work, nwork, 0, &msg);
     if (st == CONV_OK)
         cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     else {
@@ -87,6 +89,8 @@ static int runs_here(void)
         conv_test_assert_untouched(d_y, ny);
         cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
     }
+    conv_device_free(d_x);
+    conv_device_free(d_w);
     conv_device_free(d_y);
     conv_device_free(d_work);
     return st == CONV_OK;
