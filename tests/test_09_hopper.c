@@ -92,9 +92,11 @@ static int runs_here(hopper_launcher launch)
 {
     conv_params p = conv_shape_nhwc(1, 4, 5, 5, 4, 3, 3, 1, 1, 1);
     const size_t ny = conv_output_elems(&p);
+    float *d_x = conv_test_device_output(conv_input_elems(&p), "x"); /* NaNs: values unused */
+    float *d_w = conv_test_device_output(conv_filter_elems(&p), "w");
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    conv_status st = launch(&p, d_y, d_y, d_y, 0, &msg);
+    conv_status st = launch(&p, d_x, d_w, d_y, 0, &msg);
     if (st == CONV_OK)
         cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     else {
@@ -103,6 +105,8 @@ static int runs_here(hopper_launcher launch)
         conv_test_assert_untouched(d_y, ny);
         cr_log_info("does not run here (%s); the refusal was checked instead", msg.text);
     }
+    conv_device_free(d_x);
+    conv_device_free(d_w);
     conv_device_free(d_y);
     return st == CONV_OK;
 }
