@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Compiles the device code of every kernel file (*.cu) for every architecture
 # of the portable list (cmake/ConvDefaults.cmake: Turing to Blackwell), device
-# code only and in parallel, and fails on a compile error or on any register
+# code only and in parallel, and fails on a compile error, on any register
 # spill (ptxas -v: "N bytes spill stores" or loads above 0 for any kernel
-# instance on any architecture). 9.0 is compiled as sm_90a, as CMake builds
+# instance on any architecture) or on any stack frame (local memory: an
+# array indexed at run time, such as accumulators in a loop not unrolled). 9.0 is compiled as sm_90a, as CMake builds
 # it. No GPU needed. Left out: instructor/tuning/tune_*.cu, the tuning
 # harnesses, whose candidate shapes include some that spill (the tuning log
 # records it as the reason they lost).
@@ -57,17 +58,22 @@ for log in "$out"/*.log; do
     continue
   fi
   # "Compiling entry function 'NAME' for 'sm_XX'" ... "N bytes spill stores, M bytes spill loads"
-  while IFS='|' read -r fn arch stores loads; do
+  while IFS='|' read -r fn arch stack stores loads; do
     kernels=$((kernels + 1))
     if [ "$stores" != 0 ] || [ "$loads" != 0 ]; then
       name=$(c++filt "$fn" 2>/dev/null || echo "$fn")
       echo "SPILL $arch: $name: $stores bytes spill stores, $loads bytes spill loads"
       status=1
     fi
+    if [ "$stack" != 0 ]; then # an array indexed at run time lives in local memory
+      name=$(c++filt "$fn" 2>/dev/null || echo "$fn")
+      echo "STACK $arch: $name: $stack bytes stack frame (local memory)"
+      status=1
+    fi
   done < <(awk '/Compiling entry function/ { fn = $0; sub(/.*function \047/, "", fn); sub(/\047.*/, "", fn);
                                               arch = $0; sub(/.* for \047/, "", arch); sub(/\047.*/, "", arch) }
-                /bytes spill stores/ && fn != "" { print fn "|" arch "|" $5 "|" $9; fn = "" }' "$log")
+                /bytes spill stores/ && fn != "" { print fn "|" arch "|" $1 "|" $5 "|" $9; fn = "" }' "$log")
 done
 echo "device code: ${#archs[@]} architectures (${archs[*]}), $(git ls-files '*.cu' | grep -vc '/tune_') files," \
-     "$kernels kernel instances checked; $([ $status = 0 ] && echo "no error, no spill" || echo FAILED)"
+     "$kernels kernel instances checked; $([ $status = 0 ] && echo "no error, no spill, no stack" || echo FAILED)"
 exit $status
