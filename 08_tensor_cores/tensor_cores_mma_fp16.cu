@@ -26,8 +26,9 @@
 
 /* The tile, as measured best on an H200 (lab note 08, "8b-fp16's copies and
  * stages"); a build can set others with CUDA flags, e.g.
- * -DTC16_BM=256 (8 warps of 64 x 64 a block) or -DTC16_DEEP_BK=32
- * -DTC16_DEEP=4 (the cp.async configuration's columns and stages). */
+ * -DTC16_BM=256 (8 warps of 64 x 64 a block), -DTC16_WN=32 (8 warps of
+ * 64 x 32) or -DTC16_DEEP_BK=32 -DTC16_DEEP=4 (the cp.async
+ * configuration's columns and stages). */
 #ifndef TC16_BM
 #define TC16_BM 128 /* outputs (pixels) per block: 128 or 256 */
 #endif
@@ -37,8 +38,13 @@
 #ifndef TC16_DEEP_BK
 #define TC16_DEEP_BK 64 /* and its columns per stage */
 #endif
-#define TC16_BN      128     /* filters per block */
-#define TC16_THREADS TC16_BM /* warps of 64 x 64, (TC16_BM / 64) x 2 */
+#ifndef TC16_WN
+#define TC16_WN 64 /* filters per warp: 64, or 32 (twice the warps, half the accumulators) */
+#endif
+#define TC16_BN      128                                       /* filters per block */
+#define TC16_THREADS (TC16_BM / 64 * (TC16_BN / TC16_WN) * 32) /* warps of 64 x TC16_WN */
+/* blocks an SM should hold: the registers a thread may have follow */
+#define TC16_MIN_BLOCKS (TC16_WN == 64 ? 256 / TC16_THREADS : 2)
 /* A stage: BK halves of TC16_BM rows of A (pixels), then of TC16_BN rows of
  * B (filters), not padded: TC16_STAGE(BK) halves */
 #define TC16_STAGE(BK) ((BK) * (TC16_BM + TC16_BN))
@@ -228,7 +234,7 @@ __device__ __forceinline__ void tc16_store(__half *stage, const tc16_regs<BK> &r
 /* The fragments of one k-step of 16 columns at kk: the a fragments of the
  * warp's 4 tiles of 16 pixels, the b fragments of its 8 tiles of 8 filters. */
 template <int BK>
-__device__ __forceinline__ void tc16_fragments(unsigned (&a)[4][4], unsigned (&b)[8][2],
+__device__ __forceinline__ void tc16_fragments(unsigned (&a)[4][4], unsigned (&b)[TC16_WN / 8][2],
                                                const __half *stage, int kk, int wm, int wn,
                                                int lane)
 {
@@ -243,7 +249,7 @@ __device__ __forceinline__ void tc16_fragments(unsigned (&a)[4][4], unsigned (&b
     /* B: two n8 tiles a load; filters wn + 16 h + (lane % 8) + 8 (lane / 16),
      * columns kk + 8 ((lane / 8) % 2) */
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
+    for (int h = 0; h < TC16_WN / 16; ++h) {
         unsigned r[4];
         const int row = wn + 16 * h + (lane & 7) + 8 * (lane >> 4);
         ldmatrix_x4(r, bs + tc16_at<BK>(row, kk + 8 * ((lane >> 3) & 1)));
@@ -270,10 +276,10 @@ __device__ __forceinline__ void tc16_fragments(unsigned (&a)[4][4], unsigned (&b
  * k-step, 32 mma.sync each; two sets of fragments, the next k-step's
  * loading while this one's products run. */
 template <int BK>
-__device__ __forceinline__ void tc16_products(float (&acc)[4][8][4], const __half *stage, int wm,
-                                              int wn, int lane)
+__device__ __forceinline__ void tc16_products(float (&acc)[4][TC16_WN / 8][4], const __half *stage,
+                                              int wm, int wn, int lane)
 {
-    unsigned a[2][4][4], b[2][8][2];
+    unsigned a[2][4][4], b[2][TC16_WN / 8][2];
     tc16_fragments<BK>(a[0], b[0], stage, 0, wm, wn, lane);
 #pragma unroll
     for (int ks = 0; ks < BK / 16; ++ks) {
@@ -283,7 +289,7 @@ __device__ __forceinline__ void tc16_products(float (&acc)[4][8][4], const __hal
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int jj = 0; jj < 8; ++jj)
+            for (int jj = 0; jj < TC16_WN / 8; ++jj)
                 mma_fp16(acc[i][jj], a[ks % 2][i], b[ks % 2][jj]);
     }
 }
@@ -293,7 +299,7 @@ __device__ __forceinline__ void tc16_products(float (&acc)[4][8][4], const __hal
  * cp.async copies (from the FP16 copies), the others go through registers;
  * VEC: C % 8 == 0 and x 16-byte aligned. */
 template <int BK, int STAGES, bool A_ASYNC, bool B_ASYNC, bool VEC>
-__global__ void __launch_bounds__(TC16_THREADS, 256 / TC16_THREADS)
+__global__ void __launch_bounds__(TC16_THREADS, TC16_MIN_BLOCKS)
     conv2d_tc_mma_fp16_kernel(const float *__restrict__ x, const __half *__restrict__ xh,
                               const __half *__restrict__ wk, float *__restrict__ y, tc_geom g)
 {
@@ -306,14 +312,15 @@ __global__ void __launch_bounds__(TC16_THREADS, 256 / TC16_THREADS)
     extern __shared__ uint4 tc16_smem4[];
     __half *smem = (__half *)tc16_smem4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = (warp >> 1) * 64, wn = (warp & 1) * 64; /* the warp's 64 x 64 */
+    constexpr int WCOLS = TC16_BN / TC16_WN; /* warps side by side along the filters */
+    const int wm = (warp / WCOLS) * 64, wn = (warp % WCOLS) * TC16_WN; /* the warp's tile */
     const long long m0 = (long long)blockIdx.x * TC16_BM;
     const int k0 = blockIdx.y * TC16_BN;
 
     /* the block's A rows, decoded once into a table after the stages */
     tc16_row *rows = (tc16_row *)(smem + STAGES * TC16_STAGE(BK));
-    {
-        const long long pq = (long long)g.p * g.q, m = m0 + tid;
+    for (int i = tid; i < TC16_BM; i += TC16_THREADS) {
+        const long long pq = (long long)g.p * g.q, m = m0 + i;
         const long long mm = m < g.m ? m : 0;
         const int rem = (int)(mm % pq);
         const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
@@ -321,17 +328,17 @@ __global__ void __launch_bounds__(TC16_THREADS, 256 / TC16_THREADS)
         r.px = (((mm / pq) * g.h + h0) * g.w + w0) * (long long)g.c;
         r.h0 = m < g.m ? h0 : TC16_NO_ROW;
         r.w0 = w0;
-        rows[tid] = r;
+        rows[i] = r;
     }
     tc_tap tap = {0, 0, 0, 0};
     tap_advance(tap, 8 * (tid % (BK / 8)), g); /* this thread's first chunk */
     __syncthreads();
 
-    float acc[4][8][4]; /* [16-pixel tile][8-filter tile][c0..c3] */
+    float acc[4][TC16_WN / 8][4]; /* [16-pixel tile][8-filter tile][c0..c3] */
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int jj = 0; jj < 8; ++jj)
+        for (int jj = 0; jj < TC16_WN / 8; ++jj)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[i][jj][v] = 0.0f;
@@ -398,7 +405,7 @@ __global__ void __launch_bounds__(TC16_THREADS, 256 / TC16_THREADS)
             if (row >= g.m)
                 continue;
 #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
+            for (int jj = 0; jj < TC16_WN / 8; ++jj) {
                 const int col = k0 + wn + 8 * jj + 2 * tq;
                 float *out = y + row * g.k + col;
                 const float c0 = acc[i][jj][2 * half], c1 = acc[i][jj][2 * half + 1];
@@ -499,7 +506,7 @@ static tc16_config tc16_cfg(void)
 {
     tc16_config c;
     c.kernel = (const void *)conv2d_tc_mma_fp16_kernel<BK, STAGES, A_ASYNC, B_ASYNC, VEC>;
-    c.smem = (size_t)STAGES * TC16_STAGE(BK) * sizeof(__half) + TC16_THREADS * sizeof(tc16_row);
+    c.smem = (size_t)STAGES * TC16_STAGE(BK) * sizeof(__half) + TC16_BM * sizeof(tc16_row);
     return c;
 }
 

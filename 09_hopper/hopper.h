@@ -4,8 +4,10 @@
  *       read from shared memory, fed by a cp.async pipeline (hopper_wgmma_9a.cu);
  *   9b  9a's products with their copies made by the Tensor Memory
  *       Accelerator, one producer warpgroup feeding two consumers, in
- *       persistent blocks (hopper_tma_9b.cu).
- * Both keep x as stored, truncated to TF32 by the tensor cores (step 08's
+ *       persistent blocks (hopper_tma_9b.cu);
+ * and each in half precision, on step 08's FP16 copies (9a-fp16:
+ * hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu). In TF32 both keep x
+ * as stored, truncated to TF32 by the tensor cores (step 08's
  * TC_TF32_XTRUNC bound, tc_host.h). Any N, C, K, H, W, filter, padding,
  * stride and dilation; NHWC only (step 08's checks, tc_check.h). Needs a GPU
  * of compute capability 9.0 and code built for sm_90a; otherwise
@@ -55,6 +57,23 @@ conv_status tc_tma_available(conv_msg *msg);
  * problem no tensor map describes (tc_tma_fits) runs 9a. */
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                           cudaStream_t stream, conv_msg *msg);
+
+/* 9a-fp16: 9a in half precision, wgmma m64n256k16 with both operands in
+ * shared memory, copied by cp.async from step 08's FP16 copies
+ * (tensor_cores.h: x and the filter rounded to FP16, float accumulators,
+ * 8b-fp16's bound); 9a's block. In two parts or both at once, as 8b-fp16:
+ * conv2d_tc_fp16_copies() then conv2d_tc_wgmma_fp16_run(), or
+ * conv2d_tc_wgmma_fp16(); the workspace as 8b-fp16's. A problem with C not
+ * a multiple of 8 (tc_wgmma_fp16_fits; no CUDA call) runs 8b-fp16 on the
+ * same copies. */
+int tc_wgmma_fp16_fits(const conv_params *p);
+conv_status tc_wgmma_fp16_available(conv_msg *msg);
+conv_status conv2d_tc_wgmma_fp16_run(const conv_params *p, const float *d_x, const float *d_work,
+                                     size_t work_elems, float *d_y, cudaStream_t stream,
+                                     conv_msg *msg);
+conv_status conv2d_tc_wgmma_fp16(const conv_params *p, const float *d_x, const float *d_w,
+                                 float *d_y, float *d_work, size_t work_elems, cudaStream_t stream,
+                                 conv_msg *msg);
 
 /* 9b-fp16: 9b in half precision, wgmma m64n256k16 with both operands in
  * shared memory, on step 08's FP16 copies (tensor_cores.h: x and the filter

@@ -10,26 +10,37 @@
 #include "tensor_cores.h"
 
 /* What a row runs: the wgmma kernel fed by cp.async (9a) or by TMA (9b),
- * or 9b in FP16 on the FP16 copies its setup makes (9b-fp16). */
-typedef enum { HOPPER_WGMMA, HOPPER_TMA, HOPPER_TMA_FP16 } hopper_kernel;
+ * in TF32 or in FP16 on the FP16 copies its setup makes (9a-fp16,
+ * 9b-fp16). */
+typedef enum { HOPPER_WGMMA, HOPPER_TMA, HOPPER_WGMMA_FP16, HOPPER_TMA_FP16 } hopper_kernel;
 typedef struct {
     hopper_kernel kernel;
-    float *d_work; /* HOPPER_TMA_FP16: the FP16 copies of x and w (setup) */
+    float *d_work; /* the FP16 kernels: the FP16 copies of x and w (setup) */
     size_t work_elems;
 } hopper_variant;
 
-static hopper_variant variants[HOPPER_ROW_COUNT] = {
-    {HOPPER_WGMMA, NULL, 0}, {HOPPER_TMA, NULL, 0}, {HOPPER_TMA_FP16, NULL, 0}};
-static const char *const names[HOPPER_ROW_COUNT] = {"9a wgmma TF32", "9b wgmma TF32, TMA",
-                                                    "9b-fp16 wgmma FP16, TMA"};
-static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b", "9b-fp16"};
+static hopper_variant variants[HOPPER_ROW_COUNT] = {{HOPPER_WGMMA, NULL, 0},
+                                                    {HOPPER_TMA, NULL, 0},
+                                                    {HOPPER_WGMMA_FP16, NULL, 0},
+                                                    {HOPPER_TMA_FP16, NULL, 0}};
+static const char *const names[HOPPER_ROW_COUNT] = {
+    "9a wgmma TF32", "9b wgmma TF32, TMA", "9a-fp16 wgmma FP16", "9b-fp16 wgmma FP16, TMA"};
+static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b", "9a-fp16", "9b-fp16"};
+
+static int is_fp16(const hopper_variant *v)
+{
+    return v->kernel == HOPPER_WGMMA_FP16 || v->kernel == HOPPER_TMA_FP16;
+}
 
 conv_status conv2d_hopper_conv(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                                float *d_y, cudaStream_t stream, conv_msg *msg)
 {
     const hopper_variant *v = ctx;
-    if (v->kernel == HOPPER_TMA_FP16) /* on the FP16 copies setup made, as cuDNN FP16 */
+    /* the FP16 rows: on the FP16 copies setup made, as cuDNN FP16 */
+    if (v->kernel == HOPPER_TMA_FP16)
         return conv2d_tc_tma_fp16_run(p, d_x, v->d_work, v->work_elems, d_y, stream, msg);
+    if (v->kernel == HOPPER_WGMMA_FP16)
+        return conv2d_tc_wgmma_fp16_run(p, d_x, v->d_work, v->work_elems, d_y, stream, msg);
     if (v->kernel == HOPPER_TMA)
         return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
     return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
@@ -45,15 +56,17 @@ static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
     return tc_check(p, msg);
 }
 
-/* 9b-fp16: a GPU and a build it runs on, inputs FP16 can hold, then its
- * FP16 copies (step 08's tc_fp16_row_inputs(): made before the measurement,
- * as cuDNN FP16's). */
+/* 9a-fp16 and 9b-fp16: a GPU and a build they run on, inputs FP16 can
+ * hold, then the FP16 copies (step 08's tc_fp16_row_inputs(): made before
+ * the measurement, as cuDNN FP16's). */
 static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
 {
     hopper_variant *v = ctx;
-    conv_status st = tc_tma_fp16_available(msg);
+    const int tma = v->kernel == HOPPER_TMA_FP16;
+    conv_status st = tma ? tc_tma_fp16_available(msg) : tc_wgmma_fp16_available(msg);
     if (st == CONV_OK)
-        st = tc_fp16_row_inputs(pb, &v->d_work, &v->work_elems, "9b-fp16's FP16 copies", msg);
+        st = tc_fp16_row_inputs(pb, &v->d_work, &v->work_elems,
+                                tma ? "9b-fp16's FP16 copies" : "9a-fp16's FP16 copies", msg);
     return st;
 }
 
@@ -74,7 +87,7 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
     const hopper_variant *v = ctx;
     const conv_params *p = &pb->p;
     const size_t depth = (size_t)p->c * p->r * p->s;
-    if (v->kernel == HOPPER_TMA_FP16)
+    if (is_fp16(v))
         *opts = conv_fp16_bound(depth, pb->h_x, conv_input_elems(p), pb->h_w, conv_filter_elems(p));
     else
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
@@ -91,7 +104,7 @@ int conv_hopper_rows(const conv_params *p, const char *select, conv_row *rows, i
         rows[n].check = check;
         rows[n].tolerance = tolerance;
         rows[n].cls = CONV_CLASS_TF32;
-        if (variants[n].kernel == HOPPER_TMA_FP16) {
+        if (is_fp16(&variants[n])) {
             rows[n].setup = setup_fp16;
             rows[n].teardown = teardown;
             rows[n].cls = CONV_CLASS_FP16;

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define HOPPER_ROW_COUNT 3
+#define HOPPER_ROW_COUNT 4
 
 /* "9a wgmma TF32" and "9b wgmma TF32, TMA" (each row's key is its first
  * word), class TF32, each verified within the bound of x truncated to TF32

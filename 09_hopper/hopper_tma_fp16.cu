@@ -32,19 +32,28 @@
 #include "tc_wgmma.cuh"
 #include "tensor_cores.h"
 
-#define TC9H_BM        256 /* pixels per block: wgmma's N */
-#define TC9H_BN        128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
-#define TC9H_BK        64  /* channels per stage: one 128-byte swizzled row of halves */
-#define TC9H_STAGES    4
+#define TC9H_BM 256 /* pixels per block: wgmma's N */
+#define TC9H_BN 128 /* output channels per block: 2 warpgroups x wgmma's M = 64 */
+#define TC9H_BK 64  /* channels per stage: one 128-byte swizzled row of halves */
+#ifndef TC9H_STAGES
+#define TC9H_STAGES 4
+#endif
 #define TC9H_THREADS   384                     /* 2 consumer warpgroups + 1 producer warpgroup */
 #define TC9H_ACT_BYTES (TC9H_BM * TC9H_BK * 2) /* 32 KB: 256 pixel rows of 128 bytes */
 #define TC9H_WTS_BYTES (TC9H_BN * TC9H_BK * 2) /* 16 KB: 128 output-channel rows of 128 bytes */
 /* The output's way out: per consumer warpgroup, 32 pixels x its 64 channels
  * of floats at a time, as two TMA boxes of 32 pixel rows x 32 channels
- * (128 bytes, swizzled), into one of two halves of its buffer */
-#define TC9H_OUT_PX    32
-#define TC9H_BOX_BYTES (TC9H_OUT_PX * 32 * 4) /* 4 KB */
-#define TC9H_OUT_BYTES (4 * TC9H_BOX_BYTES)   /* 16 KB a warpgroup: two halves of two boxes */
+ * (128 bytes, swizzled), into one of two slots of its buffer. A build can
+ * set others, e.g. -DTC9H_OUT_PX=16 -DTC9H_OUT_SLOTS=4 (the same 16 KB in
+ * four slots of 16 pixels: two stores in flight while a third is written). */
+#ifndef TC9H_OUT_PX
+#define TC9H_OUT_PX 32
+#endif
+#ifndef TC9H_OUT_SLOTS
+#define TC9H_OUT_SLOTS 2
+#endif
+#define TC9H_BOX_BYTES (TC9H_OUT_PX * 32 * 4)                /* 4 KB */
+#define TC9H_OUT_BYTES (TC9H_OUT_SLOTS * 2 * TC9H_BOX_BYTES) /* 16 KB a warpgroup */
 /* 1 KB of slack to align the stages to 1024 bytes, the stages, the output
  * buffers, the barriers: 225 KB of the 227 a block may have */
 #define TC9H_SMEM                                                                                  \
@@ -197,7 +206,7 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
              * read out: the half the chunk after the barrier will fill. */
 #pragma unroll /* every acc index a constant: the accumulators stay in registers */
         for (int q = 0; q < TC9H_BM / TC9H_OUT_PX; ++q) {
-            const unsigned half = out + (q & 1) * 2 * TC9H_BOX_BYTES;
+            const unsigned half = out + (q % TC9H_OUT_SLOTS) * 2 * TC9H_BOX_BYTES;
 #pragma unroll
             for (int i = 0; i < TC9H_OUT_PX / 8; ++i)
 #pragma unroll
@@ -206,12 +215,13 @@ __global__ void __launch_bounds__(TC9H_THREADS, 1)
                     const int chunk = (ch & 31) >> 2;
                     sts_f32(half + (ch >> 5) * TC9H_BOX_BYTES + px * 128 +
                                 ((chunk ^ (px & 7)) << 4) + 4 * (ch & 3),
-                            acc[4 * (4 * q + i) + v]);
+                            acc[4 * (TC9H_OUT_PX / 8 * q + i) + v]);
                 }
             /* the writes seen by the TMA unit; the chunk before read out */
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             if (wq == 0 && lane == 0)
-                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(TC9H_OUT_SLOTS - 2)
+                             : "memory");
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
             if (wq == 0 && lane == 0) { /* the boxes that hold any of y */
                 const long long m = m0 + q * TC9H_OUT_PX;

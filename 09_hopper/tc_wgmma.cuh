@@ -1,10 +1,10 @@
-/* Step 09. Versions: 9a, 9b and 9b-fp16.
+/* Step 09. Versions: 9a, 9b, 9a-fp16 and 9b-fp16.
  *
  * What the wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu,
- * 9b-fp16: hopper_tma_fp16.cu) need of Hopper's wgmma.mma_async: the matrix
- * descriptor of an operand in shared memory, the m64n256k8 TF32 product and
- * the m64n256k16 FP16 one. Device code compiled for
- * sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has wgmma. */
+ * 9a-fp16: hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu) need of Hopper's wgmma.mma_async: the
+ * matrix descriptor of an operand in shared memory, the m64n256k8 TF32 product and the m64n256k16
+ * FP16 one. Device code compiled for sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has
+ * wgmma. */
 #ifndef TC_WGMMA_CUH
 #define TC_WGMMA_CUH
 

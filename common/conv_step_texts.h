@@ -101,13 +101,14 @@
     .cli.summary = "Step 09: step 08's implicit GEMM (NHWC) on Hopper's tensor-core "              \
                    "instructions: TF32 through wgmma.mma_async with a cp.async pipeline (9a), "    \
                    "and fed by TMA copies from a producer warpgroup in persistent blocks (9b); "   \
-                   "9b in FP16 (9b-fp16); against cuDNN (FP32, TF32, FP16), 8b and 8b-fp16. "      \
+                   "both in FP16 (9a-fp16, 9b-fp16); against cuDNN (FP32, TF32, FP16), 8b and "    \
+                   "8b-fp16. "                                                                     \
                    "Needs compute capability 9.0 (H100, H200) and sm_90a code.",                   \
     .title = "implicit GEMM on Hopper: wgmma, fed by cp.async and by TMA, in TF32 and FP16",       \
-    .variant = {"9a|9b|9b-fp16|all",                                                               \
+    .variant = {"9a|9b|9a-fp16|9b-fp16|all",                                                       \
                 "which step 09 versions to run (9a: TF32 through wgmma, 9b: 9a fed by TMA, "       \
-                "warps in roles, persistent blocks, 9b-fp16: 9b in FP16; 8b and 8b-fp16, step "    \
-                "08's mma.sync, always run)"}
+                "warps in roles, persistent blocks, 9a-fp16 and 9b-fp16: 9a and 9b in FP16; 8b "   \
+                "and 8b-fp16, step 08's mma.sync, always run)"}
 
 #define CONV_STEP_10_TEXTS                                                                         \
     .cli.program = "10_backward",                                                                  \

@@ -62,6 +62,7 @@ Test(cpu_hopper, rows_are_named_by_their_keys)
     const conv_params p = conv_shape_nhwc(1, 8, 9, 9, 8, 3, 3, 1, 1, 1);
     const char *const named[][2] = {{"9a", "9a wgmma TF32"},
                                     {"9b", "9b wgmma TF32, TMA"},
+                                    {"9a-fp16", "9a-fp16 wgmma FP16"},
                                     {"9b-fp16", "9b-fp16 wgmma FP16, TMA"}};
     conv_test_assert_rows(conv_hopper_rows, &p, named, HOPPER_ROW_COUNT);
 }

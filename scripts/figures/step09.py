@@ -9,9 +9,12 @@
                         the activations' boxes that both operands of wgmma
                         are read from; the output's way out, in chunks through
                         the two halves of a warpgroup's buffer and TMA stores
+    09_wgmma_fp16       9a-fp16: who copies which 16 bytes of a stage with
+                        cp.async, and where the 128-byte swizzle puts them
 
 The tile sizes are the #defines of 09_hopper/hopper_wgmma_9a.cu (TC9A_*),
-hopper_tma_9b.cu (TC9B_*) and hopper_tma_fp16.cu (TC9H_*); wgmma's k for
+hopper_tma_9b.cu (TC9B_*), hopper_tma_fp16.cu (TC9H_*) and
+hopper_wgmma_fp16.cu (TC9AH_*); wgmma's k for
 TF32 and for FP16, the four warps of a warpgroup and the eight rows of a
 128-byte swizzle pattern are the hardware's (WGMMA_K, WGMMA_K16, WARPGROUP
 and ATOM below); the problems are CUTLASS's and HPC101's in NHWC, from the
@@ -513,4 +516,91 @@ def fig_09_tma_fp16(k):
              "read out)", fontsize=7, va="bottom", color=COLORS["highlight"])
     ax2.text(t0 + now * T + T / 2, l1 + lh + 0.5, "drawn above", ha="center", va="top",
              fontsize=6.5)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# 09_wgmma_fp16
+
+CHUNK = 16  # bytes of one cp.async: 8 halves
+
+
+def wgmma_fp16_geometry(k):
+    """9a-fp16's stage and its copies, from the constants of hopper_wgmma_fp16.cu."""
+    BM, BN, BK, T = k["TC9AH_BM"], k["TC9AH_BN"], k["TC9AH_BK"], k["TC9AH_THREADS"]
+    chunks = BK * HALF // CHUNK  # 16-byte chunks per row
+    step = T // chunks  # rows between one thread's copies
+    return {"BM": BM, "BN": BN, "BK": BK, "threads": T, "chunks": chunks, "step": step,
+            "act_rows": BM // step, "wts_rows": BN // step, "halves": CHUNK // HALF,
+            "row": k["TC9AH_ACT"] // BM, "stages": k["TC9AH_STAGES"],
+            "stage": k["TC9AH_ACT"] + k["TC9AH_WTS"], "smem": k["TC9AH_SMEM"]}
+
+
+def caption_09_wgmma_fp16(k):
+    g = wgmma_fp16_geometry(k)
+    return paragraph("""
+        9a-fp16's copies of one stage, columns j0 to j0 + {bk1} of the implicit GEMM, by
+        cp.async. Left: the first {atom} pixel rows of the stage as x's FP16 copy holds them,
+        each row {g[BK]} halves ({g[row]} bytes) in {g[chunks]} chunks of {g[halves]} halves
+        (16 bytes, one cp.async); C is a multiple of {g[halves]}, so a chunk is {g[halves]}
+        channels of one filter tap. The number in a chunk is the thread that copies it: thread
+        tid takes chunk tid % {g[chunks]} of rows tid / {g[chunks]} + {g[step]} i, i = 0 to
+        {a1} among the {g[BM]} pixel rows and 0 to {w1} among the {g[BN]} filter rows, so each
+        thread decodes its column's tap once per stage, and the {g[chunks]} threads of one row
+        read {g[row]} contiguous bytes of x when the row's pixel lies in the image (a chunk
+        outside the image, past K or past J is written as zeros: cp.async with 0 source
+        bytes). Right: the same chunks in shared memory, where chunk c of row p goes to slot c
+        ^ (p % {atom}), the 128-byte swizzle wgmma's descriptors expect, so that the {atom}
+        rows of one 16-byte column lie in {atom} different groups of banks. The filter's
+        {g[BN]} rows (its FP16 copy as KRSC: the channels of one tap side by side) are copied
+        and swizzled the same way, and wgmma reads both parts through descriptors: a
+        warpgroup's {m64} filter rows as its first operand, all {g[BM]} pixel rows as its
+        second. {g[stages]} stages of {skb} KB and one 16-byte entry per pixel take {smem:,}
+        bytes of shared memory with 1 KB of slack for alignment.""",
+                     g=g, bk1=g["BK"] - 1, atom=ATOM, a1=g["act_rows"] - 1,
+                     w1=g["wts_rows"] - 1, m64=g["BN"] // 2, skb=g["stage"] // 1024,
+                     smem=g["smem"])
+
+
+@figure(section="9a-fp16: the same stage by cp.async",
+        uses=["TC9AH_BM", "TC9AH_BN", "TC9AH_BK", "TC9AH_THREADS", "TC9AH_STAGES", "TC9AH_ACT",
+              "TC9AH_WTS", "TC9AH_SMEM"])
+def fig_09_wgmma_fp16(k):
+    """9a-fp16: which thread copies which chunk of a stage, and the swizzle in shared memory."""
+    g = wgmma_fp16_geometry(k)
+    C = g["chunks"]
+    fig = new_figure(11.5, 3.6, f"Step 09: 9a-fp16: a stage's copies, {g['threads']} threads "
+                     f"x ({g['act_rows']} + {g['wts_rows']}) cp.async of 16 bytes")
+    W = 3.2  # a chunk's width; a row is 1 unit high
+    LX, RX = 8, 8 + C * W + 22
+    ax, _ = canvas_below(fig, 0.88, 0.01, 0.98, (-1, RX + C * W + 6), (-4, ATOM + 4))
+    for title, x0 in (("x's FP16 copy: pixel rows, chunk c in place", LX),
+                      (f"shared memory: chunk c of row p in slot c ^ (p % {ATOM})", RX)):
+        ax.text(x0 + C * W / 2, -2.2, title, ha="center", va="bottom", fontsize=8.5)
+        for c in range(C):
+            ax.text(x0 + (c + 0.5) * W, -0.3, f"{'c' if x0 == LX else 'slot'} {c}",
+                    ha="center", va="bottom", fontsize=6.5)
+    for p in range(ATOM):
+        ax.text(LX - 0.5, p + 0.5, f"row {p}", ha="right", va="center", fontsize=7)
+        ax.text(RX - 0.5, p + 0.5, f"row {p}", ha="right", va="center", fontsize=7)
+        for c in range(C):
+            tid = C * p + c
+            shade = COLORS["input"] if c % 2 == 0 else "#c6dbef"
+            box(ax, LX + c * W, p, W, 1, shade, text=f"t{tid}", fs=6.5)
+            box(ax, RX + (c ^ (p % ATOM)) * W, p, W, 1, shade, text=f"t{tid}", fs=6.5)
+    follow = 3  # the chunk column followed by the arrows
+    for p in (0, ATOM - 1):
+        arrow(ax, (LX + (follow + 1) * W, p + 0.5), (RX + (follow ^ p) * W, p + 0.5),
+              color=COLORS["highlight"], lw=0.9, rad=0.08 if p else -0.08)
+    outline(ax, LX + follow * W, 0, W, ATOM, COLORS["highlight"], lw=1.4)
+    for p in range(ATOM):
+        outline(ax, RX + (follow ^ p) * W, p, W, 1, COLORS["highlight"], lw=1.4)
+    ax.text(LX + C * W / 2, ATOM + 0.6,
+            f"thread tid: chunk tid % {C} of rows tid / {C} + {g['step']} i\n"
+            f"(i < {g['act_rows']} of {g['BM']} pixel rows, i < {g['wts_rows']} of "
+            f"{g['BN']} filter rows): one column j, one tap", ha="center", va="top", fontsize=7.5)
+    ax.text(RX + C * W / 2, ATOM + 0.6,
+            f"column {follow} (red) lands in {ATOM} different slots:\n"
+            f"{ATOM} rows read together hit {ATOM} different groups of banks",
+            ha="center", va="top", fontsize=7.5)
     return fig
