@@ -6,6 +6,7 @@
 
 #include "backward_rows.h"
 #include "conv_cuda.h"
+#include "conv_fp16.h"
 #include "conv_verify_backward.h"
 #include "tc_host.h"
 #include "winograd_host.h"
@@ -20,9 +21,10 @@ typedef struct {
     conv_backward_wino_tolerance dgrad; /* 10d via 7b's (as step 10's rows) */
 } auto_row;
 
-static auto_row contexts[AUTO_ROW_COUNT] = {{.cls = CONV_CLASS_FP32}, {.cls = CONV_CLASS_TF32}};
-static const char *const names[AUTO_ROW_COUNT] = {"auto FP32", "auto TF32"};
-static const char *const keys[AUTO_ROW_COUNT] = {"auto", "auto-tf32"};
+static auto_row contexts[AUTO_ROW_COUNT] = {
+    {.cls = CONV_CLASS_FP32}, {.cls = CONV_CLASS_TF32}, {.cls = CONV_CLASS_FP16}};
+static const char *const names[AUTO_ROW_COUNT] = {"auto FP32", "auto TF32", "auto FP16"};
+static const char *const keys[AUTO_ROW_COUNT] = {"auto", "auto-tf32", "auto-fp16"};
 
 static conv_status run(void *ctx, const conv_params *p, const float *d_x, const float *d_w,
                        float *d_y, cudaStream_t stream, conv_msg *msg)
@@ -45,7 +47,7 @@ static conv_status run_grad(void *ctx, const conv_params *p, float *d_x, float *
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
     const auto_row *r = ctx;
-    const conv_auto_device any = {9, 0, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX, 1, 1};
+    const conv_auto_device any = {9, 0, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX, 1, 1, 1};
     conv_auto_choice c;
     return conv_auto_choose(p, r->cls, &any, &c, msg);
 }
@@ -66,6 +68,11 @@ static conv_status setup(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
     d.free_bytes = d.free_bytes > SIZE_MAX - tensors ? SIZE_MAX : d.free_bytes + tensors;
     if ((st = conv_auto_choose(&pb->p, r->cls, &d, &r->choice, msg)) != CONV_OK)
         return st;
+    if (r->choice.cls == CONV_CLASS_FP16) { /* values FP16 holds, as step 08's FP16 rows */
+        if ((st = conv_fp16_check_range(pb->h_x, conv_input_elems(&pb->p), "x", msg)) != CONV_OK ||
+            (st = conv_fp16_check_range(pb->h_w, conv_filter_elems(&pb->p), "w", msg)) != CONV_OK)
+            return st;
+    }
     r->chosen = 1;
     r->work_bytes = r->choice.workspace_bytes;
     if (r->work_bytes == 0)
@@ -118,6 +125,12 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
     case CONV_AUTO_8C: *opts = conv_verify_bound(tc_bound_factor(TC_3XTF32, depth)); return CONV_OK;
     case CONV_AUTO_9B: /* 9b's arithmetic: x truncated to TF32 */
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
+        return CONV_OK;
+    case CONV_AUTO_8B_FP16:
+    case CONV_AUTO_9A_FP16:
+    case CONV_AUTO_9B_FP16: /* x and w rounded to FP16, sums in float */
+        *opts = conv_fp16_bound(depth, pb->h_x, conv_input_elems(&pb->p), pb->h_w,
+                                conv_filter_elems(&pb->p));
         return CONV_OK;
     default: *opts = conv_verify_bound(1.0); return CONV_OK;
     }

@@ -1,5 +1,7 @@
-/* conv2d_auto's rows (common/conv_rows.h): "auto FP32" (key "auto") and
- * "auto TF32" (key "auto-tf32"), the launcher as a user calls it, its
+/* conv2d_auto's rows (common/conv_rows.h): "auto FP32" (key "auto"), "auto
+ * TF32" (key "auto-tf32") and "auto FP16" (key "auto-fp16"; an FP16 kernel
+ * is skipped with the reason where x or w holds values FP16 cannot, and
+ * converts its inputs inside its timing), the launcher as a user calls it, its
  * workspace allocated around the measurement, verified within the bound of
  * the kernel it chose; after a verified run the verdict names that kernel
  * and the branch of the rule. For a backward problem (p->pass) the rows run
@@ -15,9 +17,9 @@
 extern "C" {
 #endif
 
-#define AUTO_ROW_COUNT 2
+#define AUTO_ROW_COUNT 3
 
-/* Writes the two rows for p->pass (p NULL: the forward pass; select is
+/* Writes the three rows for p->pass (p NULL: the forward pass; select is
  * unused); returns how many were written. */
 int conv_auto_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 

@@ -4,10 +4,9 @@
  *
  *   FP32 N=32 C=64 H=56 W=56 K=64 R=3 S=3 pad=1x1 stride=1x1 dil=1x1 NHWC
  *
- * (anything after the layout is ignored); each output line is the chosen
- * version's key, a tab and the reason. scripts/auto_rule_evidence.py runs it
- * on the measured problems. Exit status 2 with one line for a bad line or
- * flag. */
+ * (the class FP32, TF32 or FP16; anything after the layout is ignored); each output line is the
+ * chosen version's key, a tab and the reason. scripts/auto_rule_evidence.py runs it on the measured
+ * problems. Exit status 2 with one line for a bad line or flag. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,11 +18,11 @@ static int preset(const char *name, conv_auto_device *d)
 {
     const size_t gib = (size_t)1 << 30;
     if (strcmp(name, "h200") == 0)
-        *d = (conv_auto_device){9, 0, 132, 227 * 1024, 228 * 1024, 139 * gib, 1, 1};
+        *d = (conv_auto_device){9, 0, 132, 227 * 1024, 228 * 1024, 139 * gib, 1, 1, 1};
     else if (strcmp(name, "a100") == 0)
-        *d = (conv_auto_device){8, 0, 108, 163 * 1024, 164 * 1024, 39 * gib, 1, 0};
+        *d = (conv_auto_device){8, 0, 108, 163 * 1024, 164 * 1024, 39 * gib, 1, 0, 0};
     else if (strcmp(name, "t4") == 0)
-        *d = (conv_auto_device){7, 5, 40, 64 * 1024, 64 * 1024, 14 * gib, 0, 0};
+        *d = (conv_auto_device){7, 5, 40, 64 * 1024, 64 * 1024, 14 * gib, 0, 0, 0};
     else
         return 0;
     return 1;
@@ -41,6 +40,8 @@ static int parse_line(const char *line, conv_params *p, conv_class *cls)
         *cls = CONV_CLASS_FP32;
     else if (strcmp(cname, "TF32") == 0)
         *cls = CONV_CLASS_TF32;
+    else if (strcmp(cname, "FP16") == 0)
+        *cls = CONV_CLASS_FP16;
     else
         return 0;
     if (strcmp(layout, "NCHW") == 0)
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
         conv_msg msg = {{0}};
         if (!parse_line(line, &p, &cls)) {
             fprintf(stderr,
-                    "line %d: expected 'FP32|TF32 N=.. C=.. H=.. W=.. K=.. R=.. S=.. "
+                    "line %d: expected 'FP32|TF32|FP16 N=.. C=.. H=.. W=.. K=.. R=.. S=.. "
                     "pad=AxB stride=AxB dil=AxB NCHW|NHWC'\n",
                     no);
             return 2;

@@ -20,8 +20,8 @@
 #define AUTO_4A_CONFIG 3
 
 static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {
-    "2a", "4a", "5b",  "6b",  "6e",     "6f",     "7a",     "7b",    "8b",
-    "8c", "9b", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-9b"};
+    "2a", "4a",      "5b",      "6b",      "6e",  "6f",  "7a",     "7b",     "8b",     "8c",
+    "9b", "8b-fp16", "9a-fp16", "9b-fp16", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-9b"};
 
 const char *conv_auto_kernel_key(conv_auto_kernel k)
 {
@@ -41,6 +41,8 @@ int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass)
 
 conv_class conv_auto_kernel_class(conv_auto_kernel k)
 {
+    if (k == CONV_AUTO_8B_FP16 || k == CONV_AUTO_9A_FP16 || k == CONV_AUTO_9B_FP16)
+        return CONV_CLASS_FP16;
     return k == CONV_AUTO_8B || k == CONV_AUTO_9B || k == CONV_AUTO_10C || k == CONV_AUTO_10D_8B ||
                    k == CONV_AUTO_10D_9B
                ? CONV_CLASS_TF32
@@ -68,6 +70,9 @@ static size_t workspace_elems(conv_auto_kernel k, const conv_params *p)
     case CONV_AUTO_7B: return wino_workspace_elems(p, WINO_F4);
     case CONV_AUTO_8B:
     case CONV_AUTO_8C: return conv2d_tc_mma_workspace_elems(p);
+    case CONV_AUTO_8B_FP16:
+    case CONV_AUTO_9A_FP16:
+    case CONV_AUTO_9B_FP16: return conv2d_tc_fp16_workspace_elems(p);
     default: return 0;
     }
 }
@@ -155,6 +160,24 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
         if (add_sat(tensor_bytes(p), workspace_elems(k, p) * sizeof(float)) > d->free_bytes)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                              "%s: the tensors and the filter's copy exceed the memory given",
+                             keys[k]);
+        return CONV_OK;
+    case CONV_AUTO_8B_FP16:
+    case CONV_AUTO_9A_FP16:
+    case CONV_AUTO_9B_FP16:
+        if (k == CONV_AUTO_8B_FP16 ? 10 * d->cc_major + d->cc_minor < 75 : !d->hopper_wgmma_fp16)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s does not run on sm_%d%d here", keys[k],
+                             d->cc_major, d->cc_minor);
+        if ((st = tc_check(p, msg)) != CONV_OK)
+            return st;
+        /* y from cudaMalloc (conv2d_auto checks the real one) */
+        if (k == CONV_AUTO_9B_FP16 && !tc_tma_fp16_fits(p, NULL))
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "9b-fp16: no tensor map describes it");
+        if (k == CONV_AUTO_9A_FP16 && !tc_wgmma_fp16_fits(p))
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "9a-fp16: C is not a multiple of 8");
+        if (add_sat(tensor_bytes(p), workspace_elems(k, p) * sizeof(float)) > d->free_bytes)
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                             "%s: the tensors and the FP16 copies exceed the memory given",
                              keys[k]);
         return CONV_OK;
     case CONV_AUTO_10B:
@@ -284,6 +307,20 @@ static void choose_nhwc(rule *r, conv_class cls)
     take(r, CONV_AUTO_2A, "NHWC, nothing faster takes it: 2a naive");
 }
 
+/* FP16, NHWC: Hopper's wgmma fed by TMA, or by cp.async where no tensor map
+ * describes the problem, else mma.sync; where none takes it (the FP16
+ * copies do not fit), the FP32 rule. */
+static void choose_fp16(rule *r)
+{
+    if (take(r, CONV_AUTO_9B_FP16, "NHWC, FP16 on Hopper: 9b-fp16 wgmma fed by TMA"))
+        return;
+    if (take(r, CONV_AUTO_9A_FP16, "NHWC, FP16 on Hopper: 9a-fp16 wgmma fed by cp.async"))
+        return;
+    if (take(r, CONV_AUTO_8B_FP16, "NHWC, FP16: 8b-fp16 mma.sync on the tensor cores"))
+        return;
+    choose_nhwc(r, CONV_CLASS_FP32);
+}
+
 static void choose_nchw(rule *r)
 {
     const conv_params *p = r->p;
@@ -346,9 +383,6 @@ static conv_status validate(const conv_params *p, conv_class cls, conv_msg *msg)
         return st;
     if ((int)cls < 0 || cls >= CONV_CLASS_COUNT)
         return conv_fail(msg, CONV_ERR_INVALID, "invalid class: %d", (int)cls);
-    if (cls == CONV_CLASS_FP16)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "conv2d_auto has no FP16 kernels yet: ask for FP32 or TF32");
     return CONV_OK;
 }
 
@@ -365,10 +399,18 @@ conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_au
         return conv_fail(msg, CONV_ERR_INVALID, "invalid device: sm_count %d", d->sm_count);
     memset(out, 0, sizeof *out);
     rule r = {p, d, out, ""};
+    if (cls == CONV_CLASS_FP16 && (p->pass != CONV_PASS_FORWARD || p->layout != CONV_LAYOUT_NHWC)) {
+        /* no FP16 kernel: the FP32 rule's, which is more accurate */
+        snprintf(r.fell, sizeof r.fell, "FP16: no FP16 kernel for %s, the FP32 rule; ",
+                 p->pass != CONV_PASS_FORWARD ? "the backward passes" : "NCHW");
+        cls = CONV_CLASS_FP32;
+    }
     if (p->pass == CONV_PASS_DGRAD)
         choose_dgrad(&r, cls);
     else if (p->pass == CONV_PASS_WGRAD)
         choose_wgrad(&r, cls);
+    else if (cls == CONV_CLASS_FP16)
+        choose_fp16(&r);
     else if (p->layout == CONV_LAYOUT_NHWC)
         choose_nhwc(&r, cls);
     else
@@ -407,6 +449,8 @@ conv_status conv_auto_device_query(conv_auto_device *d, conv_msg *msg)
     CONV_CUDA_CHECK(cudaMemGetInfo(&d->free_bytes, &total), msg);
     d->tf32_tensor_cores = tc_available(NULL) == CONV_OK;
     d->hopper_wgmma = tc_tma_available(NULL) == CONV_OK;
+    d->hopper_wgmma_fp16 =
+        tc_wgmma_fp16_available(NULL) == CONV_OK && tc_tma_fp16_available(NULL) == CONV_OK;
     return CONV_OK;
 }
 
@@ -500,6 +544,12 @@ static conv_status run(const conv_auto_choice *c, const conv_params *p, const fl
         return conv2d_tc_mma(p, c->kernel == CONV_AUTO_8B ? TC_TF32 : TC_3XTF32, d_x, d_w, d_y,
                              d_work, work_elems, stream, msg);
     case CONV_AUTO_9B: return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_8B_FP16:
+        return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, d_work, work_elems, stream, msg);
+    case CONV_AUTO_9A_FP16:
+        return conv2d_tc_wgmma_fp16(p, d_x, d_w, d_y, d_work, work_elems, stream, msg);
+    case CONV_AUTO_9B_FP16:
+        return conv2d_tc_tma_fp16(p, d_x, d_w, d_y, d_work, work_elems, stream, msg);
     default: return conv2d_naive(p, d_x, d_w, d_y, 0, stream, msg);
     }
 }
@@ -526,6 +576,15 @@ conv_status conv2d_auto(const conv_params *p, conv_class cls, float *d_x, float 
     d.free_bytes = add_sat(tensor_bytes(p), workspace_bytes);
     if ((st = conv_auto_choose(p, cls, &d, &c, msg)) != CONV_OK)
         return st;
+    if (c.kernel == CONV_AUTO_9B_FP16 && !tc_tma_fp16_fits(p, d_y)) {
+        /* the rule took y as cudaMalloc's; this one is not 16-byte aligned.
+         * The same workspace serves the next FP16 kernel. */
+        c.kernel = tc_wgmma_fp16_fits(p) ? CONV_AUTO_9A_FP16 : CONV_AUTO_8B_FP16;
+        c.key = keys[c.kernel];
+        const size_t used = strlen(c.reason);
+        snprintf(c.reason + used, sizeof c.reason - used,
+                 "; y is not 16-byte aligned for 9b-fp16's tensor map: %s", c.key);
+    }
     if (chosen != NULL)
         *chosen = c;
     if (p->pass != CONV_PASS_FORWARD)

@@ -17,8 +17,11 @@
  *   conv2d_auto()             validates, chooses, runs the chosen launcher
  *
  * The branches and the measurements behind each: docs/11_auto.md (the
- * backward passes: its section "The backward pass"). FP32 and TF32 classes
- * (TF32 may run FP32 kernels where they are faster, conv_class_allows).
+ * backward passes: its section "The backward pass"). FP32, TF32 and FP16
+ * classes (TF32 may run FP32 kernels where they are faster, conv_class_allows;
+ * FP16 runs FP32 kernels where it has none). An FP16 kernel rounds x and w
+ * to half precision in its workspace: values beyond +-65504 become
+ * infinities.
  * Device pointers d_. The facts of each device are asked once and kept
  * behind a pthread mutex: several host threads may call conv2d_auto at once. */
 #ifndef CONV_AUTO_H
@@ -46,6 +49,7 @@ typedef struct {
     size_t free_bytes;      /* device memory for the tensors and a workspace */
     int tf32_tensor_cores;  /* 1: step 08's TF32 kernels run here (8.0+ and code for it) */
     int hopper_wgmma;       /* 1: 9a and 9b run here (9.0, sm_90a code, their shared memory) */
+    int hopper_wgmma_fp16;  /* 1: 9a-fp16 and 9b-fp16 run here (the same, with theirs) */
 } conv_auto_device;
 
 /* Fills d for the current device (conv_current_device()): CONV_OK, or
@@ -76,6 +80,10 @@ typedef enum {
     CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
     CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */
     CONV_AUTO_9B,     /* 9b wgmma TF32 fed by TMA, NHWC, Hopper */
+    /* FP16 (workspace: the FP16 copies of x and w, step 08's) */
+    CONV_AUTO_8B_FP16, /* 8b-fp16 mma.sync FP16, NHWC, every GPU of the course */
+    CONV_AUTO_9A_FP16, /* 9a-fp16 wgmma FP16 fed by cp.async, NHWC, C % 8 == 0, Hopper */
+    CONV_AUTO_9B_FP16, /* 9b-fp16 wgmma FP16 fed by TMA, NHWC, what its tensor maps take, Hopper */
     /* the backward passes, step 10 (10_backward/conv_backward.h) */
     CONV_AUTO_10B,    /* 10b implicit GEMMs, dgrad and wgrad (wgrad's workspace: split-K) */
     CONV_AUTO_10C,    /* 10c TF32 tensor cores, dgrad and wgrad, NHWC (wgrad: split-K) */
@@ -86,14 +94,14 @@ typedef enum {
     CONV_AUTO_KERNEL_COUNT
 } conv_auto_kernel;
 
-/* The version key of a kernel ("2a", "4a", ... "9b", "10b", "10c",
- * "10d-6f" ... "10d-9b"; "?" for anything else). */
+/* The version key of a kernel ("2a", "4a", ... "9b", "8b-fp16", "9a-fp16",
+ * "9b-fp16", "10b", "10c", "10d-6f" ... "10d-9b"; "?" for anything else). */
 const char *conv_auto_kernel_key(conv_auto_kernel k);
 /* 1 when kernel k computes `pass`: 10b and 10c both backward passes, the
  * 10d kernels dgrad, the others the forward pass. */
 int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass);
 /* The precision class of a kernel's arithmetic (TF32 for 8b, 9b, 10c,
- * 10d-8b and 10d-9b). */
+ * 10d-8b and 10d-9b; FP16 for 8b-fp16, 9a-fp16 and 9b-fp16). */
 conv_class conv_auto_kernel_class(conv_auto_kernel k);
 
 /* Problems of at least this many floating-point operations per SM go to 9b
@@ -111,7 +119,10 @@ typedef struct {
 
 /* The rule for p->pass. CONV_OK with the choice in out; CONV_ERR_INVALID (a
  * bad problem, class, device fact or a NULL pointer) or CONV_ERR_UNSUPPORTED
- * (the FP16 class, a problem no kernel takes) with one line. No CUDA call.
+ * (a problem no kernel takes) with one line. No CUDA call. The FP16 class
+ * takes an FP16 kernel for a forward pass in NHWC and the FP32 rule's
+ * kernel where no FP16 kernel takes the problem (NCHW, the backward
+ * passes): more accurate than it asked for, never less.
  * free_bytes is the memory for the tensors and the workspace: a wgrad whose
  * split-K workspace does not fit gets fewer slices (down to 1: none). */
 conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_auto_device *d,

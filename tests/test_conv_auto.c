@@ -30,16 +30,17 @@
 #include "conv_test_support.h"
 #include "conv_tiled_2d.h"
 #include "conv_verify_backward.h"
+#include "hopper.h"
 #include "tensor_cores.h"
 #include "winograd.h"
 
 #define GIB ((size_t)1 << 30)
 
 /* GPUs by their facts: Turing (no TF32), Ampere, Hopper, and a tiny one. */
-static const conv_auto_device t4 = {7, 5, 40, 64 * 1024, 64 * 1024, 14 * GIB, 0, 0};
-static const conv_auto_device a100 = {8, 0, 108, 163 * 1024, 164 * 1024, 39 * GIB, 1, 0};
-static const conv_auto_device h200 = {9, 0, 132, 227 * 1024, 228 * 1024, 139 * GIB, 1, 1};
-static const conv_auto_device tiny = {7, 5, 1, 48 * 1024, 48 * 1024, (size_t)1 << 20, 0, 0};
+static const conv_auto_device t4 = {7, 5, 40, 64 * 1024, 64 * 1024, 14 * GIB, 0, 0, 0};
+static const conv_auto_device a100 = {8, 0, 108, 163 * 1024, 164 * 1024, 39 * GIB, 1, 0, 0};
+static const conv_auto_device h200 = {9, 0, 132, 227 * 1024, 228 * 1024, 139 * GIB, 1, 1, 1};
+static const conv_auto_device tiny = {7, 5, 1, 48 * 1024, 48 * 1024, (size_t)1 << 20, 0, 0, 0};
 
 /* The chosen kernel's own check and workspace, asked here apart from the rule. */
 static conv_status own_check(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d,
@@ -81,6 +82,18 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
         elems = conv2d_tc_mma_workspace_elems(p);
         break;
     case CONV_AUTO_9B: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
+    case CONV_AUTO_8B_FP16: /* FP16 mma.sync from compute capability 7.5 */
+        st = 10 * d->cc_major + d->cc_minor >= 75 ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
+        elems = conv2d_tc_fp16_workspace_elems(p);
+        break;
+    case CONV_AUTO_9A_FP16:
+    case CONV_AUTO_9B_FP16:
+        st = d->hopper_wgmma_fp16 ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
+        if (st == CONV_OK && !(k == CONV_AUTO_9A_FP16 ? tc_wgmma_fp16_fits(p)
+                                                      : tc_tma_fp16_fits(p, (const float *)64)))
+            st = CONV_ERR_UNSUPPORTED;
+        elems = conv2d_tc_fp16_workspace_elems(p);
+        break;
     default: st = CONV_ERR_INVALID;
     }
     *work_bytes = elems * sizeof(float);
@@ -124,19 +137,30 @@ static conv_status own_check_backward(conv_auto_kernel k, const conv_params *p,
 }
 
 /* The rule on p for each class: a choice whose own check accepts p, of a
- * class the request allows, a one-line reason, the workspace the kernel
- * itself asks for (and within the memory given). */
+ * class the request allows (FP32 for an FP16 request too), a one-line
+ * reason, the workspace the kernel itself asks for (and within the memory
+ * given). */
 static void check_choice(const conv_params *p, const conv_auto_device *d, const char *gpu)
 {
-    for (int c = CONV_CLASS_FP32; c <= CONV_CLASS_TF32; ++c) {
+    for (int c = CONV_CLASS_FP32; c <= CONV_CLASS_FP16; ++c) {
         conv_auto_choice ch;
         conv_msg msg = {{0}};
         conv_status st = conv_auto_choose(p, (conv_class)c, d, &ch, &msg);
         cr_assert_eq(st, CONV_OK, "%s on %s (%s): %s", conv_class_name((conv_class)c),
                      conv_shape_name(p), gpu, msg.text);
         cr_assert_str_eq(ch.key, conv_auto_kernel_key(ch.kernel));
-        cr_assert(conv_class_allows((conv_class)c, ch.cls), "%s picked %s, of class %s",
-                  conv_class_name((conv_class)c), ch.key, conv_class_name(ch.cls));
+        cr_assert(conv_class_allows((conv_class)c, ch.cls) ||
+                      (c == CONV_CLASS_FP16 && ch.cls == CONV_CLASS_FP32),
+                  "%s picked %s, of class %s", conv_class_name((conv_class)c), ch.key,
+                  conv_class_name(ch.cls));
+        size_t work16 = 0;
+        if (c == CONV_CLASS_FP16 && p->pass == CONV_PASS_FORWARD &&
+            own_check(CONV_AUTO_8B_FP16, p, d, &work16, &msg) == CONV_OK &&
+            (conv_input_elems(p) + conv_filter_elems(p) + conv_output_elems(p)) * sizeof(float) +
+                    work16 <=
+                d->free_bytes) /* 8b-fp16 takes it: an FP16 kernel must be chosen */
+            cr_assert_eq(ch.cls, CONV_CLASS_FP16, "FP16 on %s (%s) picked %s: %s",
+                         conv_shape_name(p), gpu, ch.key, ch.reason);
         cr_assert(ch.reason[0] != '\0' && strchr(ch.reason, '\n') == NULL,
                   "reason of %s on %s: '%s'", ch.key, conv_shape_name(p), ch.reason);
         size_t work = 0;
@@ -149,6 +173,9 @@ static void check_choice(const conv_params *p, const conv_auto_device *d, const 
                      conv_shape_name(p), msg.text);
         cr_assert_eq(ch.workspace_bytes, work, "%s's workspace on %s", ch.key, conv_shape_name(p));
         cr_assert_eq(conv2d_auto_workspace(p, (conv_class)c, d), work);
+        if (!d->hopper_wgmma_fp16)
+            cr_assert(ch.kernel != CONV_AUTO_9A_FP16 && ch.kernel != CONV_AUTO_9B_FP16, "%s on %s",
+                      ch.key, gpu);
         if (d->cc_major < 8)
             cr_assert(ch.kernel != CONV_AUTO_8B && ch.kernel != CONV_AUTO_8C &&
                           ch.kernel != CONV_AUTO_9B && ch.kernel != CONV_AUTO_10C &&
@@ -415,6 +442,44 @@ Test(conv_auto_rule, takes_the_branches_the_note_measured)
     cr_assert_str_eq(key_of("ece408-l2", CONV_CLASS_TF32, &t4), "5b");
     cr_assert_str_eq(key_of("hpc101-image", CONV_CLASS_FP32, &h200), "4a");
     cr_assert_str_eq(key_of("conv1d", CONV_CLASS_FP32, &h200), "5b");
+    /* FP16: wgmma fed by TMA on Hopper, mma.sync elsewhere; NCHW: the FP32 rule */
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_FP16, &h200), "9b-fp16");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_FP16, &a100), "8b-fp16");
+    cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_FP16, &t4), "8b-fp16");
+    cr_assert_str_eq(key_of("cutlass", CONV_CLASS_FP16, &h200), "7b");
+}
+
+/* FP16 on Hopper: 9b-fp16 where a tensor map describes the problem, 9a-fp16
+ * where C is a multiple of 8 all the same, else 8b-fp16; the FP32 rule for
+ * NCHW and the backward passes, saying so. */
+Test(conv_auto_rule, takes_the_fp16_branches)
+{
+    conv_params p = conv_shape_nhwc(2, 16, 20, 20, 32, 3, 3, 1, 1, 1);
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9b-fp16");
+    p.k = 30; /* y's rows of 120 bytes: no tensor map */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9a-fp16", "%s", ch.reason);
+    cr_assert(strstr(ch.reason, "9b-fp16 refused") != NULL, "%s", ch.reason);
+    p.c = 12; /* 8 columns span two taps */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b-fp16", "%s", ch.reason);
+    cr_assert_eq(ch.workspace_bytes, conv2d_tc_fp16_workspace_elems(&p) * sizeof(float));
+    conv_auto_device small = h200; /* the FP16 copies do not fit: the FP32 rule */
+    small.free_bytes =
+        (conv_input_elems(&p) + conv_filter_elems(&p) + conv_output_elems(&p)) * sizeof(float);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &small, &ch, &msg), msg);
+    cr_assert_eq(ch.cls, CONV_CLASS_FP32, "%s: %s", ch.key, ch.reason);
+    p.layout = CONV_LAYOUT_NCHW;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), msg);
+    cr_assert_eq(ch.cls, CONV_CLASS_FP32);
+    cr_assert(strstr(ch.reason, "no FP16 kernel for NCHW") != NULL, "%s", ch.reason);
+    p.layout = CONV_LAYOUT_NHWC, p.pass = CONV_PASS_WGRAD;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), msg);
+    cr_assert_eq(ch.cls, CONV_CLASS_FP32);
+    cr_assert(strstr(ch.reason, "no FP16 kernel for the backward passes") != NULL, "%s", ch.reason);
 }
 
 Test(conv_auto_rule, fills_the_sms_before_it_takes_3xtf32)
@@ -510,8 +575,6 @@ Test(conv_auto_rule, refuses_bad_input_in_one_line)
     CONV_ASSERT_ONE_LINE(msg.text, "C");
     cr_assert_eq(conv_auto_choose(&p, (conv_class)7, &h200, &ch, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "class");
-    cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP16, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
     conv_auto_device d = h200;
     d.sm_count = 0;
     cr_assert_eq(conv_auto_choose(&p, CONV_CLASS_FP32, &d, &ch, &msg), CONV_ERR_INVALID);
@@ -521,9 +584,6 @@ Test(conv_auto_rule, refuses_bad_input_in_one_line)
     cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP32, &h200, &ch, &msg), CONV_ERR_INVALID);
     CONV_ASSERT_ONE_LINE(msg.text, "pass");
     cr_assert_eq(conv2d_auto_workspace(&back, CONV_CLASS_FP32, &h200), 0);
-    back.pass = CONV_PASS_WGRAD;
-    cr_assert_eq(conv_auto_choose(&back, CONV_CLASS_FP16, &h200, &ch, &msg), CONV_ERR_UNSUPPORTED);
-    CONV_ASSERT_ONE_LINE(msg.text, "FP16");
 }
 
 /* Without a GPU a call that reached the device would say so: these must stop first. */
@@ -550,9 +610,9 @@ Test(conv_auto_launcher, refuses_bad_input_before_any_cuda_call)
         {&p, CONV_CLASS_FP32, f, f, NULL, 0, CONV_ERR_INVALID, "d_y"},
         {&p, CONV_CLASS_FP32, f, f, f, 64, CONV_ERR_INVALID, "d_workspace"},
         {NULL, CONV_CLASS_FP32, f, f, f, 0, CONV_ERR_INVALID, "p is NULL"},
-        {&wgrad, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&wgrad, CONV_CLASS_FP16, f, f, NULL, 0, CONV_ERR_INVALID, "d_y"},
         {&dgrad, CONV_CLASS_FP32, f, NULL, f, 0, CONV_ERR_INVALID, "d_w"},
-        {&p, CONV_CLASS_FP16, f, f, f, 0, CONV_ERR_UNSUPPORTED, "FP16"},
+        {&p, (conv_class)7, f, f, f, 0, CONV_ERR_INVALID, "class"},
         {&no_k, CONV_CLASS_TF32, f, f, f, 0, CONV_ERR_INVALID, "K"},
     };
     conv_msg msg = {{0}};
@@ -591,12 +651,13 @@ Test(conv_auto_rows, run_the_pass_of_the_problem)
         }
         cr_assert_eq(rows[0].cls, CONV_CLASS_FP32);
         cr_assert_eq(rows[1].cls, CONV_CLASS_TF32);
+        cr_assert_eq(rows[2].cls, CONV_CLASS_FP16);
     }
 }
 
 /* ---- on the GPU ---- */
 
-/* conv2d_auto's row for p in class `which` (0: FP32, 1: TF32), out of rows
+/* conv2d_auto's row for p in class `which` (0: FP32, 1: TF32, 2: FP16), out of rows
  * (AUTO_ROW_COUNT of them), once its check has accepted p. */
 static conv_row *checked_row(const conv_params *p, int which, conv_row *rows)
 {
@@ -606,7 +667,7 @@ static conv_row *checked_row(const conv_params *p, int which, conv_row *rows)
     return &rows[which];
 }
 
-/* conv2d_auto through its row on p in class `which` (0: FP32, 1: TF32):
+/* conv2d_auto through its row on p in class `which` (0: FP32, 1: TF32, 2: FP16):
  * small integers exact where the chosen kernel is exact (all but Winograd's), else
  * within its bound; uniform floats within the chosen kernel's bound. */
 static void check_auto_on(const conv_params *p, int which)
@@ -662,6 +723,11 @@ Test(gpu_conv_auto, fp32_matches_the_reference_on_awkward_shapes)
 Test(gpu_conv_auto, tf32_matches_the_reference_on_awkward_shapes)
 {
     check_awkward_shapes(1);
+}
+
+Test(gpu_conv_auto, fp16_matches_the_reference_on_awkward_shapes)
+{
+    check_awkward_shapes(2);
 }
 
 /* Without a workspace it still runs: a kernel that needs none, within its bound. */
