@@ -123,19 +123,8 @@ __global__ void __launch_bounds__(TC9AH_THREADS, 1)
     const long long m0 = (long long)blockIdx.x * TC9AH_BM;
     const int k0 = blockIdx.y * TC9AH_BN;
 
-    /* each pixel of the block decoded once, as 9a's */
-    {
-        const long long m = m0 + tid, pq = (long long)g.p * g.q;
-        int4 e = make_int4(0, 0, -(1 << 30), -(1 << 30));
-        if (m < g.m) {
-            const int n = (int)(m / pq), rem = (int)(m % pq);
-            const int h0 = (rem / g.q) * g.stride_h - g.pad_h,
-                      w0 = (rem % g.q) * g.stride_w - g.pad_w;
-            const long long at = (((long long)n * g.h + h0) * g.w + w0) * g.c;
-            e = make_int4((int)(at & 0xffffffff), (int)(at >> 32), h0, w0);
-        }
-        pix[tid] = e;
-    }
+    /* each pixel of the block decoded once, as 9a's (wgmma_pixel()) */
+    pix[tid] = wgmma_pixel(m0 + tid, g);
     __syncthreads();
 
     float acc[128];
@@ -157,21 +146,7 @@ __global__ void __launch_bounds__(TC9AH_THREADS, 1)
         step16(acc, kt, kts, act, wts, pix, xh, wk, g, k0, tid, wg);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    /* the accumulators are final only now: keep their reads below the wait */
-#pragma unroll
-    for (int i = 0; i < 128; ++i)
-        asm volatile("" : "+f"(acc[i])::"memory");
-
-        /* acc[4i + v]: channel krow + 8 (v / 2), pixel 8i + 2t + v % 2, as 9a's */
-#pragma unroll
-    for (int i = 0; i < TC9AH_BM / 8; ++i)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-            const long long m = m0 + 8 * i + 2 * t + (v & 1);
-            const int k = k0 + krow + 8 * (v >> 1);
-            if (m < g.m && k < g.k)
-                y[m * g.k + k] = acc[4 * i + v];
-        }
+    wgmma_store_y<TC9AH_BM>(acc, y, g, m0, k0, krow, t);
 #endif
 }
 

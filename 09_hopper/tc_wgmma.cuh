@@ -1,14 +1,60 @@
 /* Step 09. Versions: 9a, 9b, 9a-fp16 and 9b-fp16.
  *
  * What the wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu,
- * 9a-fp16: hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu) need of Hopper's wgmma.mma_async: the
- * matrix descriptor of an operand in shared memory, the m64n256k8 TF32 product and the m64n256k16
- * FP16 one. Device code compiled for sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that has
- * wgmma. */
+ * 9a-fp16: hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu) need of
+ * Hopper's wgmma.mma_async: the matrix descriptor of an operand in shared
+ * memory, the m64n256k8 TF32 product and the m64n256k16 FP16 one; and where
+ * a pixel row starts, for the copies of 9a and 9a-fp16. Device code
+ * compiled for sm_90a only (__CUDA_ARCH_FEAT_SM90_ALL), the one code that
+ * has wgmma. */
 #ifndef TC_WGMMA_CUH
 #define TC_WGMMA_CUH
 
+#include "tc_geom.cuh"
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* Where pixel row m of the implicit GEMM starts, for 9a's and 9a-fp16's
+ * copies: {its offset in x (low, high), h0, w0}, (h0, w0) the input pixel
+ * under filter tap (0, 0), which padding may put outside the image; a row
+ * past M gets an origin far outside, so that every copy of it zero-fills. */
+__device__ __forceinline__ int4 wgmma_pixel(long long m, const tc_geom &g)
+{
+    int4 e = make_int4(0, 0, -(1 << 30), -(1 << 30));
+    if (m < g.m) {
+        const long long pq = (long long)g.p * g.q;
+        const int n = (int)(m / pq), rem = (int)(m % pq);
+        const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
+        const long long at = (((long long)n * g.h + h0) * g.w + w0) * g.c;
+        e = make_int4((int)(at & 0xffffffff), (int)(at >> 32), h0, w0);
+    }
+    return e;
+}
+
+/* The block's tile of y straight from the accumulators, for 9a and 9a-fp16
+ * (after wgmma.wait_group 0). D's layout (PTX ISA, wgmma's f32 accumulator,
+ * m64nN): acc[4i + v] is row (channel) krow + 8 (v / 2), column (pixel)
+ * 8i + 2t + v % 2 of the BM pixels from m0. A warp's store covers 4 pixels x
+ * 8 neighbouring channels: 32-byte pieces. */
+template <int BM>
+__device__ __forceinline__ void wgmma_store_y(float acc[128], float *__restrict__ y,
+                                              const tc_geom &g, long long m0, int k0, int krow,
+                                              int t)
+{
+    /* the accumulators are final only now: keep their reads below the wait */
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+        asm volatile("" : "+f"(acc[i])::"memory");
+#pragma unroll
+    for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const long long m = m0 + 8 * i + 2 * t + (v & 1);
+            const int k = k0 + krow + 8 * (v >> 1);
+            if (m < g.m && k < g.k)
+                y[m * g.k + k] = acc[4 * i + v];
+        }
+}
+
 /* excerpt: matrix descriptor */
 /* The descriptor of a K-major operand with the 128-byte swizzle (PTX ISA,
  * "Matrix Descriptor Format"): bits 0-13 the start address / 16, bits 16-29
