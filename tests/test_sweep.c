@@ -26,6 +26,7 @@
 #include "conv_verify_backward.h"
 #include "conv_sweep_shapes.h"
 #include "conv_test_support.h"
+#include "hopper.h"
 #include "hopper_rows.h"
 #include "im2col_gemm_rows.h"
 #include "naive_rows.h"
@@ -62,16 +63,31 @@ static int all_rows(const conv_params *p, conv_row *rows)
     return n;
 }
 
-/* Step 08's rows but the FP16 ones (8a-fp16, 8b-fp16) need TF32 tensor
- * cores (compute capability 8.0 and up); FP16's run on every GPU of the
- * course. */
-static void skip_tf32_rows_without_tf32(conv_row *rows, int n)
+/* Rows this GPU or this build cannot run, skipped with the launcher's own
+ * reason: step 08's rows but the FP16 ones (8a-fp16, 8b-fp16) need TF32
+ * tensor cores (compute capability 8.0 and up), step 09's wgmma and code
+ * built for sm_90a; FP16's rows of step 08 run on every GPU of the course. */
+static void skip_rows_this_gpu_lacks(conv_row *rows, int n)
 {
-    if (tc_available(NULL) == CONV_OK)
-        return;
-    for (int r = 0; r < n; ++r)
-        if (rows[r].key != NULL && rows[r].key[0] == '8' && strstr(rows[r].key, "-fp16") == NULL)
-            conv_row_skip(&rows[r], "no TF32 tensor cores");
+    for (int r = 0; r < n; ++r) {
+        const char *key = rows[r].key;
+        if (key == NULL || rows[r].state != CONV_ROW_PENDING)
+            continue;
+        conv_msg msg = {{0}};
+        conv_status st = CONV_OK;
+        if (key[0] == '8' && strstr(key, "-fp16") == NULL)
+            st = tc_available(&msg);
+        else if (strcmp(key, "9a") == 0)
+            st = tc_wgmma_available(&msg);
+        else if (strcmp(key, "9b") == 0)
+            st = tc_tma_available(&msg);
+        else if (strcmp(key, "9a-fp16") == 0)
+            st = tc_wgmma_fp16_available(&msg);
+        else if (strcmp(key, "9b-fp16") == 0)
+            st = tc_tma_fp16_available(&msg);
+        if (st != CONV_OK)
+            conv_row_skip(&rows[r], msg.text);
+    }
 }
 
 Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
@@ -89,7 +105,7 @@ Test(gpu_sweep, every_row_of_every_step_matches_the_reference_on_random_shapes)
         conv_row rows[MAX_ROWS];
         int n = all_rows(&p, rows);
         conv_rows_check(rows, n, &p, NULL, 0);
-        skip_tf32_rows_without_tf32(rows, n);
+        skip_rows_this_gpu_lacks(rows, n);
 
         conv_msg msg = {{0}};
         conv_gpu_problem pb;
