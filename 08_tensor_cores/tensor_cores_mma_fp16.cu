@@ -146,9 +146,17 @@ __device__ __forceinline__ void tc16_load_a(__half *stage, tc16_regs<BK> &rg,
     constexpr int RSTEP = TC16_RSTEP(BK), ROWS = TC16_ROWS(BK);
     const int cc = tid % (BK / 8), ar = tid / (BK / 8), j = j0 + 8 * cc;
     const unsigned dst = tc16_smem(stage + tc16_at<BK>(ar, 8 * cc));
+    /* every row first, then the copies: a cp.async is an asm that clobbers
+     * memory, which the compiler moves no read of memory past, so rows read
+     * one at a time would each wait for the copy before them (lab note 08,
+     * "8b-fp16's copies and stages") */
+    tc16_row rr[ROWS];
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i)
+        rr[i] = rows[ar + i * RSTEP];
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
-        const tc16_row r = rows[ar + i * RSTEP];
+        const tc16_row r = rr[i];
         if (VEC) {
             /* 0 <= h < H as one unsigned comparison: a negative h wraps */
             const unsigned h = r.h0 + t.dh, w = r.w0 + t.dw;
