@@ -13,8 +13,8 @@
 This file is the command line; the package scripts/figures/ beside it does
 the work. Its module manifest.py reads the constants and runs the check,
 draw.py holds the drawing helpers and colours, and step01.py to step05.py,
-step06a.py (6a to 6d), step06e.py (6e and 6f), step07.py, step08.py, step09.py
-and step10.py hold each step's figures.
+step06a.py (6a to 6d), step06e.py (6e and 6f), step07.py, step08.py, step09.py,
+step10.py and step11.py hold each step's figures.
 
 Every size a figure shows (tile widths, threads per block, the tile of a GEMM
 block, the problems of the notes) is read from the sources: `#define NAME
