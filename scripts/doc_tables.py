@@ -108,6 +108,10 @@ keeps the table, number or excerpt that the solution tree generated from it.
 
     python3 scripts/doc_tables.py docs/*.md docs/lab/*.md          rewrite the notes in place
     python3 scripts/doc_tables.py --check docs/*.md docs/lab/*.md  exit 1 if a note is stale
+    python3 scripts/doc_tables.py --template bench/performance_template.md docs/performance.md
+                     exit 1 if the page is not the template with its tables and numbers
+                     filled (scripts/regenerate_docs.sh writes the page from the template,
+                     so an edit made to the page alone would be lost)
 """
 import csv
 import io
@@ -818,14 +822,20 @@ def fill_code(text, note, problems):
     return fill_markers(CODE, "code", ValueError, fill, text, note, problems)
 
 
+def fill(text, note, problems):
+    """text with its tables, numbers and code excerpts generated; what cannot
+    be is added to problems."""
+    new = BLOCK.sub(lambda m: m.group(0) if withheld(m.group("path")) else
+                    m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5), text)
+    new = fill_values(new, note, problems)
+    return fill_code(new, note, problems)
+
+
 def process(note, check):
     with open(note) as f:
         text = f.read()
     problems = []
-    new = BLOCK.sub(lambda m: m.group(0) if withheld(m.group("path")) else
-                    m.group(1) + render(m.group("path"), m.group("opts")) + m.group(5), text)
-    new = fill_values(new, note, problems)
-    new = fill_code(new, note, problems)
+    new = fill(text, note, problems)
     problems += [f"{note}: '{n}' in the prose comes from no CSV (mark it with a value "
                  f"marker, or <!-- derived --> if it is computed)" for n in unmarked_numbers(new)]
     for p in problems:
@@ -841,7 +851,27 @@ def process(note, check):
     return not problems
 
 
+def same_as_template(template, page):
+    """Whether page is template filled; else prints the first line that differs."""
+    with open(template) as f:
+        filled = fill(f.read(), template, []).splitlines()
+    with open(page) as f:
+        shown = f.read().splitlines()
+    for i, (a, b) in enumerate(zip(filled, shown), 1):
+        if a != b:
+            print(f"{page}:{i}: not {template} filled (edit the template, then run "
+                  f"scripts/regenerate_docs.sh): the page has '{b[:100]}', the template gives "
+                  f"'{a[:100]}'")
+            return False
+    if len(filled) != len(shown):
+        print(f"{page}: not {template} filled: {len(shown)} lines against {len(filled)}")
+        return False
+    return True
+
+
 def main(argv):
+    if argv[:1] == ["--template"] and len(argv) == 3:
+        return 0 if same_as_template(argv[1], argv[2]) else 1
     check = "--check" in argv
     notes = [a for a in argv if a != "--check"]
     if not notes:

@@ -215,6 +215,15 @@ def check_tree(root):
                            capture_output=True, text=True, cwd=root)
     if check.returncode != 0:
         fail("tables, numbers or code excerpts are stale:\n" + check.stdout + check.stderr)
+    # the performance page is written from its template (scripts/regenerate_docs.sh)
+    template = os.path.join("bench", "performance_template.md")
+    if os.path.exists(os.path.join(root, template)):
+        same = subprocess.run([sys.executable, os.path.join(root, "scripts", "doc_tables.py"),
+                               "--template", template, os.path.join("docs", "performance.md")],
+                              capture_output=True, text=True, cwd=root)
+        if same.returncode != 0:
+            fail("docs/performance.md was edited apart from bench/performance_template.md:\n"
+                 + same.stdout + same.stderr)
     print(f"{len(notes)} notes checked against {len(steps)} step folders")
     return failures
 
@@ -489,6 +498,15 @@ def self_test(root):
         expect("a link to a heading the note does not have",
                good + "\nSee [below](#planted-heading).\n", "planted-heading")
         expect("an unmarked measured time", good + "\nIt takes 1.25 ms.\n", "1.25 ms")
+        page = os.path.join(copy, "docs", "performance.md")
+        if os.path.exists(os.path.join(copy, "bench", "performance_template.md")):
+            with open(page) as f:
+                shown = f.read()
+            expect("the performance page as its template gives it", shown, "",
+                   page, "performance_template")
+            expect("a sentence added to the performance page alone",
+                   shown.replace("\n## ", "\nA planted sentence.\n\n## ", 1),
+                   "planted sentence", page, "performance_template")
 
         # "Your turn" of a step note: tests named there must exist, and every
         # exercise of the step must be named.
