@@ -7,9 +7,10 @@ writes, per problem, <problem>_steps.png (the progression of the steps: time
 and % of FP32 peak, cuDNN and cuBLAS marked, TF32 and transform rows hatched)
 and roofline.png (every measured GPU row against the measured copy bandwidth
 and the FP32 peak; TF32 and transform rows hollow). For a model
-run's CSV (conv_bench --model: a "# model:" line) it writes instead
-model_<name>_<layout>.png: per layer, cuDNN best over our fastest kernel in
-each precision class (above 1: ours is faster). Needs matplotlib
+run's CSV (conv_bench --model: a "# model:" line) it writes instead one
+figure named after the CSV (model_resnet50_nhwc.csv: model_resnet50_nhwc.png):
+per layer, cuDNN best over our fastest kernel in each precision class (above
+1: ours is faster). Needs matplotlib
 (scripts/setup.sh --plots installs it where missing).
 """
 import csv
@@ -131,9 +132,10 @@ def roofline(rows_by_problem, flops, min_bytes, peak_gflops, bw_gbps, out_dir, g
     return "roofline.png"
 
 
-def model_figure(rows, out_dir, gpu, model):
-    """Per layer and class: cuDNN best / the fastest of ours the class allows."""
-    name, layout = model.split(",")[0].strip(), model.split(",")[-1].strip()
+def model_figure(rows, out_dir, gpu, model, out):
+    """Per layer and class: cuDNN best / the fastest of ours the class allows,
+    drawn to out (named after the CSV, so that two batch sizes of one layout
+    keep a figure each)."""
     layers = list(dict.fromkeys(r["problem"] for r in rows))
     timed = [r for r in rows if r["median_ms"] and verified(r)]
 
@@ -160,7 +162,6 @@ def model_figure(rows, out_dir, gpu, model):
     ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"{model} on {gpu.split(',')[0]}", fontsize=10)
     fig.tight_layout()
-    out = f"model_{name}_{layout}.png"
     fig.savefig(os.path.join(out_dir, out), dpi=110)
     plt.close(fig)
     return out
@@ -178,7 +179,8 @@ def main(argv):
     peak = float(m.group(1)) * 1e3 if m else 0.0
     bw = float(meta.get("d2d_gbps", "0") or 0)
     if meta.get("model"):
-        print(os.path.join(out_dir, model_figure(rows, out_dir, gpu, meta["model"])))
+        out = os.path.splitext(os.path.basename(csv_path))[0] + ".png"
+        print(os.path.join(out_dir, model_figure(rows, out_dir, gpu, meta["model"], out)))
         return 0
     by_problem, flops, min_bytes = {}, {}, {}
     for r in rows:
