@@ -279,12 +279,9 @@ static void choose_nhwc(rule *r, conv_class cls)
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
     if (conv_class_allows(cls, CONV_CLASS_TF32)) {
-        const int large = conv_flops(p) >= CONV_AUTO_9B_FLOP_PER_SM * r->d->sm_count;
-        if ((large || 4 * gemm_tiles(p, 128) < r->d->sm_count) &&
+        if (p->c >= CONV_AUTO_9B_MIN_C &&
             take(r, CONV_AUTO_9B,
-                 large ? "NHWC, TF32, large problem on Hopper: 9b wgmma fed by TMA"
-                       : "NHWC, TF32, 128x128 tiles for under a quarter of the SMs on Hopper: "
-                         "9b wgmma fed by TMA"))
+                 "NHWC, TF32 on Hopper, C fills 9b's 32-channel slices: 9b wgmma fed by TMA"))
             return;
         if (take(r, CONV_AUTO_8B, "NHWC, TF32: 8b mma.sync on the tensor cores"))
             return;

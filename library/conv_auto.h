@@ -104,8 +104,12 @@ int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass);
  * 10d-8b and 10d-9b; FP16 for 8b-fp16, 9a-fp16 and 9b-fp16). */
 conv_class conv_auto_kernel_class(conv_auto_kernel k);
 
-/* Problems of at least this many floating-point operations per SM go to 9b
- * where it runs (docs/11_auto.md, "TF32 on tensor cores"). */
+/* The forward rule gives TF32 to 9b where C is at least its slice of 32
+ * channels per filter tap (TC9B_BK): with fewer, most of every stage is zero
+ * padding (the RGB stem: 3 of 32) and 8b, which slices C*R*S as one sum, is
+ * faster (docs/11_auto.md, "The evidence"). */
+#define CONV_AUTO_9B_MIN_C 32
+/* dgrad goes to 10d via 9b from this many floating-point operations per SM. */
 #define CONV_AUTO_9B_FLOP_PER_SM 1e8
 
 typedef struct {

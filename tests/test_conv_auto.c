@@ -524,15 +524,33 @@ Test(conv_auto_rule, takes_smaller_tiles_where_few_would_fill_the_sms)
     p.h = p.w = 9; /* 81 outputs: 3 rows of 32 */
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
-    /* in TF32 the tensor cores: one 128 x 16 row of 128x128 tiles, fewer
-     * than a quarter of the SMs: 9b on Hopper, 8b on Ampere; at batch 32
-     * (13 x 16 = 208 tiles) 8b on Hopper too */
+    /* in TF32 the tensor cores, whatever the number of tiles: 9b on Hopper,
+     * 8b on Ampere, at batch 1 as at batch 32 */
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
     p = conv_shape_nhwc(32, 512, 7, 7, 2048, 1, 1, 0, 1, 1);
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+}
+
+/* 9b slices C into stages of 32 channels per filter tap: the RGB stem (C = 3)
+ * would fill 3 of each 32, so TF32 goes to 8b there; from C = 32 on, 9b. */
+Test(conv_auto_rule, tf32_on_hopper_needs_channels_for_9b)
+{
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape_nhwc(32, 3, 224, 224, 64, 7, 7, 3, 2, 1); /* ResNet-50's conv1 */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+    p.c = CONV_AUTO_9B_MIN_C - 1;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+    p.c = CONV_AUTO_9B_MIN_C;
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
 }
 

@@ -12,7 +12,7 @@ NOTE = "11_auto.md"  # the lecture note of every figure here (docs/)
 # The rungs of each ladder, in the order of choose_fp16(), choose_nhwc() and
 # choose_nchw() in library/conv_auto.c: (condition, the keys it tries in turn).
 NHWC = [("FP16 class", ["9b-fp16", "9a-fp16", "8b-fp16"]),
-        ("TF32 allowed, Hopper, large problem\nor 128x128 tiles < SMs / 4", ["9b"]),
+        ("TF32 allowed, Hopper, C >= 32", ["9b"]),
         ("TF32 allowed, compute capability >= 8.0", ["8b"]),
         ("3x3, stride 1, F(4x4) tiles < 2 x SMs", ["7a"]),
         ("3x3, stride 1", ["7b"]),
@@ -38,8 +38,9 @@ def caption_11_rule(k):
         condition holds and whose kernel's own check accepts the problem; a refused kernel
         falls through to the next rung, down to 2a, which takes every valid problem. An FP16
         request tries 9b-fp16, 9a-fp16 and 8b-fp16 in turn and, where none accepts it, goes on
-        down the FP32 rungs; a TF32 request may also take every FP32 rung below its own. "Large"
-        means at least CONV_AUTO_9B_FLOP_PER_SM operations per SM (library/conv_auto.h).""",
+        down the FP32 rungs; a TF32 request may also take every FP32 rung below its own. The
+        bound on C for 9b is CONV_AUTO_9B_MIN_C (library/conv_auto.h): 9b fills its stages
+        with 32 channels of one filter tap.""",
                      n_nhwc=len(NHWC), n_nchw=len(NCHW))
 
 
