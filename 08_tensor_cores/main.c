@@ -19,9 +19,9 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 {
     (void)opt;
     int n = 0;
-    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these five
+    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these six
      * rows that the class allows (a TF32 row: the first four; an FP32 row: the FP32 two;
-     * 8a-fp16, 8b-fp16: the FP16 one) */
+     * 8a-fp16, 8b-fp16: the FP16 two) */
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32();
@@ -29,6 +29,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP32);
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
     r[n++] = conv_row_cudnn_fp16();
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP16);
     int listed = conv_im2col_gemm_rows(p, NULL, r + n, max - n);
     /* 6f: the FP32 kernel 8a puts on tensor cores */
     n += conv_rows_keep_ref(r + n, listed, "6f", REF_STEP06);

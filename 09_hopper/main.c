@@ -21,8 +21,8 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
 {
     (void)opt;
     int n = 0;
-    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these five
-     * rows that the class allows (a TF32 row: all but FP16's; the FP16 row: FP16's) */
+    /* "vs cuDNN" is against cuDNN best of the row's class: the fastest of these six
+     * rows that the class allows (a TF32 row: the first four; an FP16 row: the FP16 two) */
     r[n] = conv_row_cudnn();
     r[n++].ref = REF_CUDNN;
     r[n] = conv_row_cudnn_tf32();
@@ -31,6 +31,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
     r[n] = conv_row_cudnn_fp16();
     r[n++].ref = REF_CUDNN;
+    r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP16);
     /* 8b and 8b-fp16: the mma.sync kernels 9a, 9b and 9b-fp16 put on wgmma */
     const int listed = conv_tc_rows(p, NULL, r + n, max - n);
     int kept = 0;

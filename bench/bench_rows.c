@@ -80,8 +80,10 @@ int bench_rows(const conv_params *p, unsigned steps, conv_row *rows, int max_row
         rows[n++] = conv_row_cudnn_tf32(); /* a labelled row: TF32 against TF32 */
         rows[n++] = conv_row_cudnn_graph(CONV_CLASS_TF32);
     }
-    if ((steps & (BENCH_STEP_08 | BENCH_STEP_09)) && n < max_rows)
-        rows[n++] = conv_row_cudnn_fp16(); /* and FP16 (8b-fp16, 9b-fp16) against FP16 */
+    if ((steps & (BENCH_STEP_08 | BENCH_STEP_09)) && n + 1 < max_rows) {
+        rows[n++] = conv_row_cudnn_fp16(); /* and FP16 (8b-fp16, 9b-fp16) against FP16: */
+        rows[n++] = conv_row_cudnn_graph(CONV_CLASS_FP16); /* both APIs, as for FP32 */
+    }
     if (steps & BENCH_STEP_08)
         n += conv_tc_rows(p, NULL, rows + n, max_rows - n);
     if (steps & BENCH_STEP_09)

@@ -5,6 +5,7 @@
 
 #include "conv_cuda.h"
 #include "conv_cudnn.h"
+#include "conv_cudnn_graph.h"
 #include "conv_device.h"
 #include "conv_fp16.h"
 
@@ -73,9 +74,10 @@ static conv_status unavailable(conv_msg *msg)
 }
 
 conv_status conv_cudnn_fp16_plan_create(conv_cudnn_fp16_plan **plan, const conv_params *p,
+                                        const conv_cudnn_graph_opts *graph, cudaStream_t stream,
                                         conv_msg *msg)
 {
-    (void)p;
+    (void)p, (void)graph, (void)stream;
     *plan = NULL;
     return unavailable(msg);
 }
@@ -118,6 +120,18 @@ const char *conv_cudnn_fp16_math_type(const conv_cudnn_fp16_plan *plan)
     return "none";
 }
 
+double conv_cudnn_fp16_algo_factor(const conv_cudnn_fp16_plan *plan)
+{
+    (void)plan;
+    return 1.0;
+}
+
+const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *plan)
+{
+    (void)plan;
+    return NULL;
+}
+
 void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan)
 {
     (void)plan;
@@ -137,8 +151,9 @@ struct conv_cudnn_fp16_plan {
     cudnnMathType_t math_type; /* what the search reported for it */
     void *workspace;
     size_t workspace_bytes;
-    uint16_t *d_x, *d_w, *d_y; /* the half tensors (w as KRSC in NHWC) */
-    int have_inputs;           /* conv_cudnn_fp16_set_inputs was called */
+    uint16_t *d_x, *d_w, *d_y;    /* the half tensors (w as KRSC in NHWC) */
+    int have_inputs;              /* conv_cudnn_fp16_set_inputs was called */
+    conv_cudnn_graph_plan *graph; /* the graph API's fastest engine, instead of algo */
 };
 
 #define FP16_CHECK(expr, msg)                                                                      \
@@ -154,14 +169,33 @@ struct conv_cudnn_fp16_plan {
 
 const char *conv_cudnn_fp16_algo_name(const conv_cudnn_fp16_plan *plan)
 {
+    if (plan != NULL && plan->graph != NULL)
+        return conv_cudnn_graph_engine(plan->graph);
     return plan != NULL ? conv_cudnn_forward_algo_name(plan->algo) : "unknown";
 }
 
 const char *conv_cudnn_fp16_math_type(const conv_cudnn_fp16_plan *plan)
 {
+    if (plan != NULL && plan->graph != NULL)
+        return conv_cudnn_graph_notes(plan->graph) & CONV_NOTE_TENSOR_CORE ? "tensor core"
+                                                                           : "default";
     if (plan == NULL || plan->algo < 0)
         return "none";
     return conv_cudnn_math_name((int)plan->math_type);
+}
+
+double conv_cudnn_fp16_algo_factor(const conv_cudnn_fp16_plan *plan)
+{
+    if (plan != NULL && plan->graph != NULL) /* FFT, Winograd: the transforms' factor */
+        return conv_cudnn_graph_notes(plan->graph) & (CONV_NOTE_FFT | CONV_NOTE_WINOGRAD)
+                   ? CONV_CUDNN_TRANSFORM_FACTOR
+                   : 1.0;
+    return conv_cudnn_bound_factor(conv_cudnn_fp16_algo_name(plan));
+}
+
+const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *plan)
+{
+    return plan != NULL ? plan->graph : NULL;
 }
 
 /* x, w and y in half, in p's layout (NHWC's filter is KRSC to cuDNN); the
@@ -239,6 +273,7 @@ void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan)
         cudnnDestroyFilterDescriptor(plan->w_desc);
     if (plan->conv_desc)
         cudnnDestroyConvolutionDescriptor(plan->conv_desc);
+    conv_cudnn_graph_plan_destroy(plan->graph); /* NULL: no operation */
     if (plan->handle)
         cudnnDestroy(plan->handle);
     cudaFree(plan->workspace); /* NULL: no operation */
@@ -248,7 +283,8 @@ void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan)
     free(plan);
 }
 
-static conv_status create(conv_cudnn_fp16_plan *plan, const conv_params *p, conv_msg *msg)
+static conv_status create(conv_cudnn_fp16_plan *plan, const conv_params *p,
+                          const conv_cudnn_graph_opts *graph, cudaStream_t stream, conv_msg *msg)
 {
     conv_status st = conv_cuda_require_device(msg);
     if (st == CONV_OK)
@@ -259,9 +295,11 @@ static conv_status create(conv_cudnn_fp16_plan *plan, const conv_params *p, conv
         return st;
     plan->params = *p;
     plan->algo = -1;
-    FP16_CHECK(cudnnCreate(&plan->handle), msg);
-    if ((st = describe(plan, msg)) != CONV_OK || (st = choose_algorithm(plan, msg)) != CONV_OK)
-        return st;
+    if (graph == NULL) { /* the legacy API's search */
+        FP16_CHECK(cudnnCreate(&plan->handle), msg);
+        if ((st = describe(plan, msg)) != CONV_OK || (st = choose_algorithm(plan, msg)) != CONV_OK)
+            return st;
+    }
     if (plan->workspace_bytes > 0) {
         cudaError_t e = cudaMalloc(&plan->workspace, plan->workspace_bytes);
         if (e != cudaSuccess) {
@@ -270,19 +308,27 @@ static conv_status create(conv_cudnn_fp16_plan *plan, const conv_params *p, conv
         }
     }
     if ((st = alloc_half(&plan->d_x, conv_input_elems(p), "cudaMalloc (half x)", msg)) != CONV_OK ||
-        (st = alloc_half(&plan->d_w, conv_filter_elems(p), "cudaMalloc (half w)", msg)) != CONV_OK)
+        (st = alloc_half(&plan->d_w, conv_filter_elems(p), "cudaMalloc (half w)", msg)) !=
+            CONV_OK ||
+        (st = alloc_half(&plan->d_y, conv_output_elems(p), "cudaMalloc (half y)", msg)) != CONV_OK)
         return st;
-    return alloc_half(&plan->d_y, conv_output_elems(p), "cudaMalloc (half y)", msg);
+    /* The graph API's search runs its candidates on the plan's half tensors
+     * (still NaN: the values do not change an engine's speed). */
+    if (graph != NULL)
+        st = conv_cudnn_graph_plan_create_half(&plan->graph, p, graph, plan->d_x, plan->d_w,
+                                               plan->d_y, stream, msg);
+    return st;
 }
 
 conv_status conv_cudnn_fp16_plan_create(conv_cudnn_fp16_plan **out, const conv_params *p,
+                                        const conv_cudnn_graph_opts *graph, cudaStream_t stream,
                                         conv_msg *msg)
 {
     *out = NULL;
     conv_cudnn_fp16_plan *plan = calloc(1, sizeof *plan);
     if (plan == NULL)
         return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN plan");
-    conv_status st = create(plan, p, msg);
+    conv_status st = create(plan, p, graph, stream, msg);
     if (st != CONV_OK) {
         conv_cudnn_fp16_plan_destroy(plan);
         return st;
@@ -328,6 +374,8 @@ conv_status conv_cudnn_fp16_forward(conv_cudnn_fp16_plan *plan, cudaStream_t str
         return conv_fail(msg, CONV_ERR_INVALID,
                          "cuDNN FP16 forward: no plan, or no inputs (call "
                          "conv_cudnn_fp16_set_inputs)");
+    if (plan->graph != NULL)
+        return conv_cudnn_graph_run_half(plan->graph, stream, msg);
     const float alpha = 1.0f, beta = 0.0f; /* float scalars: the compute type's */
     FP16_CHECK(cudnnSetStream(plan->handle, stream), msg);
     FP16_CHECK(cudnnConvolutionForward(plan->handle, &alpha, plan->x_desc, plan->d_x, plan->w_desc,

@@ -1,11 +1,12 @@
-/* The cuDNN reference of the FP16 class (conv_verify.h): what step 08's
- * 8a-fp16 is compared with. Through cuDNN's legacy API, like the FP32 and
- * TF32 references (conv_cudnn.h): x, w and y in half precision
+/* The cuDNN references of the FP16 class (conv_verify.h): what the FP16 rows
+ * of steps 08 and 09 are compared with. x, w and y in half precision
  * (CUDNN_DATA_HALF), the convolution's compute type CUDNN_DATA_FLOAT (the
- * products and sums in float, as 8a-fp16 does them), tensor cores allowed
- * (CUDNN_TENSOR_OP_MATH), the fastest algorithm that
- * cudnnFindConvolutionForwardAlgorithm measures for the problem. Forward
- * pass only.
+ * products and sums in float, as 8a-fp16 does them), tensor cores allowed.
+ * Two searches, as for the FP32 and TF32 references: the legacy API's
+ * (conv_cudnn.h: CUDNN_TENSOR_OP_MATH, the fastest algorithm that
+ * cudnnFindConvolutionForwardAlgorithm measures) or the graph API's
+ * (conv_cudnn_graph.h: every engine of the FP16 class, timed). Forward pass
+ * only.
  *
  * The problem's tensors are float: x and w are rounded to half once, at
  * set-up (conv_cudnn_fp16_set_inputs; the filter first reordered to KRSC in
@@ -26,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "conv_cudnn_graph.h"
 #include "conv_params.h"
 #include "conv_verify.h"
 
@@ -67,11 +69,13 @@ conv_status conv_fp16_to_float(float *d_float, const uint16_t *d_half, size_t co
 
 typedef struct conv_cudnn_fp16_plan conv_cudnn_fp16_plan;
 
-/* The descriptors, the search over every forward algorithm (fastest kept),
- * its workspace and the half copies of x, w and y. CONV_ERR_UNSUPPORTED with
- * one line when cuDNN runs no algorithm for the problem, or for a backward
- * pass. */
+/* The half copies of x, w and y and the search: with graph NULL, the legacy
+ * API's over every forward algorithm (fastest kept, with its workspace);
+ * else the graph API's within graph's limits, on the stream, over the half
+ * copies. CONV_ERR_UNSUPPORTED with one line when cuDNN runs nothing for the
+ * problem, or for a backward pass. */
 conv_status conv_cudnn_fp16_plan_create(conv_cudnn_fp16_plan **plan, const conv_params *p,
+                                        const conv_cudnn_graph_opts *graph, cudaStream_t stream,
                                         conv_msg *msg);
 /* Set-up, not timed: the plan's half copies of the float x and w (p's
  * layout; the filter RSCK in NHWC), finished before it returns. */
@@ -83,11 +87,18 @@ conv_status conv_cudnn_fp16_forward(conv_cudnn_fp16_plan *plan, cudaStream_t str
 conv_status conv_cudnn_fp16_output(const conv_cudnn_fp16_plan *plan, float *d_y,
                                    cudaStream_t stream, conv_msg *msg);
 /* The chosen algorithm, named as conv_cudnn_algo_name names the forward
- * ones (e.g. "IMPLICIT_PRECOMP_GEMM"); "unknown" without a plan. */
+ * ones (e.g. "IMPLICIT_PRECOMP_GEMM"), or the graph engine's tag ("engine
+ * 28, knobs 2=3"); "unknown" without a plan. */
 const char *conv_cudnn_fp16_algo_name(const conv_cudnn_fp16_plan *plan);
 /* The math type the search reported for it, by cuDNN's name ("none"
- * without a plan). */
+ * without a plan); for a graph engine "tensor core" or "default". */
 const char *conv_cudnn_fp16_math_type(const conv_cudnn_fp16_plan *plan);
+/* The factor of its transforms for conv_cudnn_fp16_bound: FFT and Winograd
+ * (CONV_CUDNN_TRANSFORM_FACTOR), 1 for the dot-product algorithms. */
+double conv_cudnn_fp16_algo_factor(const conv_cudnn_fp16_plan *plan);
+/* The graph API's plan inside (its engine, notes and search statistics);
+ * NULL for the legacy API's. */
+const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *plan);
 void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan);
 
 #ifdef __cplusplus

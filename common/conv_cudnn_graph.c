@@ -124,6 +124,22 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, cons
     return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
 }
 
+conv_status conv_cudnn_graph_plan_create_half(conv_cudnn_graph_plan **plan, const conv_params *p,
+                                              const conv_cudnn_graph_opts *o, void *d_x, void *d_w,
+                                              void *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    (void)p, (void)o, (void)d_x, (void)d_w, (void)d_y, (void)stream;
+    *plan = NULL;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
+conv_status conv_cudnn_graph_run_half(conv_cudnn_graph_plan *plan, cudaStream_t stream,
+                                      conv_msg *msg)
+{
+    (void)plan, (void)stream;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
 conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *plan, float *d_x, float *d_w, float *d_y,
                                  cudaStream_t stream, conv_msg *msg)
 {
@@ -220,6 +236,8 @@ struct conv_cudnn_graph_plan {
     const float *d_w_given; /* the filter given at creation */
     float *d_w_krsc;        /* NHWC: the KRSC copy the plan owns, or wgrad's KRSC result */
     unsigned notes;         /* the kept engine's numerical notes */
+    int half;               /* half data (the FP16 class): x, w and y given ready */
+    void *half_x, *half_y;  /* then the tensors every run reads and writes */
     char tag[96];
     conv_cudnn_graph_stats stats;
 };
@@ -262,10 +280,10 @@ static conv_status set_int64s(desc_t d, cudnnBackendAttributeName_t name, int n,
 /* A tensor of the graph: its logical dimensions are always (N, C, H, W) for
  * x and y and (K, C, R, S) for w; the layout lives in the strides. */
 static conv_status make_tensor(desc_t *out, int64_t uid, const int64_t dims[4],
-                               const int64_t strides[4], conv_msg *msg)
+                               const int64_t strides[4], int half, conv_msg *msg)
 {
     GRAPH_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, out), msg);
-    cudnnDataType_t type = CUDNN_DATA_FLOAT;
+    cudnnDataType_t type = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     int64_t alignment = 16; /* cudaMalloc gives 256 bytes; conv_cudnn_graph_forward checks */
     conv_status st;
     GRAPH_CHECK(
@@ -312,11 +330,11 @@ static conv_status describe(conv_cudnn_graph_plan *g, conv_msg *msg)
     for (int t = 0; t < 3; ++t) {
         int64_t strides[4];
         strides_of(dims[t], nhwc, strides);
-        if ((st = make_tensor(&g->tensors[t], uids[t], dims[t], strides, msg)) != CONV_OK)
+        if ((st = make_tensor(&g->tensors[t], uids[t], dims[t], strides, g->half, msg)) != CONV_OK)
             return st;
     }
     GRAPH_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &g->conv), msg);
-    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT; /* half data too: products summed in float */
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     int64_t spatial = 2, dil[2] = {p->dil_h, p->dil_w}, stride[2] = {p->stride_h, p->stride_w};
     int64_t pad[2] = {p->pad_h, p->pad_w};
@@ -604,7 +622,7 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
     snprintf(s->seen[s->n_seen++], sizeof s->seen[0], "%s", tag);
     g->stats.candidates++;
     conv_class cls;
-    if (!conv_cudnn_graph_class_of(id.notes, 0, &cls) || !conv_class_allows(s->cls, cls)) {
+    if (!conv_cudnn_graph_class_of(id.notes, g->half, &cls) || !conv_class_allows(s->cls, cls)) {
         g->stats.other_class++;
         log_candidate(s, tag, id.notes, -1, -1.0, "other class", 0.0);
         return CONV_OK;
@@ -829,7 +847,7 @@ static conv_status try_global_engines(search *s, int knob_sets, int runtime_comp
         cudnnStatus_t cs = make_desc(&engine, CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine_attrs, 2);
         conv_class cls;
         if (cs == CUDNN_STATUS_SUCCESS && compiles_at_run_time(engine) == runtime_compiled &&
-            conv_cudnn_graph_class_of(engine_notes(engine), 0, &cls) &&
+            conv_cudnn_graph_class_of(engine_notes(engine), g->half, &cls) &&
             conv_class_allows(s->cls, cls)) {
             conv_cudnn_knob knobs[CONV_CUDNN_GRAPH_MAX_KNOBS];
             int64_t values[CONV_CUDNN_GRAPH_MAX_KNOBS];
@@ -937,23 +955,44 @@ conv_status conv_cudnn_graph_describe_pass(const conv_params *p, conv_pass pass,
     return st;
 }
 
-static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_pass pass,
-                          conv_class cls, const conv_cudnn_graph_opts *o, float *d_x, float *d_w,
-                          float *d_y, cudaStream_t stream, conv_msg *msg)
+/* What every plan checks first: the pass, the problem, the options, a GPU. */
+static conv_status check_request(const conv_params *p, conv_pass pass,
+                                 const conv_cudnn_graph_opts *o, conv_msg *msg)
 {
     conv_status st = check_pass(pass, msg);
     if (st == CONV_OK)
         st = conv_params_validate(p, msg);
     if (st != CONV_OK)
         return st;
-    if (cls != CONV_CLASS_FP32 && cls != CONV_CLASS_TF32)
-        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                         "cuDNN's graph reference runs FP32 data (the FP32 and TF32 classes)");
     if (o->budget_s <= 0.0 || o->warmup < 0 || o->repeat < 1)
         return conv_fail(
             msg, CONV_ERR_INVALID,
             "cuDNN search options: the budget must be above 0 s and repeat at least 1");
-    if ((st = conv_cuda_require_device(msg)) != CONV_OK)
+    return conv_cuda_require_device(msg);
+}
+
+/* The handle, the graph of g's pass and the search over its engines. */
+static conv_status build_and_search(conv_cudnn_graph_plan *g, conv_class cls,
+                                    const conv_cudnn_graph_opts *o, float *d_x, float *d_w,
+                                    float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st;
+    GRAPH_CHECK(cudnnCreate(&g->handle), msg);
+    if ((st = describe(g, msg)) != CONV_OK || (st = make_graph(g, msg)) != CONV_OK)
+        return st;
+    return run_search(g, cls, o, d_x, d_w, d_y, stream, msg);
+}
+
+static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_pass pass,
+                          conv_class cls, const conv_cudnn_graph_opts *o, float *d_x, float *d_w,
+                          float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    if (cls != CONV_CLASS_FP32 && cls != CONV_CLASS_TF32)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "cuDNN's graph plan on float data runs the FP32 and TF32 classes (FP16: "
+                         "conv_cudnn_graph_plan_create_half)");
+    conv_status st = check_request(p, pass, o, msg);
+    if (st != CONV_OK)
         return st;
     int nhwc = p->layout == CONV_LAYOUT_NHWC;
     if (d_x == NULL || d_y == NULL || (d_w == NULL && (pass != CONV_PASS_WGRAD || !nhwc)))
@@ -973,10 +1012,7 @@ static conv_status create(conv_cudnn_graph_plan *g, const conv_params *p, conv_p
                                                msg)) != CONV_OK) {
         return st;
     }
-    GRAPH_CHECK(cudnnCreate(&g->handle), msg);
-    if ((st = describe(g, msg)) != CONV_OK || (st = make_graph(g, msg)) != CONV_OK)
-        return st;
-    return run_search(g, cls, o, d_x, pack_w_of(g, d_w), d_y, stream, msg);
+    return build_and_search(g, cls, o, d_x, pack_w_of(g, d_w), d_y, stream, msg);
 }
 
 conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **out, const conv_params *p,
@@ -996,6 +1032,45 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **out, const
     }
     *out = g;
     return CONV_OK;
+}
+
+conv_status conv_cudnn_graph_plan_create_half(conv_cudnn_graph_plan **out, const conv_params *p,
+                                              const conv_cudnn_graph_opts *o, void *d_x, void *d_w,
+                                              void *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    *out = NULL;
+    conv_status st = check_request(p, CONV_PASS_FORWARD, o, msg);
+    if (st != CONV_OK)
+        return st;
+    if (d_x == NULL || d_w == NULL || d_y == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID,
+                         "cuDNN's graph FP16 plan needs the half buffers d_x, d_w and d_y");
+    conv_cudnn_graph_plan *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return conv_fail(msg, CONV_ERR_OUT_OF_MEMORY, "out of host memory for the cuDNN graph");
+    g->params = *p;
+    g->pass = CONV_PASS_FORWARD;
+    g->half = 1;
+    g->half_x = d_x;
+    g->half_y = d_y;
+    g->d_w = d_w; /* half, in cuDNN's order already: no reordering here */
+    g->d_w_given = d_w;
+    st = build_and_search(g, CONV_CLASS_FP16, o, d_x, d_w, d_y, stream, msg);
+    if (st != CONV_OK) {
+        conv_cudnn_graph_plan_destroy(g);
+        return st;
+    }
+    *out = g;
+    return CONV_OK;
+}
+
+conv_status conv_cudnn_graph_run_half(conv_cudnn_graph_plan *g, cudaStream_t stream, conv_msg *msg)
+{
+    if (g == NULL || !g->half)
+        return conv_fail(
+            msg, CONV_ERR_INVALID,
+            "conv_cudnn_graph_run_half needs a plan of conv_cudnn_graph_plan_create_half");
+    return conv_cudnn_graph_run(g, g->half_x, NULL, g->half_y, stream, msg);
 }
 
 conv_status conv_cudnn_graph_run(conv_cudnn_graph_plan *g, float *d_x, float *d_w, float *d_y,
@@ -1075,7 +1150,7 @@ double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *g, const conv_
         return factor;
     if (g->notes & (CONV_NOTE_FFT | CONV_NOTE_WINOGRAD))
         factor *= CONV_CUDNN_TRANSFORM_FACTOR;
-    if (g->notes & CONV_NOTE_TENSOR_CORE) {
+    if ((g->notes & CONV_NOTE_TENSOR_CORE) && !g->half) { /* half data: the FP16 bound's */
         size_t depth = g->pass == CONV_PASS_DGRAD   ? conv_backward_data_depth(p)
                        : g->pass == CONV_PASS_WGRAD ? conv_backward_filter_depth(p)
                                                     : (size_t)p->c * p->r * p->s;

@@ -29,7 +29,9 @@
  *   TF32  the tensor-core note (products of inputs rounded to TF32), no
  *         down-converted inputs. A user who allows TF32 gets the faster of
  *         both, so a TF32 search also times the strict FP32 engines;
- *   FP16  half data: no down-converted inputs, no reduced-precision sums.
+ *   FP16  half data (x, w and y in half precision, the products summed in
+ *         float: conv_cudnn_graph_plan_create_half): no down-converted
+ *         inputs, no reduced-precision sums.
  * Engines that down-convert FP32 inputs (to half precision) belong to no
  * class and are never used.
  *
@@ -171,6 +173,18 @@ conv_status conv_cudnn_graph_plan_create_pass(conv_cudnn_graph_plan **plan, cons
                                               const conv_cudnn_graph_opts *o, float *d_x,
                                               float *d_w, float *d_y, cudaStream_t stream,
                                               conv_msg *msg);
+/* The FP16 class: the forward graph on half data (CUDNN_DATA_HALF, the
+ * convolution computed in float), searched as above among the engines whose
+ * notes fit FP16 (no down-converted inputs, no reduced-precision sums).
+ * d_x, d_w and d_y are half buffers (16 bits a value) in cuDNN's order for
+ * p's layout: x NCHW or NHWC, w KCRS or KRSC, y like x; given ready, neither
+ * converted nor reordered here, and kept: conv_cudnn_graph_run_half runs the
+ * plan on them (conv_cudnn_fp16.h makes them from the float problem). */
+conv_status conv_cudnn_graph_plan_create_half(conv_cudnn_graph_plan **plan, const conv_params *p,
+                                              const conv_cudnn_graph_opts *o, void *d_x, void *d_w,
+                                              void *d_y, cudaStream_t stream, conv_msg *msg);
+conv_status conv_cudnn_graph_run_half(conv_cudnn_graph_plan *plan, cudaStream_t stream,
+                                      conv_msg *msg);
 /* A graph plan's run, finish, forward and pass: as conv_cudnn_run,
  * conv_cudnn_finish, conv_cudnn_forward and conv_cudnn_plan_pass
  * (conv_cudnn.h) do for a legacy plan; the filter forward and dgrad read is
@@ -189,9 +203,10 @@ size_t conv_cudnn_graph_workspace_bytes(const conv_cudnn_graph_plan *plan);
 conv_cudnn_graph_stats conv_cudnn_graph_search_stats(const conv_cudnn_graph_plan *plan);
 /* The verification bound factor of the chosen engine: its transforms' (FFT,
  * Winograd: CONV_CUDNN_TRANSFORM_FACTOR) times TF32's where it uses tensor
- * cores (conv_tf32_bound_factor of the depth of the pass's sums: C*R*S
- * forward, conv_backward_data_depth and conv_backward_filter_depth backward);
- * 1 for a strict FP32 dot product. */
+ * cores on float data (conv_tf32_bound_factor of the depth of the pass's
+ * sums: C*R*S forward, conv_backward_data_depth and conv_backward_filter_depth
+ * backward); 1 for a strict FP32 dot product. On half data the transforms'
+ * factor alone: the FP16 bound (conv_cudnn_fp16_bound) covers the rest. */
 double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *plan, const conv_params *p);
 void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *plan);
 

@@ -304,6 +304,18 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
     return st;
 }
 
+/* What a graph search saw, after the verdict of a row that passed. */
+static void append_search(conv_gpu_result *res, const conv_cudnn_graph_plan *plan)
+{
+    conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
+    size_t len = strlen(res->verdict);
+    snprintf(res->verdict + len, sizeof res->verdict - len,
+             "; search: %d timed of %d configurations (%d of another class, %d unsupported, "
+             "%d over the workspace cap) in %.1f s%s",
+             s.timed, s.candidates, s.other_class, s.unsupported, s.over_cap, s.seconds,
+             s.cut_by_budget ? ", cut by the budget" : "");
+}
+
 /* The FP16 reference's plan and the problem its output goes to. */
 typedef struct {
     conv_cudnn_fp16_plan *plan;
@@ -324,9 +336,10 @@ static conv_status cudnn_fp16_output(void *ctx, cudaStream_t stream, conv_msg *m
     return conv_cudnn_fp16_output(run->plan, run->pb->d_y, stream, msg);
 }
 
-conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb, int warmup, int repeat,
-                                                conv_gpu_result *res, char *algo, size_t algo_len,
-                                                conv_msg *msg)
+conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb,
+                                                const conv_cudnn_graph_opts *graph, int warmup,
+                                                int repeat, conv_gpu_result *res, char *algo,
+                                                size_t algo_len, conv_msg *msg)
 {
     conv_status st = start_cudnn(pb, res, algo, algo_len, msg);
     const conv_params *p = &pb->p;
@@ -338,16 +351,17 @@ conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb, int warmup
             pb->h_x, nx, pb->h_w, nw, pb->full_verify ? pb->ref : NULL, conv_output_elems(p), msg);
     conv_cudnn_fp16_plan *plan = NULL;
     if (st == CONV_OK)
-        st = conv_cudnn_fp16_plan_create(&plan, p, msg);
+        st = conv_cudnn_fp16_plan_create(&plan, p, graph, pb->stream, msg);
     if (st != CONV_OK)
         return st;
     cudnn_fp16_run run = {plan, pb};
-    const conv_verify_opts within =
-        conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w, nw,
-                              conv_cudnn_bound_factor(conv_cudnn_fp16_algo_name(plan)));
+    const conv_verify_opts within = conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w,
+                                                          nw, conv_cudnn_fp16_algo_factor(plan));
     if ((st = conv_cudnn_fp16_set_inputs(plan, pb->d_x, pb->d_w, pb->stream, msg)) == CONV_OK)
         st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output, within, warmup, repeat,
                           res, msg);
+    if (st == CONV_OK && res->passed && conv_cudnn_fp16_graph(plan) != NULL)
+        append_search(res, conv_cudnn_fp16_graph(plan));
     if (algo != NULL && algo_len > 0)
         snprintf(algo, algo_len, "%s", conv_cudnn_fp16_algo_name(plan));
     conv_cudnn_fp16_plan_destroy(plan);
@@ -371,15 +385,8 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
     st = measure_work(pb, run_device, &run, finish_cudnn,
                       conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
                       repeat, res, msg);
-    if (st == CONV_OK && res->passed) { /* what the search saw, after the verdict */
-        conv_cudnn_graph_stats s = conv_cudnn_graph_search_stats(plan);
-        size_t len = strlen(res->verdict);
-        snprintf(res->verdict + len, sizeof res->verdict - len,
-                 "; search: %d timed of %d configurations (%d of another class, %d unsupported, "
-                 "%d over the workspace cap) in %.1f s%s",
-                 s.timed, s.candidates, s.other_class, s.unsupported, s.over_cap, s.seconds,
-                 s.cut_by_budget ? ", cut by the budget" : "");
-    }
+    if (st == CONV_OK && res->passed)
+        append_search(res, plan);
     if (engine != NULL && engine_len > 0)
         snprintf(engine, engine_len, "%s", conv_cudnn_graph_engine(plan));
     conv_cudnn_graph_plan_destroy(plan);

@@ -124,14 +124,17 @@ conv_status conv_gpu_problem_measure_cudnn_math(conv_gpu_problem *pb, conv_cudnn
                                                 char *algo, size_t algo_len, conv_msg *msg);
 
 /* cuDNN in the FP16 class (conv_cudnn_fp16.h): x and w rounded to half at
- * set-up, float compute, tensor cores allowed, its fastest algorithm; the
- * forward call alone timed, the half y converted to float outside it.
- * Verified within the FP16 class's bound plus the output's rounding to half
- * (conv_cudnn_fp16_bound). CONV_ERR_UNSUPPORTED with one line for a backward
- * pass, values beyond half's range or no algorithm. */
-conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb, int warmup, int repeat,
-                                                conv_gpu_result *res, char *algo, size_t algo_len,
-                                                conv_msg *msg);
+ * set-up, float compute, tensor cores allowed, the fastest algorithm of the
+ * legacy API's search (graph NULL) or the fastest engine of the graph API's
+ * within graph's limits; the forward call alone timed, the half y converted
+ * to float outside it. Verified within the FP16 class's bound plus the
+ * output's rounding to half (conv_cudnn_fp16_bound). CONV_ERR_UNSUPPORTED
+ * with one line for a backward pass, values beyond half's range or no
+ * algorithm. */
+conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb,
+                                                const conv_cudnn_graph_opts *graph, int warmup,
+                                                int repeat, conv_gpu_result *res, char *algo,
+                                                size_t algo_len, conv_msg *msg);
 
 /* The same through cuDNN's graph API (conv_cudnn_graph.h): the fastest
  * engine of class cls that the search finds within o's budget (the search,

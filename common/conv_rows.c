@@ -74,8 +74,13 @@ conv_row conv_row_cudnn_fp16(void)
 
 conv_row conv_row_cudnn_graph(conv_class cls)
 {
-    return other_row(cls == CONV_CLASS_TF32 ? "cuDNN graph TF32" : "cuDNN graph",
-                     CONV_ROW_CUDNN_GRAPH, cls, NULL);
+    conv_row r = other_row(cls == CONV_CLASS_TF32   ? "cuDNN graph TF32"
+                           : cls == CONV_CLASS_FP16 ? "cuDNN graph FP16"
+                                                    : "cuDNN graph",
+                           CONV_ROW_CUDNN_GRAPH, cls, NULL);
+    if (cls == CONV_CLASS_FP16)
+        r.check = cudnn_fp16_check;
+    return r;
 }
 
 conv_row conv_row_copy(void)
@@ -246,8 +251,8 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
             break;
         case CONV_ROW_CUDNN:
             if (row->cls == CONV_CLASS_FP16)
-                st = conv_gpu_problem_measure_cudnn_fp16(pb, o->warmup, o->repeat, &row->res, algo,
-                                                         sizeof algo, &msg);
+                st = conv_gpu_problem_measure_cudnn_fp16(pb, NULL, o->warmup, o->repeat, &row->res,
+                                                         algo, sizeof algo, &msg);
             else
                 st = conv_gpu_problem_measure_cudnn_math(
                     pb, row->ctx != NULL ? *(const conv_cudnn_math *)row->ctx : CONV_CUDNN_FP32,
@@ -258,8 +263,13 @@ static int measure_row(conv_gpu_problem *pb, conv_row *row, const conv_run_opts 
         case CONV_ROW_CUDNN_GRAPH: {
             conv_cudnn_graph_opts search =
                 o->graph.budget_s > 0.0 ? o->graph : conv_cudnn_graph_opts_default();
-            st = conv_gpu_problem_measure_cudnn_graph(pb, row->cls, &search, o->warmup, o->repeat,
-                                                      &row->res, algo, sizeof algo, &msg);
+            if (row->cls == CONV_CLASS_FP16)
+                st = conv_gpu_problem_measure_cudnn_fp16(pb, &search, o->warmup, o->repeat,
+                                                         &row->res, algo, sizeof algo, &msg);
+            else
+                st = conv_gpu_problem_measure_cudnn_graph(pb, row->cls, &search, o->warmup,
+                                                          o->repeat, &row->res, algo, sizeof algo,
+                                                          &msg);
             if (algo[0] != '\0')
                 snprintf(row->label, sizeof row->label, "%s (%s)", row->name, algo);
             break;

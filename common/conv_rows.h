@@ -105,8 +105,9 @@ conv_row conv_row_cudnn_tf32(void);
  * problems only (its check), skipped with the reason where the values do not
  * fit in half or cuDNN runs no algorithm. */
 conv_row conv_row_cudnn_fp16(void);
-/* cuDNN's graph API autotuned (conv_cudnn_graph.h) in class cls, FP32 or
- * TF32: "cuDNN graph" and "cuDNN graph TF32", the engine joins the name. */
+/* cuDNN's graph API autotuned (conv_cudnn_graph.h) in class cls: "cuDNN
+ * graph", "cuDNN graph TF32" and, on half data like conv_row_cudnn_fp16's,
+ * "cuDNN graph FP16"; the engine joins the name. */
 conv_row conv_row_cudnn_graph(conv_class cls);
 conv_row conv_row_copy(void);
 

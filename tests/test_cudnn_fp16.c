@@ -7,6 +7,7 @@
  * rows (test_cudnn.c): the row within its bound on the awkward shapes, in
  * both layouts. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,11 +139,12 @@ Test(cudnn_fp16, refuses_values_beyond_half_naming_the_tensor)
     CONV_ASSERT_OK(conv_cudnn_fp16_check_values(x, 4, w, 3, NULL, 3, &msg), msg);
 }
 
-Test(cudnn_fp16, its_row_is_a_cudnn_row_of_the_fp16_class_for_the_forward_pass)
+/* Both FP16 rows, the legacy API's and the graph API's: cuDNN rows of the
+ * FP16 class, for the forward pass only. */
+static void fp16_row_is_forward_only(conv_row r, const char *name, conv_row_kind kind)
 {
-    conv_row r = conv_row_cudnn_fp16();
-    cr_assert_str_eq(r.name, "cuDNN FP16");
-    cr_assert(r.kind == CONV_ROW_CUDNN && r.key == NULL && r.ref == -1);
+    cr_assert_str_eq(r.name, name);
+    cr_assert(r.kind == kind && r.key == NULL && r.ref == -1);
     cr_assert_eq(r.cls, CONV_CLASS_FP16);
     cr_assert(conv_row_is_cudnn(&r));
     conv_params p = conv_shape_nhwc(1, 8, 9, 9, 8, 3, 3, 1, 1, 1);
@@ -152,8 +154,15 @@ Test(cudnn_fp16, its_row_is_a_cudnn_row_of_the_fp16_class_for_the_forward_pass)
     p.pass = CONV_PASS_WGRAD;
     rows[0] = r;
     conv_rows_check(rows, 1, &p, NULL, 0);
-    cr_assert_eq(rows[0].state, CONV_ROW_SKIPPED);
+    cr_assert_eq(rows[0].state, CONV_ROW_SKIPPED, "%s", name);
     CONV_ASSERT_ONE_LINE(rows[0].why, "forward pass only");
+}
+
+Test(cudnn_fp16, its_rows_are_cudnn_rows_of_the_fp16_class_for_the_forward_pass)
+{
+    fp16_row_is_forward_only(conv_row_cudnn_fp16(), "cuDNN FP16", CONV_ROW_CUDNN);
+    fp16_row_is_forward_only(conv_row_cudnn_graph(CONV_CLASS_FP16), "cuDNN graph FP16",
+                             CONV_ROW_CUDNN_GRAPH);
 }
 
 /* A row of a class that ran in ms. */
@@ -185,6 +194,23 @@ Test(cudnn_fp16, is_the_reference_of_the_fp16_rows_only)
     cr_assert_eq(conv_rows_fastest(r, 5), 3, "the FP16 cuDNN row is no kernel of ours");
 }
 
+/* With both FP16 references, "cuDNN best FP16" is the faster of the two. */
+Test(cudnn_fp16, the_faster_of_its_two_apis_is_the_reference)
+{
+    conv_row r[4] = {
+        ran(conv_row_cudnn_tf32(), CONV_CLASS_TF32, 0.1, 0),
+        ran(conv_row_cudnn_fp16(), CONV_CLASS_FP16, 0.4, 0),
+        ran(conv_row_cudnn_graph(CONV_CLASS_FP16), CONV_CLASS_FP16, 0.3, -1),
+        ran(conv_row_device("8b-fp16 mma.sync FP16", "8b-fp16", NULL, NULL), CONV_CLASS_FP16, 0.5,
+            -1),
+    };
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[3]), 2, "the graph API's, the faster");
+    r[2].res.timing.median_ms = 0.6;
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[3]), 1, "the legacy API's, the faster");
+    r[1].state = CONV_ROW_SKIPPED;
+    cr_assert_eq(conv_rows_reference(r, 4, 0, &r[3]), 2, "the one that ran");
+}
+
 /* ---- without cuDNN, without a device --------------------------------------- */
 
 Test(cudnn_fp16, a_plan_says_why_it_cannot_be_made_here)
@@ -193,10 +219,18 @@ Test(cudnn_fp16, a_plan_says_why_it_cannot_be_made_here)
     conv_params p = conv_shape(2, 3, 9, 8, 4, 3, 3, 1, 2, 1);
     conv_cudnn_fp16_plan *plan = (conv_cudnn_fp16_plan *)&plan; /* not NULL */
     conv_msg msg = {{0}};
-    conv_status st = conv_cudnn_fp16_plan_create(&plan, &p, &msg);
+    conv_status st = conv_cudnn_fp16_plan_create(&plan, &p, NULL, NULL, &msg);
     cr_assert_null(plan);
     cr_assert_eq(st, conv_cudnn_compiled() ? CONV_ERR_NO_DEVICE : CONV_ERR_UNAVAILABLE,
                  "status %s: %s", conv_status_name(st), msg.text);
+    const conv_cudnn_graph_opts o = conv_cudnn_graph_opts_default(); /* the graph API's search */
+    plan = (conv_cudnn_fp16_plan *)&plan;
+    st = conv_cudnn_fp16_plan_create(&plan, &p, &o, NULL, &msg);
+    cr_assert_null(plan);
+    cr_assert_eq(st, conv_cudnn_compiled() ? CONV_ERR_NO_DEVICE : CONV_ERR_UNAVAILABLE,
+                 "graph: status %s: %s", conv_status_name(st), msg.text);
+    cr_assert_null(conv_cudnn_fp16_graph(NULL));
+    cr_assert(conv_cudnn_fp16_algo_factor(NULL) == 1.0);
     cr_assert_str_eq(conv_cudnn_fp16_algo_name(NULL), "unknown");
     cr_assert_str_eq(conv_cudnn_fp16_math_type(NULL), "none");
     cr_assert_neq(conv_cudnn_fp16_forward(NULL, NULL, &msg), CONV_OK);
@@ -212,7 +246,13 @@ Test(cudnn_fp16, a_host_only_problem_is_no_device_for_its_row)
     CONV_ASSERT_OK(conv_gpu_problem_create_host(&pb, &p, 5, &msg), msg);
     conv_gpu_result res;
     char algo[64] = "stale";
-    cr_assert_eq(conv_gpu_problem_measure_cudnn_fp16(&pb, 1, 1, &res, algo, sizeof algo, &msg),
+    cr_assert_eq(
+        conv_gpu_problem_measure_cudnn_fp16(&pb, NULL, 1, 1, &res, algo, sizeof algo, &msg),
+        CONV_ERR_NO_DEVICE);
+    cr_assert_str_eq(algo, "");
+    const conv_cudnn_graph_opts o = conv_cudnn_graph_opts_default();
+    snprintf(algo, sizeof algo, "stale");
+    cr_assert_eq(conv_gpu_problem_measure_cudnn_fp16(&pb, &o, 1, 1, &res, algo, sizeof algo, &msg),
                  CONV_ERR_NO_DEVICE);
     cr_assert_str_eq(algo, "");
     conv_gpu_problem_destroy(&pb);
@@ -240,23 +280,28 @@ Test(cudnn_fp16, math_types_are_named_by_their_enumerators)
 
 /* ---------------------------------------------------------------- GPU */
 
-/* The FP16 row, measured as the programs measure it, on one problem: within
- * its bound (the harness's verdict), or refused in one line where cuDNN has
- * no algorithm. */
-static void check_fp16(conv_params p, uint64_t start)
+/* An FP16 row, measured as the programs measure it, on one problem (graph
+ * NULL: the legacy API's search, else the graph API's): within its bound
+ * (the harness's verdict), or refused in one line where cuDNN has nothing
+ * of the FP16 class for it. */
+static void check_fp16(conv_params p, uint64_t start, const conv_cudnn_graph_opts *graph)
 {
     conv_gpu_problem pb = conv_test_device_problem(p, start);
     conv_gpu_result res;
-    char algo[64];
+    char algo[96];
     conv_msg msg = {{0}};
-    conv_status st = conv_gpu_problem_measure_cudnn_fp16(&pb, 1, 2, &res, algo, sizeof algo, &msg);
+    const char *api = graph != NULL ? "graph" : "legacy";
+    conv_status st =
+        conv_gpu_problem_measure_cudnn_fp16(&pb, graph, 1, 2, &res, algo, sizeof algo, &msg);
     if (st == CONV_ERR_UNSUPPORTED) {
-        CONV_ASSERT_ONE_LINE(msg.text, "no FP16 forward algorithm");
-        cr_log_info("cuDNN FP16 on %s: %s", conv_shape_name(&p), msg.text);
+        CONV_ASSERT_ONE_LINE(msg.text, "FP16 forward");
+        cr_log_info("cuDNN FP16 (%s API) on %s: %s", api, conv_shape_name(&p), msg.text);
     } else {
         CONV_ASSERT_OK(st, msg);
-        cr_assert(res.passed, "cuDNN FP16 (%s) on %s: %s", algo, conv_shape_name(&p), res.verdict);
-        cr_log_info("cuDNN FP16 (%s) on %s: %s", algo, conv_shape_name(&p), res.verdict);
+        cr_assert(res.passed, "cuDNN FP16 (%s API, %s) on %s: %s", api, algo, conv_shape_name(&p),
+                  res.verdict);
+        cr_log_info("cuDNN FP16 (%s API, %s) on %s: %s", api, algo, conv_shape_name(&p),
+                    res.verdict);
     }
     conv_gpu_problem_destroy(&pb);
 }
@@ -269,10 +314,15 @@ Test(gpu_reference, cudnn_fp16_matches_the_double_reference_within_its_bound)
         conv_shape(1, 2, 31, 29, 3, 5, 5, 2, 2, 1), conv_shape(3, 4, 23, 17, 2, 3, 3, 2, 1, 2),
         conv_shape(1, 1, 1, 1, 1, 1, 1, 0, 1, 1),   conv_shape(2, 32, 20, 22, 64, 3, 3, 1, 1, 1),
     };
+    conv_cudnn_graph_opts quick = conv_cudnn_graph_opts_default();
+    quick.budget_s = 0.5; /* a short search: the suite stays quick */
+    quick.repeat = 2;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-        check_fp16(shapes[i], 40 + i);
+        check_fp16(shapes[i], 40 + i, NULL);
+        check_fp16(shapes[i], 40 + i, &quick);
         shapes[i].layout = CONV_LAYOUT_NHWC;
-        check_fp16(shapes[i], 50 + i);
+        check_fp16(shapes[i], 50 + i, NULL);
+        check_fp16(shapes[i], 50 + i, &quick);
     }
 }
 
@@ -284,15 +334,21 @@ Test(gpu_reference, cudnn_fp16_runs_only_after_its_inputs_are_set)
     conv_params p = conv_shape_nhwc(2, 16, 12, 10, 16, 3, 3, 1, 1, 1);
     conv_cudnn_fp16_plan *plan = NULL;
     conv_msg msg = {{0}};
-    conv_status st = conv_cudnn_fp16_plan_create(&plan, &p, &msg);
-    if (st == CONV_ERR_UNSUPPORTED) {
-        CONV_ASSERT_ONE_LINE(msg.text, "no FP16 forward algorithm");
-        return;
+    conv_cudnn_graph_opts quick = conv_cudnn_graph_opts_default();
+    quick.budget_s = 0.5;
+    const conv_cudnn_graph_opts *apis[2] = {NULL, &quick};
+    for (int a = 0; a < 2; ++a) {
+        conv_status st = conv_cudnn_fp16_plan_create(&plan, &p, apis[a], 0, &msg);
+        if (st == CONV_ERR_UNSUPPORTED) {
+            CONV_ASSERT_ONE_LINE(msg.text, "FP16 forward");
+            continue;
+        }
+        CONV_ASSERT_OK(st, msg);
+        cr_assert_eq(conv_cudnn_fp16_graph(plan) != NULL, a == 1);
+        cr_log_info("cuDNN FP16 on %s: %s, %s", conv_shape_name(&p),
+                    conv_cudnn_fp16_algo_name(plan), conv_cudnn_fp16_math_type(plan));
+        cr_assert_eq(conv_cudnn_fp16_forward(plan, 0, &msg), CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "conv_cudnn_fp16_set_inputs");
+        conv_cudnn_fp16_plan_destroy(plan);
     }
-    CONV_ASSERT_OK(st, msg);
-    cr_log_info("cuDNN FP16 on %s: %s, %s", conv_shape_name(&p), conv_cudnn_fp16_algo_name(plan),
-                conv_cudnn_fp16_math_type(plan));
-    cr_assert_eq(conv_cudnn_fp16_forward(plan, 0, &msg), CONV_ERR_INVALID);
-    CONV_ASSERT_ONE_LINE(msg.text, "conv_cudnn_fp16_set_inputs");
-    conv_cudnn_fp16_plan_destroy(plan);
 }
