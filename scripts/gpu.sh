@@ -10,7 +10,8 @@
 #   scripts/gpu.sh sweep [COUNT] [SEED]  the randomized shape sweep (default 200 shapes)
 #   scripts/gpu.sh bench [ARGS...]       conv_bench (default --problem all), CSV and JSON,
 #                                        and PyTorch on the same shapes where it is installed
-#   scripts/gpu.sh models                conv_bench --model resnet50 in NHWC and NCHW, PyTorch beside
+#   scripts/gpu.sh models                conv_bench --model resnet50 in NHWC and NCHW, PyTorch beside,
+#                                        and in NHWC at batch 1
 #   scripts/gpu.sh results STEP...       the measurements behind a lecture note's tables
 #                                        (02 to 10, or all), as CSV files
 #   scripts/gpu.sh ncu PROBLEM STEP KERNEL  Nsight Compute on one conv_bench row
@@ -204,7 +205,12 @@ while [ $# -gt 0 ]; do
         >"$LOGS/model_resnet50_$layout.log" 2>&1 || status=1
       sed -n '/== summary/,$p' "$LOGS/model_resnet50_$layout.log"
       torch_beside "torch_model_resnet50_$layout.csv" --model resnet50 --layout "$layout"
-    done ;;
+    done
+    say "conv_bench --model resnet50 --n 1 --layout nhwc" # batch 1: the latency of inference
+    "$bin/conv_bench" --model resnet50 --n 1 --layout nhwc --cudnn-budget 1000 \
+      --csv "$RESULTS/model_resnet50_nhwc_n1.csv" --json "$RESULTS/model_resnet50_nhwc_n1.json" \
+      >"$LOGS/model_resnet50_nhwc_n1.log" 2>&1 || status=1
+    sed -n '/== summary/,$p' "$LOGS/model_resnet50_nhwc_n1.log" ;;
   results)
     steps=()
     while [ $# -gt 0 ] && [[ $1 =~ ^(0[2-9]|10|all)$ ]]; do steps+=("$1"); shift; done
