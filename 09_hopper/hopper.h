@@ -5,6 +5,9 @@
  *   9b  9a's products with their copies made by the Tensor Memory
  *       Accelerator, one producer warpgroup feeding two consumers, in
  *       persistent blocks (hopper_tma_9b.cu);
+ *   9c  9b with its sum split into slices where the output tiles are fewer
+ *       than the SMs, the slices added in a fixed order (split-K, the same
+ *       file);
  * and each in half precision, on step 08's FP16 copies (9a-fp16:
  * hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu). In TF32 both keep x
  * as stored, truncated to TF32 by the tensor cores (step 08's
@@ -57,6 +60,28 @@ conv_status tc_tma_available(conv_msg *msg);
  * problem no tensor map describes (tc_tma_fits) runs 9a. */
 conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
                           cudaStream_t stream, conv_msg *msg);
+
+/* 9c: 9b's kernel with each output tile's sum (its stages of 32 channels
+ * of one tap) cut into `splits` slices, one work item per tile and slice,
+ * each slice's partial tile written to d_work, then the slices added in
+ * slice order into y: the same bits on every run for the same splits.
+ *
+ * conv2d_tc_tma_splits(): the slices the rule picks on a GPU of sm_count
+ * SMs: as many as fit in one wave beside the tiles (SMs / tiles), each at
+ * least TC9C_MIN_SLICE_STAGES stages deep, at most TC9C_MAX_SPLITS; 1 where
+ * the tiles alone fill half the SMs or more (or for an invalid p).
+ * conv2d_tc_tma_split_workspace(): the bytes `splits` slices need (one
+ * output per slice; 0 for one slice, or a problem no tensor map describes).
+ * conv2d_tc_tma_split(): splits <= 0 asks the rule on the current device;
+ * too small or unaligned a workspace is CONV_ERR_INVALID with one line. A
+ * problem no tensor map describes runs 9a, unsplit. */
+#define TC9C_MIN_SLICE_STAGES 8
+#define TC9C_MAX_SPLITS       16
+int conv2d_tc_tma_splits(const conv_params *p, int sm_count);
+size_t conv2d_tc_tma_split_workspace(const conv_params *p, int splits);
+conv_status conv2d_tc_tma_split(const conv_params *p, const float *d_x, const float *d_w,
+                                float *d_y, int splits, float *d_work, size_t work_bytes,
+                                cudaStream_t stream, conv_msg *msg);
 
 /* 9a-fp16: 9a in half precision, wgmma m64n256k16 with both operands in
  * shared memory, copied by cp.async from step 08's FP16 copies

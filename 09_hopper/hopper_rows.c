@@ -10,22 +10,31 @@
 #include "tensor_cores.h"
 
 /* What a row runs: the wgmma kernel fed by cp.async (9a) or by TMA (9b),
- * in TF32 or in FP16 on the FP16 copies its setup makes (9a-fp16,
- * 9b-fp16). */
-typedef enum { HOPPER_WGMMA, HOPPER_TMA, HOPPER_WGMMA_FP16, HOPPER_TMA_FP16 } hopper_kernel;
+ * 9b with its sum split (9c), in TF32, or in FP16 on the FP16 copies its
+ * setup makes (9a-fp16, 9b-fp16). */
+typedef enum {
+    HOPPER_WGMMA,
+    HOPPER_TMA,
+    HOPPER_TMA_SPLIT,
+    HOPPER_WGMMA_FP16,
+    HOPPER_TMA_FP16
+} hopper_kernel;
 typedef struct {
     hopper_kernel kernel;
-    float *d_work; /* the FP16 kernels: the FP16 copies of x and w (setup) */
-    size_t work_elems;
+    float *d_work;     /* the FP16 kernels: the FP16 copies of x and w; 9c: its slices (setup) */
+    size_t work_elems; /* floats of d_work */
+    int splits;        /* 9c: the rule's slices on this GPU (setup) */
 } hopper_variant;
 
-static hopper_variant variants[HOPPER_ROW_COUNT] = {{HOPPER_WGMMA, NULL, 0},
-                                                    {HOPPER_TMA, NULL, 0},
-                                                    {HOPPER_WGMMA_FP16, NULL, 0},
-                                                    {HOPPER_TMA_FP16, NULL, 0}};
+static hopper_variant variants[HOPPER_ROW_COUNT] = {{HOPPER_WGMMA, NULL, 0, 0},
+                                                    {HOPPER_TMA, NULL, 0, 0},
+                                                    {HOPPER_TMA_SPLIT, NULL, 0, 0},
+                                                    {HOPPER_WGMMA_FP16, NULL, 0, 0},
+                                                    {HOPPER_TMA_FP16, NULL, 0, 0}};
 static const char *const names[HOPPER_ROW_COUNT] = {
-    "9a wgmma TF32", "9b wgmma TF32, TMA", "9a-fp16 wgmma FP16", "9b-fp16 wgmma FP16, TMA"};
-static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b", "9a-fp16", "9b-fp16"};
+    "9a wgmma TF32", "9b wgmma TF32, TMA", "9c wgmma TF32, TMA, split-K", "9a-fp16 wgmma FP16",
+    "9b-fp16 wgmma FP16, TMA"};
+static const char *const keys[HOPPER_ROW_COUNT] = {"9a", "9b", "9c", "9a-fp16", "9b-fp16"};
 
 static int is_fp16(const hopper_variant *v)
 {
@@ -43,6 +52,9 @@ conv_status conv2d_hopper_conv(void *ctx, const conv_params *p, const float *d_x
         return conv2d_tc_wgmma_fp16_run(p, d_x, v->d_work, v->work_elems, d_y, stream, msg);
     if (v->kernel == HOPPER_TMA)
         return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
+    if (v->kernel == HOPPER_TMA_SPLIT)
+        return conv2d_tc_tma_split(p, d_x, d_w, d_y, v->splits, v->d_work,
+                                   v->work_elems * sizeof(float), stream, msg);
     return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
 }
 
@@ -68,6 +80,25 @@ static conv_status setup_fp16(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
         st = tc_fp16_row_inputs(pb, &v->d_work, &v->work_elems,
                                 tma ? "9b-fp16's FP16 copies" : "9a-fp16's FP16 copies", msg);
     return st;
+}
+
+/* 9c: a GPU it runs on, then the slices the rule picks for this GPU's SMs
+ * and their workspace (made before the measurement, as 10b's). */
+static conv_status setup_split(void *ctx, conv_gpu_problem *pb, conv_msg *msg)
+{
+    hopper_variant *v = ctx;
+    conv_status st = tc_tma_available(msg);
+    if (st != CONV_OK)
+        return st;
+    int sms = 0;
+    CONV_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()), msg);
+    v->splits = conv2d_tc_tma_splits(&pb->p, sms);
+    const size_t bytes = conv2d_tc_tma_split_workspace(&pb->p, v->splits);
+    if (bytes == 0)
+        return CONV_OK;
+    v->work_elems = bytes / sizeof(float);
+    return conv_device_alloc(&v->d_work, v->work_elems, "9c's slices", msg);
 }
 
 static void teardown(void *ctx)
@@ -104,6 +135,10 @@ int conv_hopper_rows(const conv_params *p, const char *select, conv_row *rows, i
         rows[n].check = check;
         rows[n].tolerance = tolerance;
         rows[n].cls = CONV_CLASS_TF32;
+        if (variants[n].kernel == HOPPER_TMA_SPLIT) {
+            rows[n].setup = setup_split;
+            rows[n].teardown = teardown;
+        }
         if (is_fp16(&variants[n])) {
             rows[n].setup = setup_fp16;
             rows[n].teardown = teardown;

@@ -10,14 +10,15 @@
 extern "C" {
 #endif
 
-#define HOPPER_ROW_COUNT 4
+#define HOPPER_ROW_COUNT 5
 
-/* "9a wgmma TF32" and "9b wgmma TF32, TMA" (each row's key is its first
- * word), class TF32, each verified within the bound of x truncated to TF32
- * (step 08's TC_TF32_XTRUNC, tc_host.h); NCHW problems (the rows' check),
- * and GPUs or builds without wgmma (compute capability 9.0, sm_90a code:
- * the launchers' refusal), skipped with the reason. select is unused;
- * returns how many rows were written. */
+/* "9a wgmma TF32", "9b wgmma TF32, TMA" and "9c wgmma TF32, TMA, split-K"
+ * (the slices its rule picks for the GPU's SMs), then "9a-fp16 wgmma FP16"
+ * and "9b-fp16 wgmma FP16, TMA" (class FP16, 8b-fp16's bound); each row's
+ * key is its first word. The TF32 rows are class TF32, each verified within the bound of x
+ * truncated to TF32 (step 08's TC_TF32_XTRUNC, tc_host.h); NCHW problems (the rows' check), and
+ * GPUs or builds without wgmma (compute capability 9.0, sm_90a code: the launchers' refusal),
+ * skipped with the reason. select is unused; returns how many rows were written. */
 int conv_hopper_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The GEMM alone, C = A * B as the 1x1 NHWC problem of gemm_as_conv_params

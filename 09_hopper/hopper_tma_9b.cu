@@ -14,7 +14,13 @@
  * The tile, the products and the error bound are 9a's. A problem no tensor map
  * describes (tc_tma_fits()) runs 9a instead, so conv2d_tc_tma() takes any shape.
  *
- * Lesson: docs/09_hopper.md, section "9b: TMA copies and warps in roles". */
+ * 9c is the same kernel with its sum split: where the output tiles are fewer
+ * than the SMs, each tile's stages are cut into slices, one work item per
+ * (tile, slice), each slice's partial tile goes to a workspace, and a second
+ * kernel adds the slices in a fixed order (split-K, deterministic).
+ *
+ * Lessons: docs/09_hopper.md, sections "9b: TMA copies and warps in roles" and
+ * "9c: split the sum where tiles are few". */
 #include "hopper.h"
 
 #include <stdint.h>
@@ -38,6 +44,13 @@
 /* 1 KB of slack to align the stages to 1024 bytes, the stages, the barriers */
 #define TC9B_SMEM (1024 + TC9B_STAGES * (TC9B_ACT_BYTES + TC9B_WTS_BYTES) + 2 * TC9B_STAGES * 8)
 
+/* The stages of one tile's sum: 32 channels of one tap each, rounded up to
+ * even (the consumers' loop is unrolled by two; the extra one is padding). */
+__host__ __device__ static inline int tma_stages(int r, int s, int c)
+{
+    return (r * s * ((c + TC9B_BK - 1) / TC9B_BK) + 1) / 2 * 2;
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ float lds_f32(unsigned addr)
 {
@@ -52,16 +65,19 @@ __device__ __forceinline__ float lds_f32(unsigned addr)
  * counts the stages the block has produced, across its tiles: buffer
  * it % TC9B_STAGES, in its (it / TC9B_STAGES)-th use. Stage kt of a tile is
  * tap kt / cch, channels 32 (kt % cch) on; the last stage of an odd count is
- * padding (tap == taps), its boxes wholly outside x and w: zeros. */
+ * padding (tap == taps), its boxes wholly outside x and w: zeros. A work
+ * item is stages kb .. ke - 1 of one tile (all of them, unless 9c splits
+ * the sum). */
 __device__ __forceinline__ void produce(const CUtensorMap *xmap, const CUtensorMap *wmap,
                                         unsigned act, unsigned wts, unsigned full, unsigned empty,
-                                        const tc_geom &g, long long m0, int k0, int kts, int &it)
+                                        const tc_geom &g, long long m0, int k0, int kb, int ke,
+                                        int &it)
 {
     const long long pq = (long long)g.p * g.q;
     const int n = (int)(m0 / pq), rem = (int)(m0 % pq);
     const int h = (rem / g.q) * g.stride_h - g.pad_h, w = (rem % g.q) * g.stride_w - g.pad_w;
     const int cch = (g.c + TC9B_BK - 1) / TC9B_BK;
-    for (int kt = 0; kt < kts; ++kt, ++it) {
+    for (int kt = kb; kt < ke; ++kt, ++it) {
         const int st = it % TC9B_STAGES;
         if (it >= TC9B_STAGES) /* the consumers' release of this buffer's last use */
             mbar_wait(empty + 8 * st, (it / TC9B_STAGES - 1) & 1);
@@ -124,9 +140,14 @@ __device__ __forceinline__ void consume(float acc[128], unsigned frag[16], int i
 }
 #endif
 
+/* y = conv(x, w) in work items of (tile, slice): slice z of a tile is its
+ * stages z span .. z span + span - 1 (span even). With one slice (9b) an
+ * item is a whole tile, stored into y; with more (9c) slice z's partial
+ * tile goes to part + z M K, laid out as y, for conv2d_tc_tma_reduce_kernel. */
 __global__ void __launch_bounds__(TC9B_THREADS, 1)
     conv2d_tc_tma_kernel(const __grid_constant__ CUtensorMap xmap,
-                         const __grid_constant__ CUtensorMap wmap, float *__restrict__ y, tc_geom g)
+                         const __grid_constant__ CUtensorMap wmap, float *__restrict__ y,
+                         float *__restrict__ part, tc_geom g, int splits, int span)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ float4 smem4[];
@@ -138,11 +159,12 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
     const unsigned empty = full + 8 * TC9B_STAGES;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    /* the block's tiles: blockIdx.x, then every gridDim.x-th, pixels first */
+    /* the block's work items: blockIdx.x, then every gridDim.x-th; item i
+     * is tile i % tiles (pixels first), slice i / tiles */
     const int mtiles = (int)((g.m + TC9B_BM - 1) / TC9B_BM);
     const int tiles = mtiles * ((g.k + TC9B_BN - 1) / TC9B_BN);
-    const int cch = (g.c + TC9B_BK - 1) / TC9B_BK;
-    const int kts = (g.r * g.s * cch + 1) / 2 * 2; /* even: the loop is unrolled by two */
+    const int items = tiles * splits;
+    const int kts = tma_stages(g.r, g.s, g.c);
 
     if (tid == 0)
         mbar_init_ring(full, empty, TC9B_STAGES, 8);
@@ -153,9 +175,12 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (warp == 8 && lane == 0) {
             int it = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+            for (int item = blockIdx.x; item < items; item += gridDim.x) {
+                const int tile = item % tiles, kb = item / tiles * span;
                 produce(&xmap, &wmap, act, wts, full, empty, g,
-                        (long long)(tile % mtiles) * TC9B_BM, (tile / mtiles) * TC9B_BN, kts, it);
+                        (long long)(tile % mtiles) * TC9B_BM, (tile / mtiles) * TC9B_BN, kb,
+                        min(kb + span, kts), it);
+            }
         }
         return;
     }
@@ -175,9 +200,11 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
                             at + 512 + ((x ^ 5) << 4)};
     const bool hi = gr & 1, right = gr & 2; /* this lane's place in its quad: bits of gr % 4 */
     int it = 0;                             /* the stages consumed, as the producer counts */
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int item = blockIdx.x; item < items; item += gridDim.x) {
+        const int tile = item % tiles, slice = item / tiles;
         const long long m0 = (long long)(tile % mtiles) * TC9B_BM;
         const int k0 = (tile / mtiles) * TC9B_BN;
+        const int kb = slice * span, ke = min(kb + span, kts);
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i)
@@ -185,8 +212,8 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
         /* two sets of fragment registers, as in 9a: a wgmma may still read one
          * while the next stage's weights go into the other */
         unsigned frag_even[16], frag_odd[16];
-        for (int kt = 0; kt < kts; kt += 2, it += 2) {
-            consume(acc, frag_even, it, kt == 0, act, wts, full, empty, fa, lane);
+        for (int kt = kb; kt < ke; kt += 2, it += 2) {
+            consume(acc, frag_even, it, kt == kb, act, wts, full, empty, fa, lane);
             consume(acc, frag_odd, it + 1, false, act, wts, full, empty, fa, lane);
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -203,6 +230,7 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
          * transpose across the quad (two exchanges with shfl.xor). Lane q
          * then stores pixel 8i + 2t + q / 2, channels kq .. kq + 3. */
         const int kq = k0 + 32 * box + 8 * (wq & 1) + 16 * (gr >> 2) + 4 * (gr & 1);
+        float *out = splits > 1 ? part + (long long)slice * g.m * g.k : y; /* 9c: the slice's */
 #pragma unroll
         for (int i = 0; i < TC9B_BM / 8; ++i) {
             /* row q of the transpose: v (q's bits swapped), so that lane q'
@@ -218,12 +246,31 @@ __global__ void __launch_bounds__(TC9B_THREADS, 1)
             e0 = right ? s0 : e0, e1 = right ? s1 : e1, e2 = right ? e2 : s0, e3 = right ? e3 : s1;
             const long long m = m0 + 8 * i + 2 * t + (right ? 1 : 0);
             if (m < g.m && kq < g.k)
-                *(float4 *)(y + m * g.k + kq) = make_float4(e0, e1, e2, e3);
+                *(float4 *)(out + m * g.k + kq) = make_float4(e0, e1, e2, e3);
         }
         /* excerpt end: stores */
     }
 #endif
 }
+
+/* excerpt: split reduce */
+/* 9c's end: y = slice 0 + slice 1 + ... + slice splits - 1, always in that
+ * order, so every run gives the same bits whichever block finished first.
+ * Four floats a thread (M K is a multiple of 4: K is, for the tensor maps). */
+__global__ void conv2d_tc_tma_reduce_kernel(const float4 *__restrict__ part, float4 *__restrict__ y,
+                                            long long n4, int splits)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n4; e += step) {
+        float4 sum = part[e];
+        for (int z = 1; z < splits; ++z) {
+            const float4 v = part[z * n4 + e];
+            sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        }
+        y[e] = sum;
+    }
+}
+/* excerpt end: split reduce */
 
 /* excerpt: tma fits */
 extern "C" int tc_tma_fits(const conv_params *p, const float *d_x, const float *d_w,
@@ -285,6 +332,89 @@ extern "C" conv_status tc_tma_available(conv_msg *msg)
                          "conv2d_tc_tma_kernel", TC9B_THREADS, TC9B_SMEM, msg);
 }
 
+/* The slices 9c cuts a tile's `stages` into when asked for `splits`: each
+ * an even span of at least two stages (the last may be shorter), at most
+ * TC9C_MAX_SPLITS; 1 means no split. */
+static int tma_span(int stages, int splits)
+{
+    if (splits > TC9C_MAX_SPLITS)
+        splits = TC9C_MAX_SPLITS;
+    if (splits > stages / 2)
+        splits = stages / 2;
+    if (splits < 1)
+        splits = 1;
+    return ((stages + splits - 1) / splits + 1) / 2 * 2;
+}
+
+static int tma_slices(const conv_params *p, int splits)
+{
+    const int stages = tma_stages(p->r, p->s, p->c), span = tma_span(stages, splits);
+    return (stages + span - 1) / span;
+}
+
+static long long tma_tiles(const conv_params *p)
+{
+    const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
+    return (m + TC9B_BM - 1) / TC9B_BM * ((p->k + TC9B_BN - 1) / TC9B_BN);
+}
+
+/* excerpt: split rule */
+extern "C" int conv2d_tc_tma_splits(const conv_params *p, int sm_count)
+{
+    if (p == NULL || sm_count < 1 || conv_params_validate(p, NULL) != CONV_OK)
+        return 1;
+    /* one wave: as many slices as fit beside the tiles on the SMs, each at
+     * least TC9C_MIN_SLICE_STAGES stages deep */
+    const long long tiles = tma_tiles(p), fit = sm_count / tiles;
+    const int deep = tma_stages(p->r, p->s, p->c) / TC9C_MIN_SLICE_STAGES;
+    const long long want = fit < deep ? fit : deep;
+    return want > 1 ? tma_slices(p, (int)(want < TC9C_MAX_SPLITS ? want : TC9C_MAX_SPLITS)) : 1;
+}
+/* excerpt end: split rule */
+
+extern "C" size_t conv2d_tc_tma_split_workspace(const conv_params *p, int splits)
+{
+    if (p == NULL || conv_params_validate(p, NULL) != CONV_OK || !tc_tma_fits(p, NULL, NULL, NULL))
+        return 0;
+    const int slices = tma_slices(p, splits);
+    return slices > 1 ? (size_t)slices * conv_output_elems(p) * sizeof(float) : 0;
+}
+
+/* 9b (splits 1, no workspace) and 9c: the tensor maps, the persistent
+ * blocks over the work items, then for 9c the slices' sum. */
+static conv_status tma_launch(const conv_params *p, const float *d_x, const float *d_w, float *d_y,
+                              int splits, float *d_part, cudaStream_t stream, conv_msg *msg)
+{
+    CUtensorMap xmap, wmap;
+    conv_status st = tma_maps(p, d_x, d_w, &xmap, &wmap, msg);
+    if (st != CONV_OK)
+        return st;
+    /* persistent blocks: as many as the GPU holds at once, each taking
+     * every gridDim.x-th work item */
+    tc_geom g = tc_make_geom(p);
+    const int stages = tma_stages(p->r, p->s, p->c), span = tma_span(stages, splits);
+    splits = (stages + span - 1) / span;
+    dim3 grid;
+    if ((st = tma_persistent_grid((const void *)conv2d_tc_tma_kernel, TC9B_THREADS, TC9B_SMEM,
+                                  tma_tiles(p) * splits, &grid, msg)) != CONV_OK)
+        return st;
+    float *part = splits > 1 ? d_part : NULL;
+    void *args[] = {(void *)&xmap, (void *)&wmap,   (void *)&d_y, (void *)&part,
+                    (void *)&g,    (void *)&splits, (void *)&span};
+    CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC9B_THREADS),
+                                     args, TC9B_SMEM, stream),
+                    msg);
+    CONV_CHECK_LAUNCH("conv2d_tc_tma_kernel", msg);
+    if (splits > 1) {
+        const long long n4 = (long long)conv_output_elems(p) / 4;
+        const long long blocks = (n4 + 255) / 256;
+        conv2d_tc_tma_reduce_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+            (const float4 *)d_part, (float4 *)d_y, n4, splits);
+        CONV_CHECK_LAUNCH("conv2d_tc_tma_reduce_kernel", msg);
+    }
+    return CONV_OK;
+}
+
 extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, const float *d_w,
                                      float *d_y, cudaStream_t stream, conv_msg *msg)
 {
@@ -295,21 +425,33 @@ extern "C" conv_status conv2d_tc_tma(const conv_params *p, const float *d_x, con
         return st;
     if (!tc_tma_fits(p, d_x, d_w, d_y)) /* no tensor map for it: 9a's copies */
         return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
-    CUtensorMap xmap, wmap;
-    if ((st = tma_maps(p, d_x, d_w, &xmap, &wmap, msg)) != CONV_OK)
+    return tma_launch(p, d_x, d_w, d_y, 1, NULL, stream, msg);
+}
+
+extern "C" conv_status conv2d_tc_tma_split(const conv_params *p, const float *d_x, const float *d_w,
+                                           float *d_y, int splits, float *d_work, size_t work_bytes,
+                                           cudaStream_t stream, conv_msg *msg)
+{
+    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
+    if (st == CONV_OK)
+        st = tc_tma_available(msg);
+    if (st != CONV_OK)
         return st;
-    /* persistent blocks: as many as the GPU holds at once, each taking
-     * every gridDim.x-th tile */
-    tc_geom g = tc_make_geom(p);
-    const long long tiles = (g.m + TC9B_BM - 1) / TC9B_BM * ((g.k + TC9B_BN - 1) / TC9B_BN);
-    dim3 grid;
-    if ((st = tma_persistent_grid((const void *)conv2d_tc_tma_kernel, TC9B_THREADS, TC9B_SMEM,
-                                  tiles, &grid, msg)) != CONV_OK)
-        return st;
-    void *args[] = {(void *)&xmap, (void *)&wmap, (void *)&d_y, (void *)&g};
-    CONV_CUDA_CHECK(cudaLaunchKernel((const void *)conv2d_tc_tma_kernel, grid, dim3(TC9B_THREADS),
-                                     args, TC9B_SMEM, stream),
-                    msg);
-    CONV_CHECK_LAUNCH("conv2d_tc_tma_kernel", msg);
-    return CONV_OK;
+    if (!tc_tma_fits(p, d_x, d_w, d_y)) /* no tensor map for it: 9a's copies, unsplit */
+        return conv2d_tc_wgmma(p, d_x, d_w, d_y, stream, msg);
+    if (splits <= 0) {
+        int sms = 0;
+        CONV_CUDA_CHECK(
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
+            msg);
+        splits = conv2d_tc_tma_splits(p, sms);
+    }
+    const size_t need = conv2d_tc_tma_split_workspace(p, splits);
+    if (need > 0 && (d_work == NULL || work_bytes < need))
+        return conv_fail(
+            msg, CONV_ERR_INVALID, "invalid workspace: 9c's %d slices need %zu bytes, %zu given%s",
+            tma_slices(p, splits), need, work_bytes, d_work == NULL ? " (d_work is NULL)" : "");
+    if (need > 0 && (uintptr_t)d_work % 16 != 0)
+        return conv_fail(msg, CONV_ERR_INVALID, "invalid workspace: d_work is not 16-byte aligned");
+    return tma_launch(p, d_x, d_w, d_y, need > 0 ? splits : 1, d_work, stream, msg);
 }

@@ -123,7 +123,8 @@ static conv_status tolerance(void *ctx, const conv_gpu_problem *pb, conv_verify_
                                       pb->h_w, pb->full_verify, opts, msg);
     case CONV_AUTO_8B: *opts = conv_verify_bound(tc_bound_factor(TC_TF32, depth)); return CONV_OK;
     case CONV_AUTO_8C: *opts = conv_verify_bound(tc_bound_factor(TC_3XTF32, depth)); return CONV_OK;
-    case CONV_AUTO_9B: /* 9b's arithmetic: x truncated to TF32 */
+    case CONV_AUTO_9B:
+    case CONV_AUTO_9C: /* 9b's arithmetic: x truncated to TF32 */
         *opts = conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth));
         return CONV_OK;
     case CONV_AUTO_8B_FP16:

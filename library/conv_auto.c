@@ -20,8 +20,9 @@
 #define AUTO_4A_CONFIG 3
 
 static const char *const keys[CONV_AUTO_KERNEL_COUNT] = {
-    "2a", "4a",      "5b",      "6b",      "6e",  "6f",  "7a",     "7b",     "8b",     "8c",
-    "9b", "8b-fp16", "9a-fp16", "9b-fp16", "10b", "10c", "10d-6f", "10d-7b", "10d-8b", "10d-9b"};
+    "2a",      "4a",  "5b",  "6b",     "6e",     "6f",      "7a",
+    "7b",      "8b",  "8c",  "9b",     "9c",     "8b-fp16", "9a-fp16",
+    "9b-fp16", "10b", "10c", "10d-6f", "10d-7b", "10d-8b",  "10d-9b"};
 
 const char *conv_auto_kernel_key(conv_auto_kernel k)
 {
@@ -43,8 +44,8 @@ conv_class conv_auto_kernel_class(conv_auto_kernel k)
 {
     if (k == CONV_AUTO_8B_FP16 || k == CONV_AUTO_9A_FP16 || k == CONV_AUTO_9B_FP16)
         return CONV_CLASS_FP16;
-    return k == CONV_AUTO_8B || k == CONV_AUTO_9B || k == CONV_AUTO_10C || k == CONV_AUTO_10D_8B ||
-                   k == CONV_AUTO_10D_9B
+    return k == CONV_AUTO_8B || k == CONV_AUTO_9B || k == CONV_AUTO_9C || k == CONV_AUTO_10C ||
+                   k == CONV_AUTO_10D_8B || k == CONV_AUTO_10D_9B
                ? CONV_CLASS_TF32
                : CONV_CLASS_FP32;
 }
@@ -60,10 +61,14 @@ static size_t tensor_bytes(const conv_params *p)
            sizeof(float);
 }
 
-/* Floats of workspace kernel k needs on p (a problem its check accepted). */
-static size_t workspace_elems(conv_auto_kernel k, const conv_params *p)
+/* Floats of workspace kernel k needs on p (a problem its check accepted);
+ * 9c's for the slices its rule picks on d's SMs. */
+static size_t workspace_elems(conv_auto_kernel k, const conv_params *p, const conv_auto_device *d)
 {
     switch (k) {
+    case CONV_AUTO_9C:
+        return conv2d_tc_tma_split_workspace(p, conv2d_tc_tma_splits(p, d->sm_count)) /
+               sizeof(float);
     case CONV_AUTO_6B:
     case CONV_AUTO_6E: return conv2d_im2col_gemm_workspace_elems(p);
     case CONV_AUTO_7A: return wino_workspace_elems(p, WINO_F2);
@@ -152,15 +157,18 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
     case CONV_AUTO_9B:
-        if (k == CONV_AUTO_9B ? !d->hopper_wgmma : !d->tf32_tensor_cores)
+    case CONV_AUTO_9C:
+        if (k == CONV_AUTO_9B || k == CONV_AUTO_9C ? !d->hopper_wgmma : !d->tf32_tensor_cores)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s does not run on sm_%d%d here", keys[k],
                              d->cc_major, d->cc_minor);
         if ((st = tc_check(p, msg)) != CONV_OK)
             return st;
-        if (add_sat(tensor_bytes(p), workspace_elems(k, p) * sizeof(float)) > d->free_bytes)
+        /* y from cudaMalloc (conv2d_auto checks the real one) */
+        if (k == CONV_AUTO_9C && !tc_tma_fits(p, NULL, NULL, NULL))
+            return conv_fail(msg, CONV_ERR_UNSUPPORTED, "9c: no tensor map describes it");
+        if (add_sat(tensor_bytes(p), workspace_elems(k, p, d) * sizeof(float)) > d->free_bytes)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED,
-                             "%s: the tensors and the filter's copy exceed the memory given",
-                             keys[k]);
+                             "%s: the tensors and its workspace exceed the memory given", keys[k]);
         return CONV_OK;
     case CONV_AUTO_8B_FP16:
     case CONV_AUTO_9A_FP16:
@@ -175,7 +183,7 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "9b-fp16: no tensor map describes it");
         if (k == CONV_AUTO_9A_FP16 && !tc_wgmma_fp16_fits(p))
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "9a-fp16: C is not a multiple of 8");
-        if (add_sat(tensor_bytes(p), workspace_elems(k, p) * sizeof(float)) > d->free_bytes)
+        if (add_sat(tensor_bytes(p), workspace_elems(k, p, d) * sizeof(float)) > d->free_bytes)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                              "%s: the tensors and the FP16 copies exceed the memory given",
                              keys[k]);
@@ -246,8 +254,8 @@ static int take(rule *r, conv_auto_kernel k, const char *reason)
     r->out->kernel = k;
     r->out->key = keys[k];
     r->out->cls = conv_auto_kernel_class(k);
-    r->out->workspace_bytes = workspace_elems(k, r->p) * sizeof(float);
-    r->out->splits = 0;
+    r->out->workspace_bytes = workspace_elems(k, r->p, r->d) * sizeof(float);
+    r->out->splits = k == CONV_AUTO_9C ? conv2d_tc_tma_splits(r->p, r->d->sm_count) : 0;
     if (k >= CONV_AUTO_10D_6F)
         r->out->workspace_bytes = conv2d_backward_data_forward_workspace(r->p, forward_of_10d(k));
     snprintf(r->out->reason, sizeof r->out->reason, "%s%s", r->fell, reason);
@@ -279,6 +287,11 @@ static void choose_nhwc(rule *r, conv_class cls)
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
     if (conv_class_allows(cls, CONV_CLASS_TF32)) {
+        if (p->c >= CONV_AUTO_9B_MIN_C && conv2d_tc_tma_splits(p, r->d->sm_count) > 1 &&
+            take(r, CONV_AUTO_9C,
+                 "NHWC, TF32 on Hopper, 9b's tiles fill less than half the SMs: 9c, 9b with "
+                 "its sum split"))
+            return;
         if (p->c >= CONV_AUTO_9B_MIN_C &&
             take(r, CONV_AUTO_9B,
                  "NHWC, TF32 on Hopper, C fills 9b's 32-channel slices: 9b wgmma fed by TMA"))
@@ -541,6 +554,9 @@ static conv_status run(const conv_auto_choice *c, const conv_params *p, const fl
         return conv2d_tc_mma(p, c->kernel == CONV_AUTO_8B ? TC_TF32 : TC_3XTF32, d_x, d_w, d_y,
                              d_work, work_elems, stream, msg);
     case CONV_AUTO_9B: return conv2d_tc_tma(p, d_x, d_w, d_y, stream, msg);
+    case CONV_AUTO_9C:
+        return conv2d_tc_tma_split(p, d_x, d_w, d_y, c->splits, d_work, work_elems * sizeof(float),
+                                   stream, msg);
     case CONV_AUTO_8B_FP16:
         return conv2d_tc_mma_fp16(p, d_x, d_w, d_y, d_work, work_elems, stream, msg);
     case CONV_AUTO_9A_FP16:

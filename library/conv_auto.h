@@ -80,6 +80,7 @@ typedef enum {
     CONV_AUTO_8B,     /* 8b mma.sync TF32, NHWC (workspace: the filter as KRSC) */
     CONV_AUTO_8C,     /* 8c mma.sync 3xTF32, NHWC (the same workspace) */
     CONV_AUTO_9B,     /* 9b wgmma TF32 fed by TMA, NHWC, Hopper */
+    CONV_AUTO_9C,     /* 9c: 9b with its sum split, few tiles (workspace: the slices) */
     /* FP16 (workspace: the FP16 copies of x and w, step 08's) */
     CONV_AUTO_8B_FP16, /* 8b-fp16 mma.sync FP16, NHWC, every GPU of the course */
     CONV_AUTO_9A_FP16, /* 9a-fp16 wgmma FP16 fed by cp.async, NHWC, C % 8 == 0, Hopper */
@@ -94,13 +95,13 @@ typedef enum {
     CONV_AUTO_KERNEL_COUNT
 } conv_auto_kernel;
 
-/* The version key of a kernel ("2a", "4a", ... "9b", "8b-fp16", "9a-fp16",
+/* The version key of a kernel ("2a", "4a", ... "9b", "9c", "8b-fp16", "9a-fp16",
  * "9b-fp16", "10b", "10c", "10d-6f" ... "10d-9b"; "?" for anything else). */
 const char *conv_auto_kernel_key(conv_auto_kernel k);
 /* 1 when kernel k computes `pass`: 10b and 10c both backward passes, the
  * 10d kernels dgrad, the others the forward pass. */
 int conv_auto_kernel_runs(conv_auto_kernel k, conv_pass pass);
-/* The precision class of a kernel's arithmetic (TF32 for 8b, 9b, 10c,
+/* The precision class of a kernel's arithmetic (TF32 for 8b, 9b, 9c, 10c,
  * 10d-8b and 10d-9b; FP16 for 8b-fp16, 9a-fp16 and 9b-fp16). */
 conv_class conv_auto_kernel_class(conv_auto_kernel k);
 
@@ -117,7 +118,7 @@ typedef struct {
     const char *key;           /* conv_auto_kernel_key(kernel) */
     conv_class cls;            /* the class of its arithmetic */
     size_t workspace_bytes;    /* device bytes it needs besides x, w and y */
-    int splits;                /* wgrad: slices of its sum (1: no workspace); else 0 */
+    int splits;                /* wgrad, 9c: slices of its sum (1: no workspace); else 0 */
     char reason[CONV_MSG_LEN]; /* one line: the branch that fired (and what fell through) */
 } conv_auto_choice;
 

@@ -1,10 +1,11 @@
-/* Step 09: which problems a TMA tensor map describes, on the host; on the
- * GPU, 9a and 9b exact on small integers (which TF32 holds exactly) and
- * within their bound (x truncated to TF32) on random floats over step 08's
- * shape table, each input converted as that bound says, 9b's persistent
- * blocks walking many tiles, and the rows (the GEMM rows too); or, on a GPU
- * or a build without wgmma (compute capability 9.0, sm_90a code), refused
- * with the reason before any launch. */
+/* Step 09: which problems a TMA tensor map describes and how 9c splits a
+ * sum, on the host; on the GPU, 9a, 9b and 9c exact on small integers
+ * (which TF32 holds exactly) and within their bound (x truncated to TF32) on
+ * random floats over step 08's shape table, each input converted as that
+ * bound says, 9b's and 9c's persistent blocks walking many work items, 9c's
+ * sums the same bits on every run and its workspace checked, and the rows
+ * (the GEMM rows too); or, on a GPU or a build without wgmma (compute
+ * capability 9.0, sm_90a code), refused with the reason before any launch. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,9 +63,49 @@ Test(cpu_hopper, rows_are_named_by_their_keys)
     const conv_params p = conv_shape_nhwc(1, 8, 9, 9, 8, 3, 3, 1, 1, 1);
     const char *const named[][2] = {{"9a", "9a wgmma TF32"},
                                     {"9b", "9b wgmma TF32, TMA"},
+                                    {"9c", "9c wgmma TF32, TMA, split-K"},
                                     {"9a-fp16", "9a-fp16 wgmma FP16"},
                                     {"9b-fp16", "9b-fp16 wgmma FP16, TMA"}};
     conv_test_assert_rows(conv_hopper_rows, &p, named, HOPPER_ROW_COUNT);
+}
+
+/* 9c's rule: one wave of work items, slices at least TC9C_MIN_SLICE_STAGES
+ * deep, each slice an output's worth of workspace. */
+Test(cpu_hopper, split_rule_fills_one_wave)
+{
+    /* ResNet-50's layer4.0.conv2 at batch 32: 7 x 4 = 28 tiles of 256 x 128,
+     * 9 taps x 16 slices of 32 channels = 144 stages */
+    conv_params p = conv_shape_nhwc(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
+    const size_t out = conv_output_elems(&p) * sizeof(float);
+    cr_assert_eq(conv2d_tc_tma_splits(&p, 132), 4);
+    cr_assert_eq(conv2d_tc_tma_splits(&p, 56), 2);
+    cr_assert_eq(conv2d_tc_tma_splits(&p, 55), 1, "55 / 28 = 1 slice");
+    /* at most TC9C_MAX_SPLITS = 16 asked: spans of 144 / 16 = 9 stages, made
+     * even (10), so 15 slices */
+    cr_assert_eq(conv2d_tc_tma_splits(&p, 10000), 15);
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&p, 4), 4 * out);
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&p, 1), 0);
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&p, 0), 0);
+    /* asked for more than TC9C_MAX_SPLITS: as 16, so 15 slices */
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&p, 1000), 15 * out);
+    /* 1x1, C = 64: 2 stages, too shallow to split whatever the SMs */
+    conv_params q = conv_shape_nhwc(1, 64, 7, 7, 64, 1, 1, 0, 1, 1);
+    cr_assert_eq(conv2d_tc_tma_splits(&q, 132), 1);
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&q, 8), 0, "2 stages: one slice");
+    /* 1x1, C = 256: 8 stages; slices of 2: 4 at most, 3 asked give spans 4, 4 */
+    q.c = 256;
+    cr_assert_eq(conv2d_tc_tma_splits(&q, 132), 1, "8 stages: one slice of 8");
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&q, 3), 2 * conv_output_elems(&q) * sizeof(float));
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&q, 9), 4 * conv_output_elems(&q) * sizeof(float));
+    /* hpc101-nhwc: 40,000 tiles */
+    q = conv_shape_nhwc(128, 128, 100, 100, 128, 3, 3, 1, 1, 1);
+    cr_assert_eq(conv2d_tc_tma_splits(&q, 132), 1);
+    /* no tensor map (C = 6), or no problem: no workspace, one slice */
+    q = p, q.c = 6;
+    cr_assert_eq(conv2d_tc_tma_split_workspace(&q, 4), 0);
+    cr_assert_eq(conv2d_tc_tma_splits(NULL, 132), 1);
+    cr_assert_eq(conv2d_tc_tma_splits(&p, 0), 1);
+    cr_assert_eq(conv2d_tc_tma_split_workspace(NULL, 4), 0);
 }
 
 /* NCHW is refused by step 08's checks, in one line and before any CUDA call
@@ -112,17 +153,34 @@ static int runs_here(hopper_launcher launch)
     return st == CONV_OK;
 }
 
-/* Both versions run: compute capability 9.0, sm_90a code, their shared
- * memory. */
+/* 9a and 9b run (and so 9c, 9b's kernel): compute capability 9.0, sm_90a
+ * code, their shared memory. */
 static int wgmma_runs_here(void)
 {
     return runs_here(conv2d_tc_wgmma) && runs_here(conv2d_tc_tma);
 }
 
-/* The GPU versions, both of one precision: x truncated, w rounded. */
-enum { RUN_9A, RUN_9B, RUN_COUNT };
-static const hopper_launcher run_launchers[RUN_COUNT] = {conv2d_tc_wgmma, conv2d_tc_tma};
-static const char *const run_names[RUN_COUNT] = {"9a wgmma TF32", "9b wgmma TF32, TMA"};
+/* 9c in TEST_SPLITS slices (fewer where the stages are few), its
+ * workspace made here and freed after the launch's work. */
+#define TEST_SPLITS 3
+static conv_status split_in_three(const conv_params *p, const float *d_x, const float *d_w,
+                                  float *d_y, cudaStream_t stream, conv_msg *msg)
+{
+    const size_t bytes = conv2d_tc_tma_split_workspace(p, TEST_SPLITS);
+    float *d_work =
+        bytes > 0 ? conv_test_device_output(bytes / sizeof(float), "9c's slices") : NULL;
+    conv_status st = conv2d_tc_tma_split(p, d_x, d_w, d_y, TEST_SPLITS, d_work, bytes, stream, msg);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    conv_device_free(d_work);
+    return st;
+}
+
+/* The GPU versions, all of one precision: x truncated, w rounded. */
+enum { RUN_9A, RUN_9B, RUN_9C, RUN_COUNT };
+static const hopper_launcher run_launchers[RUN_COUNT] = {conv2d_tc_wgmma, conv2d_tc_tma,
+                                                         split_in_three};
+static const char *const run_names[RUN_COUNT] = {"9a wgmma TF32", "9b wgmma TF32, TMA",
+                                                 "9c wgmma TF32, TMA, split-K"};
 
 /* One product as 9a and 9b compute it, in double: x truncated to TF32, w
  * rounded to it, the product exact. */
@@ -177,7 +235,7 @@ static void check_version(const conv_params *p, int run, int ints, unsigned pick
     free(want);
 }
 
-/* Both versions on every shape of step 08's table. Under racecheck
+/* Every version on every shape of step 08's table. Under racecheck
  * (conv_test_under_racecheck) the two tests below share the shapes, the
  * integers taking the odd ones and the floats the even ones: the values do
  * not change which threads touch what, so each launch is raced once. */
@@ -275,6 +333,77 @@ Test(gpu_hopper, tma_blocks_walk_many_tiles)
     cr_assert_geq(tiles, 3LL * sms, "%lld tiles for %d SMs", tiles, sms);
     check_version(&p, RUN_9B, 1, 90);
     check_version(&p, RUN_9B, 0, 91);
+    /* 9c in 3 slices (10 stages: 4, 4 and 2): three times the work items,
+     * each block's ring running on across tiles and slices */
+    check_version(&p, RUN_9C, 1, 92);
+    check_version(&p, RUN_9C, 0, 93);
+}
+
+/* 9c's sum is added in slice order: two runs give the same bits. Too small
+ * a workspace, or none, is refused in one line before any launch (the
+ * output keeps its poison). On ResNet-50's layer4.0.conv2 shrunk to 2
+ * images (2 x 4 tiles, 144 stages), with the rule's slices and with 5. */
+Test(gpu_hopper, split_sums_are_deterministic_and_their_workspace_checked)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!wgmma_runs_here())
+        return;
+    conv_params p = conv_shape_nhwc(2, 512, 14, 14, 512, 3, 3, 1, 2, 1);
+    const size_t nx = conv_input_elems(&p), nw = conv_filter_elems(&p), ny = conv_output_elems(&p);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)),
+          *y0 = malloc(ny * sizeof(float)), *y1 = malloc(ny * sizeof(float));
+    cr_assert(x && w && y0 && y1);
+    conv_fill_uniform(x, nx, 81, -1.0f, 1.0f);
+    conv_fill_uniform(w, nw, 82, -1.0f, 1.0f);
+    float *d_x = conv_test_device_copy(x, nx, "x"), *d_w = conv_test_device_copy(w, nw, "w");
+    float *d_y = conv_test_device_output(ny, "y");
+    conv_msg msg = {{0}};
+    const int asked[] = {0, 5};
+    for (int a = 0; a < 2; ++a) {
+        int splits = asked[a];
+        if (splits == 0) {
+            int sms = 0;
+            cr_assert_eq(
+                cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, conv_current_device()),
+                cudaSuccess);
+            splits = conv2d_tc_tma_splits(&p, sms);
+        }
+        const size_t bytes = conv2d_tc_tma_split_workspace(&p, splits);
+        cr_assert_gt(bytes, 0, "%d slices", splits);
+        float *d_work = conv_test_device_output(bytes / sizeof(float), "9c's slices");
+        CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
+        cr_assert_eq(conv2d_tc_tma_split(&p, d_x, d_w, d_y, splits, d_work, bytes - 16, 0, &msg),
+                     CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+        cr_assert_eq(conv2d_tc_tma_split(&p, d_x, d_w, d_y, splits, NULL, 0, 0, &msg),
+                     CONV_ERR_INVALID);
+        CONV_ASSERT_ONE_LINE(msg.text, "workspace");
+        conv_test_assert_untouched(d_y, ny);
+        float *out[2] = {y0, y1};
+        for (int run = 0; run < 2; ++run) {
+            CONV_ASSERT_OK(conv_device_poison(d_y, ny, &msg), msg);
+            CONV_ASSERT_OK(
+                asked[a] == 0
+                    ? conv2d_tc_tma_split(&p, d_x, d_w, d_y, 0, d_work, bytes, 0, &msg)
+                    : conv2d_tc_tma_split(&p, d_x, d_w, d_y, splits, d_work, bytes, 0, &msg),
+                msg);
+            CONV_ASSERT_OK(conv_device_download(out[run], d_y, ny, &msg), msg);
+        }
+        cr_assert(memcmp(y0, y1, ny * sizeof(float)) == 0, "%d slices: two runs differ", splits);
+        const size_t depth = (size_t)p.c * p.r * p.s;
+        conv_verify_report rep = conv_verify_full(
+            &p, x, w, y0, conv_verify_bound(tc_bound_factor(TC_TF32_XTRUNC, depth)));
+        CONV_ASSERT_REPORT(rep, "9c wgmma TF32, TMA, split-K", &p);
+        conv_device_free(d_work);
+    }
+    conv_test_assert_canary(d_y, ny, "9c output");
+    conv_device_free(d_x);
+    conv_device_free(d_w);
+    conv_device_free(d_y);
+    free(x);
+    free(w);
+    free(y0);
+    free(y1);
 }
 
 /* The rows through the test helpers (poison, canary, tolerance). Their

@@ -95,19 +95,20 @@ Test(bench_rows, each_version_of_steps_05_to_09_is_named_by_its_key_first)
     cr_assert_str_eq(name_of(rows, n, "8b-xt"), "8b-xt mma.sync TF32, x truncated");
     cr_assert_str_eq(name_of(rows, n, "9a"), "9a wgmma TF32");
     cr_assert_str_eq(name_of(rows, n, "9b"), "9b wgmma TF32, TMA");
-
+    cr_assert_str_eq(name_of(rows, n, "9c"), "9c wgmma TF32, TMA, split-K");
     cr_assert_str_eq(name_of(rows, n, "9a-fp16"), "9a-fp16 wgmma FP16");
     cr_assert_str_eq(name_of(rows, n, "9b-fp16"), "9b-fp16 wgmma FP16, TMA");
 
     /* --steps 09 alone: cuDNN's two TF32 rows and its two FP16 rows (both
-     * APIs), then 9a, 9b, 9a-fp16 and 9b-fp16 */
+     * APIs), then 9a, 9b, 9c, 9a-fp16 and 9b-fp16 */
     n = bench_rows(&p->params, BENCH_STEP_09, rows, 64);
     cr_assert_eq(n, 4 + HOPPER_ROW_COUNT, "%d rows", n);
     cr_assert_eq(rows[2].cls, CONV_CLASS_FP16, "the FP16 references of 9b-fp16");
     cr_assert_eq(rows[3].cls, CONV_CLASS_FP16, "the FP16 references of 9b-fp16");
     cr_assert_str_eq(rows[3].name, "cuDNN graph FP16");
-    cr_assert_str_eq(rows[n - 4].key, "9a");
-    cr_assert_str_eq(rows[n - 3].key, "9b");
+    cr_assert_str_eq(rows[n - 5].key, "9a");
+    cr_assert_str_eq(rows[n - 4].key, "9b");
+    cr_assert_str_eq(rows[n - 3].key, "9c");
     cr_assert_str_eq(rows[n - 2].key, "9a-fp16");
     cr_assert_str_eq(rows[n - 1].key, "9b-fp16");
     assert_named_by_key(rows, n, "--steps 09");

@@ -82,6 +82,13 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
         elems = conv2d_tc_mma_workspace_elems(p);
         break;
     case CONV_AUTO_9B: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
+    case CONV_AUTO_9C: /* its slices for d's SMs, each an output of floats */
+        st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
+        if (st == CONV_OK && !tc_tma_fits(p, NULL, NULL, NULL))
+            st = CONV_ERR_UNSUPPORTED;
+        elems =
+            conv2d_tc_tma_split_workspace(p, conv2d_tc_tma_splits(p, d->sm_count)) / sizeof(float);
+        break;
     case CONV_AUTO_8B_FP16: /* FP16 mma.sync from compute capability 7.5 */
         st = 10 * d->cc_major + d->cc_minor >= 75 ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
         elems = conv2d_tc_fp16_workspace_elems(p);
@@ -178,13 +185,19 @@ static void check_choice(const conv_params *p, const conv_auto_device *d, const 
                       ch.key, gpu);
         if (d->cc_major < 8)
             cr_assert(ch.kernel != CONV_AUTO_8B && ch.kernel != CONV_AUTO_8C &&
-                          ch.kernel != CONV_AUTO_9B && ch.kernel != CONV_AUTO_10C &&
-                          ch.kernel != CONV_AUTO_10D_8B && ch.kernel != CONV_AUTO_10D_9B,
+                          ch.kernel != CONV_AUTO_9B && ch.kernel != CONV_AUTO_9C &&
+                          ch.kernel != CONV_AUTO_10C && ch.kernel != CONV_AUTO_10D_8B &&
+                          ch.kernel != CONV_AUTO_10D_9B,
                       "%s on sm_%d%d", ch.key, d->cc_major, d->cc_minor);
         if (p->layout == CONV_LAYOUT_NCHW)
             cr_assert(ch.kernel == CONV_AUTO_10B || ch.kernel == CONV_AUTO_10D_7B ||
                           (ch.kernel != CONV_AUTO_6F && ch.kernel < CONV_AUTO_8B),
                       "%s on NCHW", ch.key);
+        if (ch.kernel == CONV_AUTO_9C) /* split only where the rule of 9c splits */
+            cr_assert(ch.splits > 1 && ch.splits == conv2d_tc_tma_splits(p, d->sm_count) &&
+                          ch.workspace_bytes > 0,
+                      "9c on %s: %d splits, %zu bytes", conv_shape_name(p), ch.splits,
+                      ch.workspace_bytes);
         if (p->pass == CONV_PASS_WGRAD)
             cr_assert(ch.splits >= 1 && (ch.splits > 1 || ch.workspace_bytes == 0),
                       "%s: %d splits, %zu bytes", ch.key, ch.splits, ch.workspace_bytes);
@@ -524,10 +537,11 @@ Test(conv_auto_rule, takes_smaller_tiles_where_few_would_fill_the_sms)
     p.h = p.w = 9; /* 81 outputs: 3 rows of 32 */
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_FP32, &h200, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
-    /* in TF32 the tensor cores, whatever the number of tiles: 9b on Hopper,
-     * 8b on Ampere, at batch 1 as at batch 32 */
+    /* in TF32 the tensor cores, whatever the number of tiles: on Hopper 9c
+     * where 9b's 256 x 128 tiles are few (1 x 16 here), 8b on Ampere; at
+     * batch 32 (7 x 16 = 112 tiles) 9b */
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    cr_assert_str_eq(ch.key, "9c", "%s: %s", ch.key, ch.reason);
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
     p = conv_shape_nhwc(32, 512, 7, 7, 2048, 1, 1, 0, 1, 1);
@@ -552,6 +566,33 @@ Test(conv_auto_rule, tf32_on_hopper_needs_channels_for_9b)
     cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
     CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+}
+
+/* Where 9b's tiles of 256 pixels x 128 filters fill less than half the SMs,
+ * TF32 on Hopper goes to 9c, 9b with its sum in slices: ResNet-50's
+ * layer4.0.conv2 at batch 32 has 7 x 4 = 28 tiles and 9 x 16 = 144 stages,
+ * so 132 / 28 = 4 slices of 36 stages. Without room for the slices, 9b. */
+Test(conv_auto_rule, splits_the_sum_where_9b_has_few_tiles)
+{
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    conv_params p = conv_shape_nhwc(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9c", "%s: %s", ch.key, ch.reason);
+    cr_assert_eq(ch.splits, 4, "%s", ch.reason);
+    cr_assert_eq(ch.workspace_bytes, 4 * conv_output_elems(&p) * sizeof(float));
+    conv_auto_device small = h200;
+    small.free_bytes =
+        (conv_input_elems(&p) + conv_filter_elems(&p) + conv_output_elems(&p)) * sizeof(float);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &small, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    cr_assert(strstr(ch.reason, "9c refused") != NULL, "%s", ch.reason);
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+    p.n = 128; /* 25 x 4 = 100 tiles: 9b alone */
+    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    cr_assert_eq(ch.workspace_bytes, 0);
 }
 
 Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)

@@ -79,7 +79,7 @@ static void skip_rows_this_gpu_lacks(conv_row *rows, int n)
             st = tc_available(&msg);
         else if (strcmp(key, "9a") == 0)
             st = tc_wgmma_available(&msg);
-        else if (strcmp(key, "9b") == 0)
+        else if (strcmp(key, "9b") == 0 || strcmp(key, "9c") == 0)
             st = tc_tma_available(&msg);
         else if (strcmp(key, "9a-fp16") == 0)
             st = tc_wgmma_fp16_available(&msg);
