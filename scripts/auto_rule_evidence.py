@@ -35,7 +35,8 @@ ROW_OF = {"2a": "2a naive grid-stride", "4a": "4a 32x64, 16 outputs/thread", "5b
           "6b": "6b im2col + shared 32x32", "6e": "6e im2col + double buffered",
           "6f": "6f implicit GEMM", "7a": "7a F(2x2,3x3)", "7b": "7b F(4x4,3x3)",
           "8b": "8b mma.sync TF32", "8c": "8c mma.sync 3xTF32",
-          "9b": ("9b wgmma TF32, TMA", "8e wgmma TF32, TMA")}
+          "9b": ("9b wgmma TF32, TMA", "8e wgmma TF32, TMA"),
+          "9c": "9c wgmma TF32, TMA, split-K"}
 
 
 def is_row_of(key, version):
