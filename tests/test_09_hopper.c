@@ -342,7 +342,7 @@ Test(gpu_hopper, tma_blocks_walk_many_tiles)
 /* 9c's sum is added in slice order: two runs give the same bits. Too small
  * a workspace, or none, is refused in one line before any launch (the
  * output keeps its poison). On ResNet-50's layer4.0.conv2 shrunk to 2
- * images (2 x 4 tiles, 144 stages), with the rule's slices and with 5. */
+ * images (1 x 4 tiles, 144 stages), with the rule's slices (15 on an H100) and with 5. */
 Test(gpu_hopper, split_sums_are_deterministic_and_their_workspace_checked)
 {
     CONV_TEST_REQUIRE_GPU();

@@ -20,7 +20,8 @@ TF32 and for FP16, the four warps of a warpgroup and the eight rows of a
 and ATOM below); the problems are CUTLASS's and HPC101's in NHWC, from the
 benchmark's table.
 """
-from .draw import COLORS, WARP, arrow, box, canvas_below, fmt, new_figure, out_size, outline
+from .draw import (CHANNEL_COLORS, COLORS, WARP, arrow, box, canvas_below, fmt, new_figure,
+                   out_size, outline)
 from .manifest import figure, paragraph
 
 NOTE = "09_hopper.md"  # the lecture note of every figure here (docs/)
@@ -603,4 +604,99 @@ def fig_09_wgmma_fp16(k):
             f"column {follow} (red) lands in {ATOM} different slots:\n"
             f"{ATOM} rows read together hit {ATOM} different groups of banks",
             ha="center", va="top", fontsize=7.5)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# 09_split
+
+# The layer the 9c section follows: ResNet-50's layer4.1.conv2 at batch 32
+# (torchvision's shapes, conv_bench --model resnet50), and the SMs of an H100
+# or H200, where the rule was measured.
+LAYER_9C = {"n": 32, "c": 512, "h": 7, "w": 7, "k": 512, "r": 3, "s": 3, "pad": 1}
+SMS_9C = 132
+
+
+def split_geometry(k):
+    """9c's work items on the layer: 9b's tiles, the stages of each, and the
+    slices conv2d_tc_tma_splits() picks (hopper_tma_9b.cu, the same arithmetic)."""
+    BM, BN, BK = k["TC9B_BM"], k["TC9B_BN"], k["TC9B_BK"]
+    L = LAYER_9C
+    P, Q = out_size(L["h"], L["r"], L["pad"]), out_size(L["w"], L["s"], L["pad"])
+    m = L["n"] * P * Q
+    mt, nt = -(-m // BM), -(-L["k"] // BN)
+    tiles = mt * nt
+    stages = (L["r"] * L["s"] * -(-L["c"] // BK) + 1) // 2 * 2
+    want = min(SMS_9C // tiles, stages // k["TC9C_MIN_SLICE_STAGES"], k["TC9C_MAX_SPLITS"])
+    span = (-(-stages // want) + 1) // 2 * 2 if want > 1 else stages
+    slices = -(-stages // span)
+    return {"BM": BM, "BN": BN, "BK": BK, "m": m, "P": P, "Q": Q, "mt": mt, "nt": nt,
+            "tiles": tiles, "stages": stages, "span": span, "slices": slices,
+            "items": tiles * slices, "last": m - (mt - 1) * BM, "sms": SMS_9C, "L": L}
+
+
+def caption_09_split(k):
+    g = split_geometry(k)
+    return paragraph("""
+        (a) 9b on ResNet-50's layer4.1.conv2 at batch 32 ({L[c]} channels, a {L[h]} x {L[w]}
+        image, {L[k]} filters of 3 x 3): the GEMM has N P Q = {g[m]:,} pixel rows and
+        {L[k]} filter columns, cut into {g[mt]} x {g[nt]} = {g[tiles]} tiles of {g[BM]} pixels x
+        {g[BN]} channels (the last pixel tile holds {g[last]} pixels). Each tile is one
+        persistent block's work, so of {g[sms]} SMs {g[tiles]} are busy and {idle} idle.
+        (b) 9c cuts each tile's sum of {g[stages]} stages (9 taps x {cch} slices of {g[BK]}
+        channels) into {g[slices]} slices of {g[span]} stages: {g[items]} work items, one per
+        (tile, slice), and {idle9c} SMs idle. Slice z of every tile writes its partial tile to
+        part of the workspace at z M K, laid out as y; a second kernel adds, for each output,
+        slice 0 + slice 1 + ... + slice {zmax} in that order, so every run gives the same
+        bits.""", g=g, L=g["L"], idle=g["sms"] - g["tiles"], idle9c=g["sms"] - g["items"],
+                     cch=g["stages"] // 9, zmax=g["slices"] - 1)
+
+
+@figure(section="9c: split the sum where tiles are few",
+        uses=["TC9B_BM", "TC9B_BN", "TC9B_BK", "TC9C_MIN_SLICE_STAGES", "TC9C_MAX_SPLITS"])
+def fig_09_split(k):
+    """9b's few tiles on a late ResNet-50 layer, and 9c's slices of their sums."""
+    g = split_geometry(k)
+    fig = new_figure(11.5, 5.4, f"Step 09: 9c splits the sum of each of 9b's {g['tiles']} tiles "
+                     f"into {g['slices']} slices, so that {g['items']} of {g['sms']} SMs work")
+    cols = 33  # SMs drawn per row
+    rows = -(-g["sms"] // cols)
+
+    def sms(ax, y0, color_of):
+        for s in range(g["sms"]):
+            box(ax, 40 + (s % cols) * 2, y0 + (s // cols) * 2, 1.8, 1.8, color_of(s), lw=0.3)
+        ax.text(40, y0 - 0.6, f"the {g['sms']} SMs, one persistent block each", fontsize=7)
+
+    ax, bottom = canvas_below(fig, 0.92, 0.01, 0.98, (0, 108), (-1, 13),
+                              title=f"(a) 9b: {g['mt']} x {g['nt']} = {g['tiles']} tiles "
+                                    f"of {g['BM']} pixels x {g['BN']} channels")
+    cw, ch = 4.2, 2.6
+    for i in range(g["mt"]):
+        for j in range(g["nt"]):
+            box(ax, 1 + i * cw, 1 + j * ch, cw, ch, COLORS["output"], lw=0.5,
+                text=f"{j * g['mt'] + i}", fs=6.5)
+    ax.text(1, 12.2, f"{g['m']:,} pixels (N P Q) ->", fontsize=7)
+    ax.text(1 + g["mt"] * cw + 0.5, 6, f"{g['L']['k']}\nfilters", fontsize=7, va="center")
+    sms(ax, 1, lambda s: COLORS["output_dark"] if s < g["tiles"] else COLORS["idle"])
+    ax.text(40, 1.2 + 2 * rows + 0.8, f"{g['tiles']} busy, {g['sms'] - g['tiles']} idle",
+            fontsize=7, va="top")
+    ax2, _ = canvas_below(fig, bottom - 0.04, 0.01, 0.98, (0, 108), (-1, 15),
+                          title=f"(b) 9c: {g['stages']} stages a tile in {g['slices']} slices "
+                                f"of {g['span']}: {g['items']} work items, then the slices added")
+    colors = CHANNEL_COLORS
+    sw = 34 / g["stages"]
+    for z in range(g["slices"]):
+        a, b = z * g["span"], min((z + 1) * g["span"], g["stages"])
+        box(ax2, 1 + a * sw, 1, (b - a) * sw, 2.4, colors[z % len(colors)], lw=0.5,
+            text=f"{z}: {a}-{b - 1}", fs=6.5)
+        box(ax2, 1 + z * 8.6, 6, 8, 2.4, colors[z % len(colors)], lw=0.5,
+            text=f"part + {z} M K", fs=6.5)
+        arrow(ax2, (1 + (a + b) / 2 * sw, 3.4), (5 + z * 8.6, 6), color="#777777", lw=0.8)
+    ax2.text(1, 0.6, "one tile's sum: slice z, its stages", fontsize=7)
+    ax2.text(1, 10.2, "y = ((slice 0 + slice 1) + slice 2) + ...: a fixed order, the same bits "
+             "on every run", fontsize=7)
+    sms(ax2, 1, lambda s: colors[(s // g["tiles"]) % len(colors)] if s < g["items"]
+        else COLORS["idle"])
+    ax2.text(40, 1.2 + 2 * rows + 0.8, f"{g['items']} busy (item i: tile i % {g['tiles']}, "
+             f"slice i / {g['tiles']}), {g['sms'] - g['items']} idle", fontsize=7, va="top")
     return fig
