@@ -2,10 +2,9 @@
  * default: the catalogue's "cutlass-nhwc", CUTLASS's reference problem in
  * NHWC) by step 08's implicit GEMM on Hopper's tensor-core instructions:
  * TF32 through wgmma fed by cp.async (9a), by TMA (9b) and by TMA with its
- * sum split (9c), FP16 fed by cp.async (9a-fp16) and by TMA (9b-fp16), beside cuDNN in FP32, with TF32 allowed and in FP16, and step
- * 08's 8b and 8b-fp16, in the same run. The
- * program body, the common flags and the exit status are those of every
- * program (common/conv_program.h). */
+ * sum split (9c), FP16 fed by cp.async (9a-fp16) and by TMA (9b-fp16), beside cuDNN in FP32, with
+ * TF32 allowed and in FP16, and step 08's 8b and 8b-fp16, in the same run. The program body, the
+ * common flags and the exit status are those of every program (common/conv_program.h). */
 #include <stdio.h>
 #include <string.h>
 

@@ -12,6 +12,7 @@ NOTE = "11_auto.md"  # the lecture note of every figure here (docs/)
 # The rungs of each ladder, in the order of choose_fp16(), choose_nhwc() and
 # choose_nchw() in library/conv_auto.c: (condition, the keys it tries in turn).
 NHWC = [("FP16 class", ["9b-fp16", "9a-fp16", "8b-fp16"]),
+        ("TF32 allowed, Hopper, C >= 32, 9b's tiles < SMs / 2", ["9c"]),
         ("TF32 allowed, Hopper, C >= 32", ["9b"]),
         ("TF32 allowed, compute capability >= 8.0", ["8b"]),
         ("3x3, stride 1, F(4x4) tiles < 2 x SMs", ["7a"]),
@@ -39,8 +40,10 @@ def caption_11_rule(k):
         falls through to the next rung, down to 2a, which takes every valid problem. An FP16
         request tries 9b-fp16, 9a-fp16 and 8b-fp16 in turn and, where none accepts it, goes on
         down the FP32 rungs; a TF32 request may also take every FP32 rung below its own. The
-        bound on C for 9b is CONV_AUTO_9B_MIN_C (library/conv_auto.h): 9b fills its stages
-        with 32 channels of one filter tap.""",
+        bound on C for 9b and 9c is CONV_AUTO_9B_MIN_C (library/conv_auto.h): 9b fills its
+        stages with 32 channels of one filter tap; 9c, 9b with its sum split, is taken where
+        9b's tiles of 256 pixels x 128 channels are fewer than half the SMs (its split rule,
+        conv2d_tc_tma_splits(), asks for more than one slice).""",
                      n_nhwc=len(NHWC), n_nchw=len(NCHW))
 
 
@@ -49,7 +52,7 @@ def fig_11_rule(k):
     """The forward rule of conv2d_auto() as two ladders of conditions and picks."""
     rung, gap = 1.0, 0.55
     rows = max(len(NHWC), len(NCHW))
-    fig = new_figure(12, 6.4, "Note 11: conv2d_auto()'s forward rule: the first rung that holds "
+    fig = new_figure(12, 7.0, "Note 11: conv2d_auto()'s forward rule: the first rung that holds "
                      "and whose kernel accepts")
     ax = canvas(fig, (0.01, 0.01, 0.98, 0.88), (0, 30), (-1.2, rows * (rung + gap) + 0.2))
 
