@@ -568,30 +568,35 @@ Test(conv_auto_rule, tf32_on_hopper_needs_channels_for_9b)
     cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
 }
 
+/* The rule's choice for p, asserted to succeed and to be `key`. */
+static conv_auto_choice chosen(const conv_params *p, conv_class cls, const conv_auto_device *d,
+                               const char *key)
+{
+    conv_auto_choice ch;
+    conv_msg msg = {{0}};
+    CONV_ASSERT_OK(conv_auto_choose(p, cls, d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, key, "%s: %s", ch.key, ch.reason);
+    return ch;
+}
+
 /* Where 9b's tiles of 256 pixels x 128 filters fill less than half the SMs,
  * TF32 on Hopper goes to 9c, 9b with its sum in slices: ResNet-50's
  * layer4.0.conv2 at batch 32 has 7 x 4 = 28 tiles and 9 x 16 = 144 stages,
  * so 132 / 28 = 4 slices of 36 stages. Without room for the slices, 9b. */
 Test(conv_auto_rule, splits_the_sum_where_9b_has_few_tiles)
 {
-    conv_auto_choice ch;
-    conv_msg msg = {{0}};
     conv_params p = conv_shape_nhwc(32, 512, 14, 14, 512, 3, 3, 1, 2, 1);
-    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "9c", "%s: %s", ch.key, ch.reason);
+    conv_auto_choice ch = chosen(&p, CONV_CLASS_TF32, &h200, "9c");
     cr_assert_eq(ch.splits, 4, "%s", ch.reason);
     cr_assert_eq(ch.workspace_bytes, 4 * conv_output_elems(&p) * sizeof(float));
     conv_auto_device small = h200;
     small.free_bytes =
         (conv_input_elems(&p) + conv_filter_elems(&p) + conv_output_elems(&p)) * sizeof(float);
-    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &small, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    ch = chosen(&p, CONV_CLASS_TF32, &small, "9b");
     cr_assert(strstr(ch.reason, "9c refused") != NULL, "%s", ch.reason);
-    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &a100, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "8b", "%s: %s", ch.key, ch.reason);
+    chosen(&p, CONV_CLASS_TF32, &a100, "8b");
     p.n = 128; /* 25 x 4 = 100 tiles: 9b alone */
-    CONV_ASSERT_OK(conv_auto_choose(&p, CONV_CLASS_TF32, &h200, &ch, &msg), msg);
-    cr_assert_str_eq(ch.key, "9b", "%s: %s", ch.key, ch.reason);
+    ch = chosen(&p, CONV_CLASS_TF32, &h200, "9b");
     cr_assert_eq(ch.workspace_bytes, 0);
 }
 
