@@ -31,7 +31,7 @@ static int rows(const conv_cli_options *opt, const conv_params *p, const char *s
     r[n] = conv_row_cudnn_fp16();
     r[n++].ref = REF_CUDNN;
     r[n++] = conv_row_cudnn_graph(CONV_CLASS_FP16);
-    /* 8b and 8b-fp16: the mma.sync kernels 9a, 9b and 9b-fp16 put on wgmma */
+    /* 8b and 8b-fp16: the mma.sync kernels 9a, 9b, 9c and 9b-fp16 put on wgmma */
     const int listed = conv_tc_rows(p, NULL, r + n, max - n);
     int kept = 0;
     for (int i = 0; i < listed; ++i)

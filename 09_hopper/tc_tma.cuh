@@ -1,4 +1,4 @@
-/* Step 09. Versions: 9b and 9b-fp16.
+/* Step 09. Versions: 9b (and 9c, 9b with its sum split) and 9b-fp16.
  *
  * What both TMA kernels (9b: hopper_tma_9b.cu, 9b-fp16: hopper_tma_fp16.cu)
  * share: the mbarriers that hand a stage from the producer to the consumers

@@ -1,4 +1,4 @@
-/* Step 09. Versions: 9a, 9b, 9a-fp16 and 9b-fp16.
+/* Step 09. Versions: 9a, 9b (and 9c, 9b with its sum split), 9a-fp16 and 9b-fp16.
  *
  * What the wgmma kernels (9a: hopper_wgmma_9a.cu, 9b: hopper_tma_9b.cu,
  * 9a-fp16: hopper_wgmma_fp16.cu, 9b-fp16: hopper_tma_fp16.cu) need of
