@@ -132,6 +132,12 @@ const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *p
     return NULL;
 }
 
+conv_status conv_cudnn_fp16_next_engine(conv_cudnn_fp16_plan *plan, conv_msg *msg)
+{
+    (void)plan;
+    return unavailable(msg);
+}
+
 void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan)
 {
     (void)plan;
@@ -196,6 +202,14 @@ double conv_cudnn_fp16_algo_factor(const conv_cudnn_fp16_plan *plan)
 const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *plan)
 {
     return plan != NULL ? plan->graph : NULL;
+}
+
+conv_status conv_cudnn_fp16_next_engine(conv_cudnn_fp16_plan *plan, conv_msg *msg)
+{
+    if (plan == NULL || plan->graph == NULL)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "cuDNN FP16: the legacy plan has one algorithm");
+    return conv_cudnn_graph_plan_next(plan->graph, msg);
 }
 
 /* x, w and y in half, in p's layout (NHWC's filter is KRSC to cuDNN); the

@@ -99,6 +99,10 @@ double conv_cudnn_fp16_algo_factor(const conv_cudnn_fp16_plan *plan);
 /* The graph API's plan inside (its engine, notes and search statistics);
  * NULL for the legacy API's. */
 const conv_cudnn_graph_plan *conv_cudnn_fp16_graph(const conv_cudnn_fp16_plan *plan);
+/* The graph API's plan: its next fastest engine, as conv_cudnn_graph_plan_next
+ * (an engine whose answer failed verification is left out). The legacy API's
+ * plan has none: CONV_ERR_UNSUPPORTED. */
+conv_status conv_cudnn_fp16_next_engine(conv_cudnn_fp16_plan *plan, conv_msg *msg);
 void conv_cudnn_fp16_plan_destroy(conv_cudnn_fp16_plan *plan);
 
 #ifdef __cplusplus

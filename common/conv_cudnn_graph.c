@@ -36,6 +36,14 @@ int conv_cudnn_graph_class_of(unsigned notes, int half_data, conv_class *cls)
     return 1;
 }
 
+int conv_cudnn_graph_rank_slot(const double *ms, int n, int cap, double t)
+{
+    int at = 0;
+    while (at < n && ms[at] <= t) /* after equal times: the earlier found stays ahead */
+        ++at;
+    return at < cap ? at : -1;
+}
+
 void conv_cudnn_knobs_first(const conv_cudnn_knob *knobs, int n, int64_t *values)
 {
     for (int i = 0; i < n; ++i)
@@ -197,6 +205,18 @@ double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *plan, const co
     return 1.0;
 }
 
+conv_status conv_cudnn_graph_plan_next(conv_cudnn_graph_plan *plan, conv_msg *msg)
+{
+    (void)plan;
+    return conv_fail(msg, CONV_ERR_UNAVAILABLE, CONV_GRAPH_UNAVAILABLE);
+}
+
+const char *conv_cudnn_graph_left_out(const conv_cudnn_graph_plan *plan)
+{
+    (void)plan;
+    return "";
+}
+
 void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *plan)
 {
     (void)plan;
@@ -239,6 +259,17 @@ struct conv_cudnn_graph_plan {
     int half;               /* half data (the FP16 class): x, w and y given ready */
     void *half_x, *half_y;  /* then the tensors every run reads and writes */
     char tag[96];
+    /* the search's next fastest configurations, fastest first, for
+     * conv_cudnn_graph_plan_next */
+    struct {
+        desc_t plan;
+        double ms;
+        size_t workspace_bytes;
+        unsigned notes;
+        char tag[96];
+    } alt[CONV_CUDNN_GRAPH_RUNNERS_UP];
+    int n_alt;
+    char left_out[256]; /* the engines left out for a wrong answer */
     conv_cudnn_graph_stats stats;
 };
 
@@ -598,6 +629,31 @@ static conv_status reserve_workspace(conv_cudnn_graph_plan *g, size_t bytes, con
     return CONV_OK;
 }
 
+/* A timed configuration that is not the fastest (or no longer is): kept
+ * among the runners-up where it ranks, else destroyed; g owns plan either way. */
+static void keep_runner_up(conv_cudnn_graph_plan *g, desc_t plan, double ms, size_t workspace,
+                           unsigned notes, const char *tag)
+{
+    double times[CONV_CUDNN_GRAPH_RUNNERS_UP];
+    for (int i = 0; i < g->n_alt; ++i)
+        times[i] = g->alt[i].ms;
+    const int at = conv_cudnn_graph_rank_slot(times, g->n_alt, CONV_CUDNN_GRAPH_RUNNERS_UP, ms);
+    if (at < 0) {
+        destroy_desc(&plan);
+        return;
+    }
+    int n = g->n_alt;
+    if (n == CONV_CUDNN_GRAPH_RUNNERS_UP) /* full: the slowest goes */
+        destroy_desc(&g->alt[--n].plan);
+    memmove(&g->alt[at + 1], &g->alt[at], (size_t)(n - at) * sizeof g->alt[0]);
+    g->alt[at].plan = plan;
+    g->alt[at].ms = ms;
+    g->alt[at].workspace_bytes = workspace;
+    g->alt[at].notes = notes;
+    snprintf(g->alt[at].tag, sizeof g->alt[at].tag, "%s", tag);
+    g->n_alt = n + 1;
+}
+
 /* Tries one finalized engine configuration: the class, a plan, its
  * workspace, one untimed run, the timing; keeps it when it is the fastest.
  * Returns an error only for what must stop the search (out of memory while
@@ -684,7 +740,9 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
         g->stats.timed++;
         log_candidate(s, tag, id.notes, workspace, plan_s, "timed", timing.median_ms);
         if (g->plan == NULL || timing.median_ms < s->best_ms) {
-            destroy_desc(&g->plan);
+            if (g->plan != NULL) /* the fastest so far becomes the first runner-up */
+                keep_runner_up(g, g->plan, s->best_ms, g->workspace_bytes, g->notes, g->tag);
+            g->plan = NULL;
             destroy_desc(&g->pack);
             g->plan = run.plan;
             g->pack = run.pack;
@@ -696,6 +754,9 @@ static conv_status try_config(search *s, desc_t cfg, conv_msg *msg)
             g->notes = id.notes;
             snprintf(g->tag, sizeof g->tag, "%s", tag);
             s->best_ms = timing.median_ms;
+        } else {
+            keep_runner_up(g, run.plan, timing.median_ms, (size_t)workspace, id.notes, tag);
+            run.plan = NULL;
         }
     }
     destroy_desc(&run.pack);
@@ -914,10 +975,38 @@ static conv_status run_search(conv_cudnn_graph_plan *g, conv_class cls,
     return st;
 }
 
+conv_status conv_cudnn_graph_plan_next(conv_cudnn_graph_plan *g, conv_msg *msg)
+{
+    if (g == NULL || g->plan == NULL)
+        return conv_fail(msg, CONV_ERR_INVALID, "the cuDNN graph plan has no engine");
+    if (g->n_alt == 0)
+        return conv_fail(msg, CONV_ERR_UNSUPPORTED,
+                         "cuDNN's graph search kept no other engine than %s", g->tag);
+    const size_t used = strlen(g->left_out);
+    snprintf(g->left_out + used, sizeof g->left_out - used, "%s%s", used > 0 ? ", " : "", g->tag);
+    destroy_desc(&g->pack); /* the next run makes one for the new plan */
+    g->pack_x = g->pack_w = g->pack_y = NULL;
+    destroy_desc(&g->plan);
+    g->plan = g->alt[0].plan;
+    g->workspace_bytes = g->alt[0].workspace_bytes; /* within the workspace the search made */
+    g->notes = g->alt[0].notes;
+    snprintf(g->tag, sizeof g->tag, "%s", g->alt[0].tag);
+    memmove(&g->alt[0], &g->alt[1], (size_t)(g->n_alt - 1) * sizeof g->alt[0]);
+    g->alt[--g->n_alt].plan = NULL;
+    return CONV_OK;
+}
+
+const char *conv_cudnn_graph_left_out(const conv_cudnn_graph_plan *g)
+{
+    return g != NULL ? g->left_out : "";
+}
+
 void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *g)
 {
     if (g == NULL)
         return;
+    for (int i = 0; i < g->n_alt; ++i)
+        destroy_desc(&g->alt[i].plan);
     destroy_desc(&g->pack);
     destroy_desc(&g->plan);
     destroy_desc(&g->graph);

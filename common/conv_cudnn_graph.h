@@ -112,6 +112,15 @@ int conv_cudnn_knobs_next(const conv_cudnn_knob *knobs, int n, int64_t *values);
  * budget has elapsed, and after it until one candidate has been timed. */
 int conv_cudnn_graph_keep_searching(double elapsed_s, double budget_s, int timed);
 
+/* The search keeps, besides the fastest configuration, the next
+ * CONV_CUDNN_GRAPH_RUNNERS_UP fastest, fastest first: where the kept engine
+ * gives a wrong answer on the problem (a verification that fails), the
+ * harness takes the next (conv_cudnn_graph_plan_next). Where a time t goes
+ * in the ascending list ms[0..n) of at most cap entries: its index, or -1
+ * when the list is full and t is no faster than its last entry. */
+#define CONV_CUDNN_GRAPH_RUNNERS_UP 3
+int conv_cudnn_graph_rank_slot(const double *ms, int n, int cap, double t);
+
 /* The notes as words, "tensor core, winograd" ("none" without any), cut to len. */
 void conv_cudnn_graph_notes_text(unsigned notes, char *out, size_t len);
 
@@ -208,6 +217,13 @@ conv_cudnn_graph_stats conv_cudnn_graph_search_stats(const conv_cudnn_graph_plan
  * backward); 1 for a strict FP32 dot product. On half data the transforms'
  * factor alone: the FP16 bound (conv_cudnn_fp16_bound) covers the rest. */
 double conv_cudnn_graph_bound_factor(const conv_cudnn_graph_plan *plan, const conv_params *p);
+/* Leaves the kept engine out and takes the search's next fastest (its
+ * runners-up): CONV_OK, or CONV_ERR_UNSUPPORTED with one line when none is
+ * left. For an engine whose answer failed verification; the engines left out
+ * so far, as their tags separated by ", " ("" for none), are
+ * conv_cudnn_graph_left_out's. */
+conv_status conv_cudnn_graph_plan_next(conv_cudnn_graph_plan *plan, conv_msg *msg);
+const char *conv_cudnn_graph_left_out(const conv_cudnn_graph_plan *plan);
 void conv_cudnn_graph_plan_destroy(conv_cudnn_graph_plan *plan);
 
 #ifdef __cplusplus

@@ -316,6 +316,17 @@ static void append_search(conv_gpu_result *res, const conv_cudnn_graph_plan *pla
              s.cut_by_budget ? ", cut by the budget" : "");
 }
 
+/* After a graph plan's row passed: the engines its search kept but the
+ * verification left out, each for a wrong answer. */
+static void append_left_out(conv_gpu_result *res, const conv_cudnn_graph_plan *plan)
+{
+    const char *out = conv_cudnn_graph_left_out(plan);
+    size_t len = strlen(res->verdict);
+    if (out[0] != '\0')
+        snprintf(res->verdict + len, sizeof res->verdict - len, "; left out for a wrong answer: %s",
+                 out);
+}
+
 /* The FP16 reference's plan and the problem its output goes to. */
 typedef struct {
     conv_cudnn_fp16_plan *plan;
@@ -360,8 +371,16 @@ conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb,
     if ((st = conv_cudnn_fp16_set_inputs(plan, pb->d_x, pb->d_w, pb->stream, msg)) == CONV_OK)
         st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output, within, warmup, repeat,
                           res, msg);
-    if (st == CONV_OK && res->passed && conv_cudnn_fp16_graph(plan) != NULL)
+    /* an engine of the graph search that gives a wrong answer: the next fastest */
+    while (st == CONV_OK && !res->passed && conv_cudnn_fp16_next_engine(plan, NULL) == CONV_OK)
+        st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output,
+                          conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w, nw,
+                                                conv_cudnn_fp16_algo_factor(plan)),
+                          warmup, repeat, res, msg);
+    if (st == CONV_OK && res->passed && conv_cudnn_fp16_graph(plan) != NULL) {
         append_search(res, conv_cudnn_fp16_graph(plan));
+        append_left_out(res, conv_cudnn_fp16_graph(plan));
+    }
     if (algo != NULL && algo_len > 0)
         snprintf(algo, algo_len, "%s", conv_cudnn_fp16_algo_name(plan));
     conv_cudnn_fp16_plan_destroy(plan);
@@ -385,8 +404,15 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
     st = measure_work(pb, run_device, &run, finish_cudnn,
                       conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
                       repeat, res, msg);
-    if (st == CONV_OK && res->passed)
+    /* an engine that gives a wrong answer: the search's next fastest */
+    while (st == CONV_OK && !res->passed && conv_cudnn_graph_plan_next(plan, NULL) == CONV_OK)
+        st = measure_work(pb, run_device, &run, finish_cudnn,
+                          conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
+                          repeat, res, msg);
+    if (st == CONV_OK && res->passed) {
         append_search(res, plan);
+        append_left_out(res, plan);
+    }
     if (engine != NULL && engine_len > 0)
         snprintf(engine, engine_len, "%s", conv_cudnn_graph_engine(plan));
     conv_cudnn_graph_plan_destroy(plan);

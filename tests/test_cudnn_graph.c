@@ -3,6 +3,7 @@
  * tag) and what it says without a device run anywhere; the GPU suite is
  * gpu_reference, NVIDIA's closed code, kept out of the sanitizer runs
  * (cmake/ConvProject.cmake). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv_cuda.h"
@@ -84,6 +85,21 @@ Test(cpu_cudnn_graph, the_search_goes_on_past_its_budget_only_until_one_plan_is_
     conv_cudnn_graph_opts o = conv_cudnn_graph_opts_default();
     cr_assert(o.budget_s == CONV_CUDNN_GRAPH_BUDGET_MS / 1000.0 && o.repeat >= 1 && o.warmup >= 0);
     cr_assert_eq(o.workspace_cap, (size_t)CONV_CUDNN_GRAPH_WORKSPACE_MB << 20);
+}
+
+/* The runners-up, fastest first: where each time goes in a list of at most
+ * 3, a tie behind the time found first, nothing for a full list's slowest. */
+Test(cpu_cudnn_graph, runners_up_are_ranked_fastest_first_and_the_slowest_drop_out)
+{
+    const double ms[3] = {1.0, 2.0, 3.0};
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 0, 3, 5.0), 0, "the first goes first");
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 3, 3, 0.5), 0);
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 3, 3, 1.5), 1);
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 3, 3, 2.0), 2, "a tie goes behind");
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 3, 3, 3.0), -1, "full, and no faster");
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 3, 3, 9.0), -1);
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 2, 3, 9.0), 2, "room left: at the end");
+    cr_assert_eq(conv_cudnn_graph_rank_slot(ms, 0, 0, 1.0), -1, "no room at all");
 }
 
 Test(cpu_cudnn_graph, the_tag_names_the_engine_and_its_knobs_and_fits_its_buffer)
@@ -272,6 +288,10 @@ Test(cpu_cudnn_graph, an_empty_plan_is_handled_without_cuda)
     msg.text[0] = '\0';
     cr_assert_neq(conv_cudnn_graph_finish(NULL, NULL, NULL, &msg), CONV_OK);
     cr_assert(msg.text[0] != '\0');
+    msg.text[0] = '\0';
+    cr_assert_neq(conv_cudnn_graph_plan_next(NULL, &msg), CONV_OK);
+    cr_assert(msg.text[0] != '\0' && strchr(msg.text, '\n') == NULL, "%s", msg.text);
+    cr_assert_str_eq(conv_cudnn_graph_left_out(NULL), "");
     conv_cudnn_graph_plan_destroy(NULL);
 }
 
@@ -383,6 +403,54 @@ Test(gpu_reference, cudnn_graph_keeps_to_its_workspace_cap_and_its_budget)
               "the search ended by its budget");
     conv_cudnn_graph_plan_destroy(plan);
     conv_gpu_problem_destroy(&pb);
+}
+
+/* The search keeps its runners-up: conv_cudnn_graph_plan_next takes another
+ * engine each time, which runs and is right, and the one before joins the
+ * engines left out; after the last, one line and the last engine stays. As
+ * many engines as were timed, up to 1 + CONV_CUDNN_GRAPH_RUNNERS_UP. */
+Test(gpu_reference, the_next_engine_is_another_one_and_right)
+{
+    CONV_TEST_REQUIRE_CUDNN();
+    conv_params p = conv_shape(2, 16, 24, 24, 32, 3, 3, 1, 1, 1);
+    conv_gpu_problem pb = conv_test_device_problem(p, 9);
+    const size_t ny = conv_output_elems(&p);
+    float *y = malloc(ny * sizeof(float));
+    cr_assert_not_null(y);
+    conv_msg msg = {{0}};
+    conv_cudnn_graph_opts o = quick();
+    conv_cudnn_graph_plan *plan = NULL;
+    CONV_ASSERT_OK(conv_cudnn_graph_plan_create(&plan, &p, CONV_CLASS_FP32, &o, pb.d_x, pb.d_w,
+                                                pb.d_y, pb.stream, &msg),
+                   msg);
+    cr_assert_str_eq(conv_cudnn_graph_left_out(plan), "");
+    const int timed = conv_cudnn_graph_search_stats(plan).timed;
+    int engines = 1;
+    char last[96];
+    for (;;) {
+        CONV_ASSERT_OK(conv_device_poison(pb.d_y, ny, &msg), msg);
+        CONV_ASSERT_OK(conv_cudnn_graph_run(plan, pb.d_x, pb.d_w, pb.d_y, pb.stream, &msg), msg);
+        cr_assert_eq(cudaStreamSynchronize(pb.stream), cudaSuccess);
+        CONV_ASSERT_OK(conv_device_download(y, pb.d_y, ny, &msg), msg);
+        conv_verify_report rep = conv_verify_full(
+            &p, pb.h_x, pb.h_w, y, conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &p)));
+        CONV_ASSERT_REPORT(rep, conv_cudnn_graph_engine(plan), &p);
+        conv_test_assert_canary(pb.d_y, ny, "%s", conv_cudnn_graph_engine(plan));
+        snprintf(last, sizeof last, "%s", conv_cudnn_graph_engine(plan));
+        if (conv_cudnn_graph_plan_next(plan, &msg) != CONV_OK)
+            break;
+        ++engines;
+        cr_assert_str_neq(conv_cudnn_graph_engine(plan), last);
+        cr_assert(strstr(conv_cudnn_graph_left_out(plan), last) != NULL, "%s",
+                  conv_cudnn_graph_left_out(plan));
+    }
+    CONV_ASSERT_ONE_LINE(msg.text, "no other engine");
+    cr_assert_str_eq(conv_cudnn_graph_engine(plan), last, "the last engine stays");
+    const int kept = 1 + CONV_CUDNN_GRAPH_RUNNERS_UP;
+    cr_assert_eq(engines, timed < kept ? timed : kept, "%d engines of %d timed", engines, timed);
+    conv_cudnn_graph_plan_destroy(plan);
+    conv_gpu_problem_destroy(&pb);
+    free(y);
 }
 
 /* The log has a line for every candidate the search counted and a time for
