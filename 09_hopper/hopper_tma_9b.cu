@@ -358,7 +358,6 @@ static long long tma_tiles(const conv_params *p)
     return (m + TC9B_BM - 1) / TC9B_BM * ((p->k + TC9B_BN - 1) / TC9B_BN);
 }
 
-/* excerpt: split rule */
 extern "C" int conv2d_tc_tma_splits(const conv_params *p, int sm_count)
 {
     if (p == NULL || sm_count < 1 || conv_params_validate(p, NULL) != CONV_OK)
@@ -370,7 +369,6 @@ extern "C" int conv2d_tc_tma_splits(const conv_params *p, int sm_count)
     const long long want = fit < deep ? fit : deep;
     return want > 1 ? tma_slices(p, (int)(want < TC9C_MAX_SPLITS ? want : TC9C_MAX_SPLITS)) : 1;
 }
-/* excerpt end: split rule */
 
 extern "C" size_t conv2d_tc_tma_split_workspace(const conv_params *p, int splits)
 {

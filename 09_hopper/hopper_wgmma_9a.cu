@@ -226,7 +226,6 @@ static conv_status ask_wgmma_built(int device, int *answer, conv_msg *msg)
     return CONV_OK;
 }
 
-/* excerpt: wgmma runs */
 extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const char *name,
                                      int threads, size_t smem, conv_msg *msg)
 {
@@ -237,6 +236,7 @@ extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const
     const int device = conv_current_device();
     CONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), msg);
     CONV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), msg);
+    /* excerpt: wgmma runs */
     if (major != 9 || minor != 0)
         return conv_fail(msg, CONV_ERR_UNSUPPORTED,
                          "%s: wgmma exists on compute capability 9.0 only (H100, H200); this GPU "
@@ -250,9 +250,9 @@ extern "C" conv_status tc_wgmma_runs(const void *kernel, const char *what, const
                          "%s: this build has no sm_90a code, the only code with wgmma: rebuild "
                          "with -DCMAKE_CUDA_ARCHITECTURES=90a (or native)",
                          what);
+    /* excerpt end: wgmma runs */
     return conv_kernel_fits(kernel, name, threads, smem, msg);
 }
-/* excerpt end: wgmma runs */
 
 /* Whether `kernel` (one of the two) runs here. */
 static conv_status wgmma_runs(const void *kernel, conv_msg *msg)
