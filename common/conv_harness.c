@@ -366,17 +366,13 @@ conv_status conv_gpu_problem_measure_cudnn_fp16(conv_gpu_problem *pb,
     if (st != CONV_OK)
         return st;
     cudnn_fp16_run run = {plan, pb};
-    const conv_verify_opts within = conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w,
-                                                          nw, conv_cudnn_fp16_algo_factor(plan));
     if ((st = conv_cudnn_fp16_set_inputs(plan, pb->d_x, pb->d_w, pb->stream, msg)) == CONV_OK)
-        st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output, within, warmup, repeat,
-                          res, msg);
-    /* an engine of the graph search that gives a wrong answer: the next fastest */
-    while (st == CONV_OK && !res->passed && conv_cudnn_fp16_next_engine(plan, NULL) == CONV_OK)
-        st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output,
-                          conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w, nw,
-                                                conv_cudnn_fp16_algo_factor(plan)),
-                          warmup, repeat, res, msg);
+        do /* an engine of the graph search with a wrong answer: the next fastest */
+            st = measure_work(pb, cudnn_fp16_forward, &run, cudnn_fp16_output,
+                              conv_cudnn_fp16_bound(conv_pass_depth(p), pb->h_x, nx, pb->h_w, nw,
+                                                    conv_cudnn_fp16_algo_factor(plan)),
+                              warmup, repeat, res, msg);
+        while (st == CONV_OK && !res->passed && conv_cudnn_fp16_next_engine(plan, NULL) == CONV_OK);
     if (st == CONV_OK && res->passed && conv_cudnn_fp16_graph(plan) != NULL) {
         append_search(res, conv_cudnn_fp16_graph(plan));
         append_left_out(res, conv_cudnn_fp16_graph(plan));
@@ -401,14 +397,11 @@ conv_status conv_gpu_problem_measure_cudnn_graph(conv_gpu_problem *pb, conv_clas
         return st;
     cudnn_plan plans = {NULL, plan};
     device_run run = {pb, NULL, cudnn_pass, &plans};
-    st = measure_work(pb, run_device, &run, finish_cudnn,
-                      conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
-                      repeat, res, msg);
-    /* an engine that gives a wrong answer: the search's next fastest */
-    while (st == CONV_OK && !res->passed && conv_cudnn_graph_plan_next(plan, NULL) == CONV_OK)
+    do /* an engine with a wrong answer: the search's next fastest */
         st = measure_work(pb, run_device, &run, finish_cudnn,
                           conv_verify_bound(conv_cudnn_graph_bound_factor(plan, &pb->p)), warmup,
                           repeat, res, msg);
+    while (st == CONV_OK && !res->passed && conv_cudnn_graph_plan_next(plan, NULL) == CONV_OK);
     if (st == CONV_OK && res->passed) {
         append_search(res, plan);
         append_left_out(res, plan);
