@@ -1,7 +1,7 @@
-/* 08_tensor_cores: one NHWC convolution (the common problem flags or
- * --problem; default: the catalogue's "cutlass-nhwc", CUTLASS's reference
- * problem in NHWC) by 6f's implicit GEMM on the tensor cores: TF32 through
- * WMMA (8a) and mma.sync (8b), 3xTF32 through mma.sync (8c), FP16 through
+/* 08_tensor_cores: one convolution (the common problem flags or --problem;
+ * default: the catalogue's "cutlass-nhwc", CUTLASS's reference problem in
+ * NHWC) by 6f's implicit GEMM on the tensor cores: TF32 through WMMA (8a)
+ * and mma.sync (8b), 3xTF32 through mma.sync (8c; 8b and 8c in NCHW too), FP16 through
  * WMMA (8a-fp16) and mma.sync (8b-fp16), beside cuDNN in FP32, with TF32
  * allowed and in FP16, and 6f, in the same run. The program body, the common flags
  * and the exit status are those of every program (common/conv_program.h). */

@@ -3,11 +3,9 @@
 
 #include "tc_host.h"
 
-conv_status tc_check(const conv_params *p, conv_msg *msg)
+/* The grid's limits, for a problem already valid. */
+static conv_status check_grid(const conv_params *p, conv_msg *msg)
 {
-    conv_status st = tc_supports(p, msg);
-    if (st != CONV_OK)
-        return st;
     const long long m = (long long)p->n * conv_out_h(p) * conv_out_w(p);
     const long long j = (long long)p->r * p->s * p->c;
     const long long mblocks = (m + TC_CHECK_BM - 1) / TC_CHECK_BM;
@@ -20,9 +18,28 @@ conv_status tc_check(const conv_params *p, conv_msg *msg)
     return CONV_OK;
 }
 
+conv_status tc_check(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = tc_supports(p, msg);
+    return st == CONV_OK ? check_grid(p, msg) : st;
+}
+
+conv_status tc_check_mma(const conv_params *p, conv_msg *msg)
+{
+    conv_status st = conv_params_validate(p, msg);
+    return st == CONV_OK ? check_grid(p, msg) : st;
+}
+
 conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
                           const float *d_y, conv_msg *msg)
 {
     conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
     return st == CONV_OK ? tc_check(p, msg) : st;
+}
+
+conv_status tc_check_call_mma(const conv_params *p, const float *d_x, const float *d_w,
+                              const float *d_y, conv_msg *msg)
+{
+    conv_status st = conv_check_pointers(d_x, "x", d_w, "w", d_y, "y", msg);
+    return st == CONV_OK ? tc_check_mma(p, msg) : st;
 }

@@ -26,6 +26,12 @@ conv_status tc_check(const conv_params *p, conv_msg *msg);
 conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
                           const float *d_y, conv_msg *msg);
 
+/* The same for 8b and 8c (conv2d_tc_mma), which take NCHW too: any valid
+ * problem, in either layout, within the grid's limits. */
+conv_status tc_check_mma(const conv_params *p, conv_msg *msg);
+conv_status tc_check_call_mma(const conv_params *p, const float *d_x, const float *d_w,
+                              const float *d_y, conv_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,4 +74,24 @@ static conv_status tc_filter(const tc_geom &g, bool round, const float *d_w, T *
     return CONV_OK;
 }
 
+/* In NCHW the filter w[k][c][r][s] is wk already: one copy, rounded to
+ * TF32 where `round`, a grid-stride loop (8b and 8c in NCHW). */
+static __global__ void __launch_bounds__(256)
+    tc_filter_copy_kernel(const float *__restrict__ w, float *__restrict__ wk, long long count,
+                          int round)
+{
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < count; i += 256LL * gridDim.x)
+        tc_filter_store(&wk[i], w[i], round);
+}
+
+static inline conv_status tc_filter_copy(const tc_geom &g, bool round, const float *d_w,
+                                         float *d_wk, cudaStream_t stream, conv_msg *msg)
+{
+    const long long count = (long long)g.j * g.k, blocks = (count + 255) / 256;
+    tc_filter_copy_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+        d_w, d_wk, count, round ? 1 : 0);
+    CONV_CHECK_LAUNCH("tc_filter_copy_kernel", msg);
+    return CONV_OK;
+}
+
 #endif /* TC_FILTER_CUH */

@@ -49,6 +49,20 @@ __device__ __forceinline__ void tap_advance(tc_tap &t, int n, const tc_geom &g)
         }
     }
 }
+
+/* In NCHW (8b and 8c), A's columns go j = (c R + r) S + s: column j is
+ * channel c at tap (r, s), dh = r dil_h, dw = s dil_w, and off = c H W + dh
+ * W + dw elements of x. From j by division (a 1x1 filter: c = j). */
+__device__ __forceinline__ tc_tap tap_nchw(int j, const tc_geom &g)
+{
+    tc_tap t;
+    const int rs = g.r * g.s;
+    t.c = rs == 1 ? j : j / rs;
+    const int tap = j - t.c * rs, r = g.s == 1 ? tap : tap / g.s;
+    t.dh = r * g.dil_h, t.dw = (tap - r * g.s) * g.dil_w;
+    t.off = (long long)t.c * g.h * g.w + (long long)t.dh * g.w + t.dw;
+    return t;
+}
 #endif
 
 #endif /* TC_GEOM_CUH */

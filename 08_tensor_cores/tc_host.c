@@ -61,7 +61,7 @@ conv_status tc_supports(const conv_params *p, conv_msg *msg)
 {
     return conv_params_validate_layout(
         p, CONV_LAYOUT_NHWC,
-        "--layout nchw: step 08 runs the NHWC implicit GEMM of 6f (x[N][H][W][C], "
-        "w[R][S][C][K]); give --layout nhwc",
+        "--layout nchw: this version runs the NHWC implicit GEMM of 6f (x[N][H][W][C], "
+        "w[R][S][C][K]), as only 8b and 8c of step 08 take NCHW; give --layout nhwc",
         msg);
 }

@@ -49,7 +49,8 @@ float tc_tf32_truncate(float x);
 double tc_bound_factor(tc_precision t, size_t n);
 
 /* CONV_OK for a valid NHWC problem (x[N][H][W][C], w[R][S][C][K]); the
- * kernels take any N, C, K, H, W, filter, padding, stride and dilation.
+ * kernels take any N, C, K, H, W, filter, padding, stride and dilation
+ * (8b and 8c NCHW too: tc_check_mma(), tc_check.h).
  * Otherwise CONV_ERR_UNSUPPORTED (NCHW) or CONV_ERR_INVALID, with one line. */
 conv_status tc_supports(const conv_params *p, conv_msg *msg);
 

@@ -42,8 +42,8 @@ conv_status conv2d_tc_conv(void *ctx, const conv_params *p, const float *d_x, co
 /* The problem: a row that cannot run it is skipped with the reason. */
 static conv_status check(void *ctx, const conv_params *p, conv_msg *msg)
 {
-    (void)ctx;
-    return tc_check(p, msg);
+    const tc_variant *v = ctx;
+    return v->kernel == TC_MMA ? tc_check_mma(p, msg) : tc_check(p, msg);
 }
 
 /* 8b and 8c: the workspace for the filter as KRSC, before the measurement. */

@@ -20,9 +20,9 @@ extern "C" {
  * (8b with x not rounded: the arithmetic of step 09's wgmma kernels), "8c
  * mma.sync 3xTF32", "8a-fp16 WMMA FP16" and "8b-fp16 mma.sync FP16" (each
  * row's key is its first word), each verified within its own bound
- * (tc_host.h); NCHW problems, and GPUs or builds without the tensor cores
- * a row needs, skipped with the reason. select is unused; returns how many
- * rows were written. */
+ * (tc_host.h); NCHW problems (but for 8b, 8b-xt and 8c), and GPUs or
+ * builds without the tensor cores a row needs, skipped with the reason. select is unused; returns
+ * how many rows were written. */
 int conv_tc_rows(const conv_params *p, const char *select, conv_row *rows, int max_rows);
 
 /* The GEMM alone, C = A * B as the 1x1 NHWC problem of gemm_as_conv_params

@@ -12,7 +12,8 @@
  * and mma.sync's rates in TF32 and FP16 on this GPU, measured
  * (tensor_cores_peak.cu). Step 09 (09_hopper/) runs the same product with
  * Hopper's wgmma and TMA, on this step's checks and helpers.
- * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC only. Needs
+ * Any N, C, K, H, W, filter, padding, stride and dilation; NHWC, and for
+ * 8b and 8c (conv2d_tc_mma) NCHW too. Needs
  * a GPU of compute capability 8.0 or newer and code built for one;
  * otherwise CONV_ERR_UNSUPPORTED with one line, before any launch. Device
  * pointers d_. */
@@ -84,8 +85,10 @@ size_t conv2d_tc_mma_workspace_elems(const conv_params *p);
 /* 8b (TC_TF32) and 8c (TC_3XTF32): the same product with mma.sync.m16n8k8
  * and a cp.async pipeline; 128 x 128 outputs per block. TC_TF32_XTRUNC runs
  * 8b with x not rounded, truncated by the tensor cores (8b-xt: step 09's
- * arithmetic).
- * First the filter is written into d_work as KRSC (w[k][r][s][c]), rounded
+ * arithmetic). In NHWC or NCHW (p->layout): in NCHW a stage holds x's
+ * pixels side by side, the layout's neighbours.
+ * First the filter is written into d_work as KRSC (w[k][r][s][c]; in NCHW
+ * copied as it is, KCRS), rounded
  * to TF32 but for 3xTF32; d_work must hold conv2d_tc_mma_workspace_elems(p)
  * floats (work_elems says how many it holds; fewer, or no d_work:
  * CONV_ERR_INVALID before any launch). */

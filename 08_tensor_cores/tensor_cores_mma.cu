@@ -30,11 +30,16 @@
 
 /* A block's tile: TC8B_BM x TC8B_BN outputs, 2 x WN warps, each 64 x
  * (TC8B_BN / WN); a stage holds BK columns of A and BK rows of B (WN and BK
- * template parameters): TC8B_STAGE(BK) floats, TC8B_BM rows of x, then
- * TC8B_BN rows of w, each of BK floats, not padded. */
-#define TC8B_BM        128
-#define TC8B_BN        128
-#define TC8B_STAGE(BK) ((BK) * (TC8B_BM + TC8B_BN))
+ * template parameters): TC8B_STAGE(BK, NCHW) floats. In NHWC, TC8B_BM rows
+ * of x, then TC8B_BN rows of w, each of BK floats, not padded. In NCHW, A
+ * transposed: BK rows of TC8B_NCHW_LDA floats, the block's 128 pixels of
+ * one column of A and 8 of padding (pixels are what lie side by side in
+ * x), then w's rows as in NHWC. */
+#define TC8B_BM              128
+#define TC8B_BN              128
+#define TC8B_NCHW_LDA        (TC8B_BM + 8)
+#define TC8B_APART(BK, NCHW) ((BK) * ((NCHW) ? TC8B_NCHW_LDA : TC8B_BM))
+#define TC8B_STAGE(BK, NCHW) (TC8B_APART(BK, NCHW) + (BK)*TC8B_BN)
 /* A row of A, decoded once: (h0, w0), the input pixel under its filter tap
  * (0, 0), which padding may put outside the image, and px, where that
  * pixel's channel 0 is or would be in x. A row past the last output has h0
@@ -132,7 +137,7 @@ __device__ __forceinline__ void ldmatrix_w(unsigned a[4], const float *rows, int
  * thread tid decodes row m0 + tid into rows[tid] (the table in shared
  * memory; a barrier must follow before any thread reads it), and every
  * thread the tap of its first chunk (column 4 (tid % (BK / 4))). */
-template <int BK>
+template <int BK, bool NCHW>
 __device__ __forceinline__ void load_a_init(const float *__restrict__ x, const tc_geom &g,
                                             long long m0, int tid, tc_row *rows, tc_tap &t)
 {
@@ -143,7 +148,9 @@ __device__ __forceinline__ void load_a_init(const float *__restrict__ x, const t
         const int rem = (int)(mm % pq);
         const int h0 = (rem / g.q) * g.stride_h - g.pad_h, w0 = (rem % g.q) * g.stride_w - g.pad_w;
         tc_row r;
-        r.px = x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
+        /* NHWC: x[n][h0][w0][0]; NCHW: x[n][0][h0][w0] */
+        r.px = NCHW ? x + ((mm / pq) * g.c * g.h + h0) * g.w + w0
+                    : x + (((mm / pq) * g.h + h0) * g.w + w0) * g.c;
         r.h0 = m < g.m ? h0 : TC_NO_ROW;
         r.w0 = w0;
         rows[tid] = r;
@@ -204,8 +211,56 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
     tap_advance(t, BK, g); /* the chunk of the next stage */
 }
 
-/* B's part of one stage: the filter in KRSC (wk[k][j], prepared by
- * tc_filter_kernel), rows k0 .. k0 + 127 (output channels), columns j0 ..
+/* excerpt: NCHW copies */
+/* A's part of one stage in NCHW, stored transposed: row jr of the stage
+ * is column j0 + jr of A, the block's 128 pixels side by side (their
+ * values of one channel and tap). Thread tid copies chunk cc = tid % 32, pixels
+ * 4 cc .. 4 cc + 3, of rows jr = tid / 32, jr + JSTEP, ...; a warp copies
+ * one whole row. Column j = (c R + r) S + s is channel c at tap (r, s)
+ * (tap_nchw()). With VEC, a 1x1 filter, stride 1 and no padding, and H W
+ * and C multiples of 4: a chunk's four pixels are four neighbours in x,
+ * x[n][j][pixel], one 16-byte copy (its first pixel's row says where, and
+ * whether the chunk is past the last output); else four copies of 4 bytes,
+ * each pixel at its own h and w. */
+template <int THREADS, int BK, bool VEC>
+__device__ __forceinline__ void load_a_nchw(float *stage, const tc_geom &g, int j0, int tid,
+                                            const tc_row *rows)
+{
+    constexpr int JSTEP = THREADS / (TC8B_BM / 4), AJ = BK / JSTEP;
+    static_assert(AJ * JSTEP == BK, "the threads copy whole rows of the stage");
+    const int cc = tid % (TC8B_BM / 4), jr = tid / (TC8B_BM / 4);
+    const unsigned dst = smem_addr(stage + jr * TC8B_NCHW_LDA + 4 * cc);
+    const long long hw = (long long)g.h * g.w;
+    if (VEC) {
+        const tc_row r = rows[4 * cc];
+#pragma unroll
+        for (int i = 0; i < AJ; ++i) {
+            const int j = j0 + jr + i * JSTEP;
+            cp_async_zfill<16>(dst + 4 * i * JSTEP * TC8B_NCHW_LDA, r.px + j * hw,
+                               j < g.j && r.h0 != TC_NO_ROW);
+        }
+        return;
+    }
+    tc_row r[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        r[e] = rows[4 * cc + e];
+#pragma unroll
+    for (int i = 0; i < AJ; ++i) {
+        const int j = j0 + jr + i * JSTEP;
+        const tc_tap t = tap_nchw(j < g.j ? j : 0, g);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const unsigned h = r[e].h0 + t.dh, w = r[e].w0 + t.dw;
+            const bool ok = j < g.j && h < (unsigned)g.h && w < (unsigned)g.w;
+            cp_async_zfill<4>(dst + 4 * (i * JSTEP * TC8B_NCHW_LDA + e), r[e].px + t.off, ok);
+        }
+    }
+}
+/* excerpt end: NCHW copies */
+
+/* B's part of one stage (at bpart): the filter in KRSC (wk[k][j], prepared
+ * by tc_filter_kernel; in NCHW, KCRS), rows k0 .. k0 + 127 (output channels), columns j0 ..
  * j0 + BK - 1, in chunks of 4 floats, as A's: thread tid copies chunk
  * column cc = tid % (BK / 4) of rows br = tid / (BK / 4), br + BSTEP, ...
  * Each 16 rows of the stage hold their 16 channels in the order 0, 2, ..,
@@ -213,7 +268,7 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
  * 2 g + 1 as a0 and a1 (row br holds channel ch). Rows past K and columns
  * past J are zero-filled. */
 template <int THREADS, int BK, bool VEC>
-__device__ __forceinline__ void load_b(float *stage, const float *__restrict__ wk, const tc_geom &g,
+__device__ __forceinline__ void load_b(float *bpart, const float *__restrict__ wk, const tc_geom &g,
                                        int j0, int k0, int tid)
 {
     constexpr int E = VEC ? 1 : 4; /* copies per chunk */
@@ -224,13 +279,28 @@ __device__ __forceinline__ void load_b(float *stage, const float *__restrict__ w
     const int ch = (br & ~15) + 2 * (br & 7) + ((br >> 3) & 1); /* row br's channel */
     const int rows_left = g.k - (k0 + ch);
     const float *src = wk + (long long)(k0 + ch) * g.j + j;
-    const unsigned dst = smem_addr(stage + TC8B_BM * BK + br * BK + stage_col<BK>(br, 4 * cc));
+    const unsigned dst = smem_addr(bpart + br * BK + stage_col<BK>(br, 4 * cc));
 #pragma unroll
     for (int i = 0; i < BROWS; ++i, src += (long long)BSTEP * g.j)
 #pragma unroll
         for (int e = 0; e < E; ++e)
             cp_async_zfill<16 / E>(dst + 4 * (i * BSTEP * BK + e), src + e,
                                    i * BSTEP < rows_left && j + e < g.j);
+}
+
+/* One stage's copies, A's part then B's: load_a() (or, NCHW, load_a_nchw())
+ * and load_b(), columns j0 .. j0 + BK - 1 of A and rows k0 .. k0 + 127 of
+ * B; t, load_a()'s tap, is moved on by BK (NCHW needs none). */
+template <int THREADS, int BK, bool VEC, bool NCHW>
+__device__ __forceinline__ void load_stage(float *stage, const float *__restrict__ wk,
+                                           const tc_geom &g, int j0, int k0, int tid,
+                                           const tc_row *rows, tc_tap &t)
+{
+    if (NCHW)
+        load_a_nchw<THREADS, BK, VEC>(stage, g, j0, tid, rows);
+    else
+        load_a<THREADS, BK, VEC>(stage, g, j0, tid, rows, t);
+    load_b<THREADS, BK, VEC>(stage + TC8B_APART(BK, NCHW), wk, g, j0, k0, tid);
 }
 
 /* The fragments of one k-step, in the registers mma.sync takes them from:
@@ -299,6 +369,57 @@ __device__ __forceinline__ void load_fragments(tc_frags<MI> &f, const float *as,
        exercise 08-fragments end */
 }
 
+/* excerpt: NCHW fragments */
+/* load_fragments() for a stage in NCHW: w^T's as there; x^T's b operands,
+ * b0 = A[pixel g][column t] and b1 = column t + 4, from the transposed
+ * rows, one 4-byte load each (ldmatrix reads rows of 16 bytes, and here a
+ * pixel's columns are TC8B_NCHW_LDA floats apart). Lane 4g + t reads word
+ * t TC8B_NCHW_LDA + g of a row pair: the padding (8 floats) puts the four t
+ * eight banks apart, so the 32 lanes hit 32 banks. */
+template <int BK, int MI, int PREC>
+__device__ __forceinline__ void load_fragments_nchw(tc_frags<MI> &f, const float *as,
+                                                    const float *bs, int kk, int wm, int wn,
+                                                    int lane)
+{
+    constexpr bool THREE = PREC == TC_3XTF32, XTRUNC = PREC == TC_TF32_XTRUNC;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        unsigned raw[4];
+        ldmatrix_w<BK>(raw, bs + (wn + 16 * i) * BK, kk, lane);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            if (THREE)
+                split<THREE>(raw[v], f.a[i][v], f.a_small[i][v]);
+            else
+                f.a[i][v] = raw[v];
+        }
+    }
+    const float *col = as + (kk + (lane & 3)) * TC8B_NCHW_LDA + wm + (lane >> 2);
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+            const unsigned raw = __float_as_uint(col[4 * v * TC8B_NCHW_LDA + 8 * jj]);
+            if (XTRUNC)
+                f.b[jj][v] = raw;
+            else
+                split<THREE>(raw, f.b[jj][v], f.b_small[jj][v]);
+        }
+}
+/* excerpt end: NCHW fragments */
+
+/* The fragments of k-step kk of the stage at `stage`, in either layout. */
+template <int BK, int MI, int PREC, bool NCHW>
+__device__ __forceinline__ void stage_fragments(tc_frags<MI> &f, const float *stage, int kk, int wm,
+                                                int wn, int lane)
+{
+    const float *bs = stage + TC8B_APART(BK, NCHW);
+    if (NCHW)
+        load_fragments_nchw<BK, MI, PREC>(f, stage, bs, kk, wm, wn, lane);
+    else
+        load_fragments<BK, MI, PREC>(f, stage, bs, kk, wm, wn, lane);
+}
+
 /* One k-step's products on the warp's tile: MI x 8 mma.sync (8c: three
  * each) of 16 channels by 8 pixels. */
 template <int MI, int PREC>
@@ -329,9 +450,50 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_f
 }
 #endif
 
+/* excerpt: NCHW stores */
+/* The outputs in NCHW: pixel m is y[n][.][pq], n = m / (P Q), pq its rest,
+ * and channel k lies k P Q floats on. c0 and c1 of tile (i, jj) are pixels
+ * 2t and 2t + 1 of channel 16 i + 2 g, c2 and c3 of the next channel: where
+ * P Q is even, 2t and 2t + 1 are neighbours in one image (m is even), one
+ * 8-byte store; else two stores of 4 bytes. */
+template <int MI>
+__device__ __forceinline__ void store_nchw(float *__restrict__ y, const float (&acc)[MI][8][4],
+                                           const tc_geom &g, long long m0, int k0, int wm, int wn,
+                                           int gq, int tq)
+{
+    const long long pq = (long long)g.p * g.q;
+    const bool pairs = pq % 2 == 0 && (uintptr_t)y % 8 == 0;
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+        const long long m = m0 + wm + 8 * jj + 2 * tq;
+        if (m >= g.m)
+            continue;
+        const long long n = m / pq, at = n * g.k * pq + (m - n * pq);
+        const long long n1 = (m + 1) / pq, at1 = n1 * g.k * pq + (m + 1 - n1 * pq);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const long long k = k0 + wn + 16 * i + 2 * gq + h;
+                if (k >= g.k)
+                    continue;
+                if (pairs)
+                    *(float2 *)(y + at + k * pq) =
+                        make_float2(acc[i][jj][2 * h], acc[i][jj][2 * h + 1]);
+                else {
+                    y[at + k * pq] = acc[i][jj][2 * h];
+                    if (m + 1 < g.m)
+                        y[at1 + k * pq] = acc[i][jj][2 * h + 1];
+                }
+            }
+    }
+}
+/* excerpt end: NCHW stores */
+
 /* The kernel of 2 x WN warps, MINB blocks per SM (at most 65,536 / (MINB *
- * threads) registers per thread), STAGES stages of BK, arithmetic PREC. */
-template <int WN, int MINB, int STAGES, int BK, bool VEC, int PREC>
+ * threads) registers per thread), STAGES stages of BK, arithmetic PREC, x
+ * and y in NHWC or (NCHW) in NCHW. */
+template <int WN, int MINB, int STAGES, int BK, bool VEC, int PREC, bool NCHW>
 __global__ void __launch_bounds__(64 * WN, MINB)
     conv2d_tc_mma_kernel(const float *__restrict__ x, const float *__restrict__ wk,
                          float *__restrict__ y, tc_geom g)
@@ -349,9 +511,9 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     /* the block's A rows, once, into the table after the stages (a row
      * per thread); the tap of this thread's first chunk */
     static_assert(THREADS >= TC8B_BM, "each of the block's A rows has a thread to decode it");
-    tc_row *rows = (tc_row *)(smem + STAGES * TC8B_STAGE(BK));
+    tc_row *rows = (tc_row *)(smem + STAGES * TC8B_STAGE(BK, NCHW));
     tc_tap tap;
-    load_a_init<BK>(x, g, m0, tid, rows, tap);
+    load_a_init<BK, NCHW>(x, g, m0, tid, rows, tap);
     __syncthreads(); /* the table is written */
 
     float acc[MI][8][4]; /* [channel tile][pixel tile][c0..c3] */
@@ -367,10 +529,9 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     /* prologue: the first STAGES stages in flight, one group each */
 #pragma unroll
     for (int st = 0; st < STAGES; ++st) {
-        if (st < steps) {
-            load_a<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), g, st * BK, tid, rows, tap);
-            load_b<THREADS, BK, VEC>(smem + st * TC8B_STAGE(BK), wk, g, st * BK, k0, tid);
-        }
+        if (st < steps)
+            load_stage<THREADS, BK, VEC, NCHW>(smem + st * TC8B_STAGE(BK, NCHW), wk, g, st * BK, k0,
+                                               tid, rows, tap);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     /* stage 0 has landed (at most STAGES - 1 groups still pending) */
@@ -385,7 +546,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     static_assert(SETS == 1 || KS % 2 == 0, "the sets alternate over a stage's k-steps");
     tc_frags<MI> f[SETS];
     if (SETS == 2) /* k-step 0 of stage 0 */
-        load_fragments<BK, MI, PREC>(f[0], smem, smem + TC8B_BM * BK, 0, wm, wn, lane);
+        stage_fragments<BK, MI, PREC, NCHW>(f[0], smem, 0, wm, wn, lane);
     /* step = step0 + rd computes stage rd, k-step by k-step. Unrolled by
      * STAGES, so that rd, and with it every shared-memory address of a
      * step, is a constant. */
@@ -395,15 +556,15 @@ __global__ void __launch_bounds__(64 * WN, MINB)
             const int step = step0 + rd;
             if (step >= steps)
                 break;
-            const float *as = smem + rd * TC8B_STAGE(BK);
+            const float *as = smem + rd * TC8B_STAGE(BK, NCHW);
 #pragma unroll
             for (int ks = 0; ks < KS; ++ks) {
                 tc_frags<MI> &now = f[ks % SETS];
                 if (SETS == 1)
-                    load_fragments<BK, MI, PREC>(now, as, as + TC8B_BM * BK, 8 * ks, wm, wn, lane);
+                    stage_fragments<BK, MI, PREC, NCHW>(now, as, 8 * ks, wm, wn, lane);
                 else if (ks < KS - 1)
-                    load_fragments<BK, MI, PREC>(f[(ks + 1) % SETS], as, as + TC8B_BM * BK,
-                                                 8 * (ks + 1), wm, wn, lane);
+                    stage_fragments<BK, MI, PREC, NCHW>(f[(ks + 1) % SETS], as, 8 * (ks + 1), wm,
+                                                        wn, lane);
                 if (ks == KS - 1) {
                     /* the last k-step's fragments are in registers: once
                      * every warp is here, stage rd is free. Stage step + 1
@@ -411,16 +572,14 @@ __global__ void __launch_bounds__(64 * WN, MINB)
                     asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
                     __syncthreads();
                     const int next = step + STAGES; /* stage rd's next step */
-                    if (next < steps) {
-                        float *refill = smem + rd * TC8B_STAGE(BK);
-                        load_a<THREADS, BK, VEC>(refill, g, next * BK, tid, rows, tap);
-                        load_b<THREADS, BK, VEC>(refill, wk, g, next * BK, k0, tid);
-                    }
+                    if (next < steps)
+                        load_stage<THREADS, BK, VEC, NCHW>(smem + rd * TC8B_STAGE(BK, NCHW), wk, g,
+                                                           next * BK, k0, tid, rows, tap);
                     asm volatile("cp.async.commit_group;\n" ::: "memory");
-                    if (SETS == 2) { /* k-step 0 of the next step's stage, landed */
-                        const float *an = smem + ((rd + 1) % STAGES) * TC8B_STAGE(BK);
-                        load_fragments<BK, MI, PREC>(f[0], an, an + TC8B_BM * BK, 0, wm, wn, lane);
-                    }
+                    if (SETS == 2) /* k-step 0 of the next step's stage, landed */
+                        stage_fragments<BK, MI, PREC, NCHW>(
+                            f[0], smem + ((rd + 1) % STAGES) * TC8B_STAGE(BK, NCHW), 0, wm, wn,
+                            lane);
                 }
                 mma_fragments<MI, PREC>(acc, now);
             }
@@ -430,7 +589,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     // TODO(exercise 08-pipeline): stages 0 .. STAGES - 1 are in flight and
     // stage 0 has landed (above). For each step (stage rd = step % STAGES of
     // the ring), for each k-step ks of BK / 8: its fragments, then
-    // mma_fragments. With one fragment set (SETS == 1, 8c), load_fragments
+    // mma_fragments. With one fragment set (SETS == 1, 8c), stage_fragments
     // of k-step ks into f[0] first. With two (8b), k-step ks's are in
     // f[ks % 2] already: load k-step ks + 1's into the other set (before the
     // products, so that the loads run under them), and load k-step 0 of
@@ -438,7 +597,7 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     // fragments are in registers, so stage rd is no longer read): wait
     // until step + 1's copies have landed (cp.async.wait_group with STAGES -
     // 2 groups still allowed), __syncthreads(), refill stage rd with step +
-    // STAGES (load_a and load_b, if that step exists), commit the group
+    // STAGES (load_stage, if that step exists), commit the group
     // (always: wait_group counts groups); with two sets, then load k-step 0
     // of the next step's stage into f[0]. Unroll by STAGES so that every
     // stage index is a constant. Graded by tests/test_08_tensor_cores.c
@@ -447,6 +606,10 @@ __global__ void __launch_bounds__(64 * WN, MINB)
     /* excerpt end: mma pipeline */
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
+    if (NCHW) {
+        store_nchw<MI>(y, acc, g, m0, k0, wm, wn, gq, tq);
+        return;
+    }
     /* exercise 08-stores begin: the outputs, from the accumulators to y */
     /* c0, c1 of tile (i, jj): channel row g, pixels 2t and 2t + 1 of the
      * tile; c2, c3 the same for row g + 8. Rows g and g + 8 are channels
@@ -493,11 +656,15 @@ __global__ void __launch_bounds__(64 * WN, MINB)
 #define TC8B_TILE 2, 2, 3, 32
 #define TC8C_TILE 4, 1, 3, 16
 
-/* The kernel of a tile for STAGES, VEC and PREC, as an address. */
-template <int WN, int MINB, int BK, int PREC, int STAGES> static const void *mma_kernel(bool vec)
+/* The kernel of a tile for STAGES, VEC, PREC and the layout, as an address. */
+template <int WN, int MINB, int BK, int PREC, int STAGES>
+static const void *mma_kernel(bool vec, bool nchw)
 {
-    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, PREC>
-               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, PREC>;
+    if (nchw)
+        return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, PREC, true>
+                   : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, PREC, true>;
+    return vec ? (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, true, PREC, false>
+               : (const void *)conv2d_tc_mma_kernel<WN, MINB, STAGES, BK, false, PREC, false>;
 }
 
 /* The launch of a tile: STAGES stages, or two where STAGES do not fit in a
@@ -508,12 +675,14 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
                               float *d_y, float *d_work, cudaStream_t stream, conv_msg *msg)
 {
     const int threads = 64 * WN;
+    const bool nchw = p->layout == CONV_LAYOUT_NCHW;
     /* shared memory of a block: its stages, then the table of its rows */
-    const size_t stage = (size_t)TC8B_STAGE(BK) * sizeof(float);
+    const size_t stage =
+        (size_t)(nchw ? TC8B_STAGE(BK, true) : TC8B_STAGE(BK, false)) * sizeof(float);
     const size_t deep_smem = STAGES * stage + TC8B_ROWS_BYTES,
                  two_smem = 2 * stage + TC8B_ROWS_BYTES;
-    const void *deep = mma_kernel<WN, MINB, BK, PREC, STAGES>(vec);
-    const void *two = mma_kernel<WN, MINB, BK, PREC, 2>(vec);
+    const void *deep = mma_kernel<WN, MINB, BK, PREC, STAGES>(vec, nchw);
+    const void *two = mma_kernel<WN, MINB, BK, PREC, 2>(vec, nchw);
     conv_msg why = {{0}};
     const bool deep_fits =
         conv_kernel_fits(deep, "conv2d_tc_mma_kernel", threads, deep_smem, &why) == CONV_OK;
@@ -533,8 +702,11 @@ static conv_status launch_mma(const conv_params *p, bool vec, const float *d_x, 
                                   msg)) != CONV_OK)
         return st;
     tc_geom g = tc_make_geom(p);
-    /* the filter as KRSC, rounded but for 3xTF32, which splits it */
-    if ((st = tc_filter(g, PREC != TC_3XTF32, d_w, d_work, stream, "8b", msg)) != CONV_OK)
+    /* the filter as KRSC (in NCHW, KCRS as it is), rounded but for 3xTF32,
+     * which splits it */
+    st = nchw ? tc_filter_copy(g, PREC != TC_3XTF32, d_w, d_work, stream, msg)
+              : tc_filter(g, PREC != TC_3XTF32, d_w, d_work, stream, "8b", msg);
+    if (st != CONV_OK)
         return st;
     const float *d_wk = d_work;
     const dim3 grid((unsigned)((g.m + TC8B_BM - 1) / TC8B_BM),
@@ -555,7 +727,7 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
                                      const float *d_w, float *d_y, float *d_work, size_t work_elems,
                                      cudaStream_t stream, conv_msg *msg)
 {
-    conv_status st = tc_check_call(p, d_x, d_w, d_y, msg);
+    conv_status st = tc_check_call_mma(p, d_x, d_w, d_y, msg);
     if (st == CONV_OK && t != TC_TF32 && t != TC_3XTF32 && t != TC_TF32_XTRUNC)
         st = conv_fail(msg, CONV_ERR_INVALID,
                        "8b and 8c run TF32, 3xTF32 or TF32 with x truncated, not precision %d",
@@ -568,8 +740,15 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
                        work_elems, conv2d_tc_mma_workspace_elems(p));
     if (st != CONV_OK)
         return st;
-    const bool vec = p->c % 4 == 0 && p->k % 4 == 0 &&
-                     ((uintptr_t)d_x | (uintptr_t)d_work) % 16 == 0 && (uintptr_t)d_y % 8 == 0;
+    /* 16-byte copies: NHWC where C % 4 == 0 (and the float2 stores where K
+     * is); NCHW where a chunk of 4 pixels is 4 neighbours in x: a 1x1
+     * filter, stride 1, no padding, H W % 4 == 0, and C % 4 == 0 for w */
+    const bool aligned = ((uintptr_t)d_x | (uintptr_t)d_work) % 16 == 0;
+    const bool vec = p->layout == CONV_LAYOUT_NCHW
+                         ? aligned && p->r == 1 && p->s == 1 && p->stride_h == 1 &&
+                               p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0 &&
+                               ((long long)p->h * p->w) % 4 == 0 && p->c % 4 == 0
+                         : aligned && p->c % 4 == 0 && p->k % 4 == 0 && (uintptr_t)d_y % 8 == 0;
     if (t == TC_3XTF32)
         return launch_mma<TC8C_TILE, TC_3XTF32>(p, vec, d_x, d_w, d_y, d_work, stream, msg);
     if (t == TC_TF32_XTRUNC)

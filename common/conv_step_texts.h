@@ -86,7 +86,8 @@
     .cli.program = "08_tensor_cores",                                                              \
     .cli.summary = "Step 08: 6f's implicit GEMM (NHWC) on the tensor cores: TF32 through "         \
                    "WMMA (8a) and mma.sync (8b), 3xTF32 through mma.sync (8c, FP32's "             \
-                   "accuracy), FP16 through WMMA (8a-fp16) and mma.sync (8b-fp16); against "       \
+                   "accuracy; 8b and 8c in NCHW too), FP16 through WMMA (8a-fp16) and mma.sync "   \
+                   "(8b-fp16); against "                                                           \
                    "cuDNN (FP32, TF32, FP16) and 6f. TF32 needs compute capability 8.0 or "        \
                    "newer, FP16 7.0 (8b-fp16: 7.5). Hopper's wgmma and TMA: 09_hopper.",           \
     .title = "implicit GEMM on the tensor cores: TF32, 3xTF32 and FP16 through WMMA, mma.sync",    \

@@ -161,7 +161,9 @@ static conv_status accepts(conv_auto_kernel k, const conv_params *p, const conv_
         if (k == CONV_AUTO_9B || k == CONV_AUTO_9C ? !d->hopper_wgmma : !d->tf32_tensor_cores)
             return conv_fail(msg, CONV_ERR_UNSUPPORTED, "%s does not run on sm_%d%d here", keys[k],
                              d->cc_major, d->cc_minor);
-        if ((st = tc_check(p, msg)) != CONV_OK)
+        /* 8b and 8c take NCHW too */
+        st = k == CONV_AUTO_8B || k == CONV_AUTO_8C ? tc_check_mma(p, msg) : tc_check(p, msg);
+        if (st != CONV_OK)
             return st;
         /* y from cudaMalloc (conv2d_auto checks the real one) */
         if (k == CONV_AUTO_9C && !tc_tma_fits(p, NULL, NULL, NULL))
@@ -331,12 +333,19 @@ static void choose_fp16(rule *r)
     choose_nhwc(r, CONV_CLASS_FP32);
 }
 
-static void choose_nchw(rule *r)
+static void choose_nchw(rule *r, conv_class cls)
 {
     const conv_params *p = r->p;
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
+    if (conv_class_allows(cls, CONV_CLASS_TF32) &&
+        take(r, CONV_AUTO_8B,
+             "NCHW, TF32: 8b mma.sync, its stages holding x's pixels side by side"))
+        return;
     if (wino && take(r, CONV_AUTO_7B, "NCHW 3x3 stride 1: Winograd F(4x4, 3x3)"))
+        return;
+    if (2 * gemm_tiles(p, 128) >= r->d->sm_count &&
+        take(r, CONV_AUTO_8C, "NCHW, 128x128 tiles for half the SMs or more: 8c 3xTF32"))
         return;
     if (p->c == 1 && p->k == 1 && conv_out_h(p) >= 64 && conv_out_w(p) >= 32 &&
         take(r, CONV_AUTO_4A, "NCHW, one channel, an image of whole 32x64 tiles: 4a tiled"))
@@ -424,7 +433,7 @@ conv_status conv_auto_choose(const conv_params *p, conv_class cls, const conv_au
     else if (p->layout == CONV_LAYOUT_NHWC)
         choose_nhwc(&r, cls);
     else
-        choose_nchw(&r);
+        choose_nchw(&r, cls);
     if (out->key == NULL) /* 2a (10b) refused too: its reason */
         return conv_fail(msg, CONV_ERR_UNSUPPORTED, "conv2d_auto: no kernel takes it: %s", r.fell);
     return CONV_OK;

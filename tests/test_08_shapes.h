@@ -39,6 +39,32 @@ static inline size_t tc_shapes(conv_params *t)
     return n;
 }
 
+/* How many shapes tc_nchw_shapes() may write. */
+#define TC_NCHW_TEST_SHAPES (CONV_USUAL_SHAPES + 10)
+
+/* 8b's and 8c's NCHW table: the usual shapes in NCHW, shapes past one
+ * block each way and past whole stages, and 1x1 filters: with stride 1,
+ * no padding and H W and C multiples of 4 the 16-byte copies (several
+ * images in one block, depths past one stage and a partial one), with H W
+ * odd (no 8-byte stores) or a stride the 4-byte ones. */
+static inline size_t tc_nchw_shapes(conv_params *t)
+{
+    size_t n = conv_usual_shapes(t);
+    t[n++] = conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1);
+    t[n++] = conv_shape(1, 5, 40, 33, 130, 5, 5, 2, 2, 1);
+    t[n++] = conv_shape(3, 8, 23, 29, 12, 5, 5, 3, 2, 2);   /* padding, stride, dilation */
+    t[n++] = conv_shape(2, 3, 29, 31, 16, 7, 7, 3, 2, 1);   /* a stem: C = 3, 7x7, stride 2 */
+    t[n++] = conv_shape(5, 8, 6, 6, 12, 1, 1, 0, 1, 1);     /* 16-byte copies, 5 images a block */
+    t[n++] = conv_shape(2, 72, 12, 12, 136, 1, 1, 0, 1, 1); /* J = 72, K past one block */
+    t[n++] = conv_shape(1, 64, 16, 20, 40, 1, 1, 0, 1, 1);  /* 320 pixels: 3 blocks */
+    t[n++] = conv_shape(3, 12, 7, 7, 20, 1, 1, 0, 1, 1);    /* H W = 49: 4-byte copies */
+    t[n++] = conv_shape(2, 16, 9, 11, 24, 1, 1, 0, 2, 1);   /* 1x1, stride 2 */
+    t[n++] = conv_shape(1, 4, 1, 1, 4, 1, 1, 0, 1, 1);      /* one pixel */
+    for (size_t i = 0; i < n; ++i)
+        t[i].layout = CONV_LAYOUT_NCHW;
+    return n;
+}
+
 /* A value that tells rounding from truncation: +-(1 + f 2^-12) 2^e, f odd.
  * TF32 keeps 2^-10 of the 1, so f = 1 and 5 round down, 3 and 7 round up
  * (never a tie, where cvt.rna and cvt.rn differ), and truncation always goes

@@ -144,9 +144,11 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
     conv_params p = conv_shape(1, 3, 8, 8, 2, 3, 3, 1, 2, 2);
     cr_assert_eq(tc_supports(&p, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
+    CONV_ASSERT_OK(tc_check_mma(&p, &msg), msg); /* 8b and 8c take it */
     p.layout = CONV_LAYOUT_NHWC;
     CONV_ASSERT_OK(tc_supports(&p, &msg), msg);
     CONV_ASSERT_OK(tc_check(&p, &msg), msg);
+    CONV_ASSERT_OK(tc_check_mma(&p, &msg), msg);
 }
 
 /* 8b's kernel runs three precisions; any other is refused before any CUDA
@@ -412,6 +414,61 @@ Test(gpu_tensor_cores, rows_pass_the_shape_table)
                          NULL);
 }
 
+/* 8b, 8b-xt and 8c in NCHW (x[N][C][H][W], w[K][C][R][S]): on their NCHW
+ * table, exact on small integers and within their bounds on random floats
+ * (under racecheck, each shape once, as above). */
+Test(gpu_tensor_cores, mma_runs_nchw_over_its_shapes)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    conv_params t[TC_NCHW_TEST_SHAPES];
+    const size_t count = tc_nchw_shapes(t);
+    const int racecheck = conv_test_under_racecheck();
+    for (int v = RUN_8B; v <= RUN_8C; ++v)
+        for (size_t i = 0; i < count; ++i)
+            for (int ints = 0; ints < 2; ++ints)
+                if (!racecheck || (int)(i % 2) == ints)
+                    check_version(&t[i], v, ints, (unsigned)(200 + i));
+}
+
+/* In NCHW, 8b and 8c in two stages, as in NHWC above (a 1x1 shape with
+ * 16-byte copies and a 3x3 one with 4-byte copies); their stages are
+ * 8 floats a row larger: 3 x 33 KB + 2 KB for 8b, 3 x 16.5 KB + 2 KB for 8c
+ * do not fit under the caps, 2 stages do. */
+Test(gpu_tensor_cores, mma_runs_two_stages_in_nchw_too)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    const conv_params shapes[] = {conv_shape(2, 72, 12, 12, 136, 1, 1, 0, 1, 1),
+                                  conv_shape(2, 37, 21, 19, 70, 3, 3, 1, 1, 1)};
+    const struct {
+        int run;
+        const char *cap_kb;
+    } caps[] = {{RUN_8B, "80"}, {RUN_8C, "40"}};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; ++c) {
+        cr_assert_eq(setenv(CONV_SMEM_LIMIT_ENV, caps[c].cap_kb, 1), 0);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (int ints = conv_test_under_racecheck(); ints < 2; ++ints)
+                check_version(&shapes[i], caps[c].run, ints, (unsigned)(300 + i));
+    }
+    cr_assert_eq(unsetenv(CONV_SMEM_LIMIT_ENV), 0);
+}
+
+/* The rows in NCHW: 8b, 8b-xt and 8c run every shape; 8a and the FP16
+ * rows are skipped (their check refuses NCHW). */
+Test(gpu_tensor_cores, rows_pass_the_shape_table_in_nchw)
+{
+    CONV_TEST_REQUIRE_GPU();
+    if (!tf32_runs_here())
+        return;
+    conv_test_check_rows(conv_tc_rows, conv_test_host_reference, CONV_LAYOUT_NCHW, TC_ROW_COUNT,
+                         "8a 8a-fp16 8b-fp16");
+}
+
+/* 8a and 8b-fp16 run NHWC only: NCHW is refused in one line before any
+ * launch. */
 Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
 {
     CONV_TEST_REQUIRE_GPU();
@@ -419,8 +476,9 @@ Test(gpu_tensor_cores, refuse_nchw_before_any_launch)
     const size_t ny = conv_output_elems(&p);
     float *d_y = conv_test_device_output(ny, "y");
     conv_msg msg = {{0}};
-    cr_assert_eq(conv2d_tc_mma(&p, TC_3XTF32, d_y, d_y, d_y, d_y, ny, 0, &msg),
-                 CONV_ERR_UNSUPPORTED);
+    cr_assert_eq(conv2d_tc_wmma(&p, d_y, d_y, d_y, 0, &msg), CONV_ERR_UNSUPPORTED);
+    CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
+    cr_assert_eq(conv2d_tc_mma_fp16(&p, d_y, d_y, d_y, d_y, ny, 0, &msg), CONV_ERR_UNSUPPORTED);
     CONV_ASSERT_ONE_LINE(msg.text, "--layout nchw");
     conv_test_assert_untouched(d_y, ny);
     conv_device_free(d_y);

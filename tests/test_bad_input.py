@@ -137,8 +137,10 @@ OWN = {
     ],
     "08_tensor_cores": [
         *flag_refusals("--variant", "8f"),
-        *refusals("--layout nchw", ["--layout", "nchw"], ["--problem", "cutlass"],
-                  ["--problem", "hpc101", "--layout", "nchw"]),
+        # 8b and 8c take NCHW; 8a and the FP16 versions do not
+        *refusals("--layout nchw", ["--layout", "nchw", "--variant", "8a"],
+                  ["--problem", "cutlass", "--variant", "8b-fp16"],
+                  ["--problem", "hpc101", "--layout", "nchw", "--variant", "8a-fp16"]),
     ],
     "08_gemm": [
         *flag_refusals("--variant", "6e"),

@@ -78,7 +78,7 @@ static conv_status own_check(conv_auto_kernel k, const conv_params *p, const con
     }
     case CONV_AUTO_8B:
     case CONV_AUTO_8C:
-        st = d->tf32_tensor_cores ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED;
+        st = d->tf32_tensor_cores ? tc_check_mma(p, msg) : CONV_ERR_UNSUPPORTED;
         elems = conv2d_tc_mma_workspace_elems(p);
         break;
     case CONV_AUTO_9B: st = d->hopper_wgmma ? tc_check(p, msg) : CONV_ERR_UNSUPPORTED; break;
@@ -189,9 +189,9 @@ static void check_choice(const conv_params *p, const conv_auto_device *d, const 
                           ch.kernel != CONV_AUTO_10C && ch.kernel != CONV_AUTO_10D_8B &&
                           ch.kernel != CONV_AUTO_10D_9B,
                       "%s on sm_%d%d", ch.key, d->cc_major, d->cc_minor);
-        if (p->layout == CONV_LAYOUT_NCHW)
+        if (p->layout == CONV_LAYOUT_NCHW) /* of the tensor-core kernels, 8b and 8c only */
             cr_assert(ch.kernel == CONV_AUTO_10B || ch.kernel == CONV_AUTO_10D_7B ||
-                          (ch.kernel != CONV_AUTO_6F && ch.kernel < CONV_AUTO_8B),
+                          (ch.kernel != CONV_AUTO_6F && ch.kernel <= CONV_AUTO_8C),
                       "%s on NCHW", ch.key);
         if (ch.kernel == CONV_AUTO_9C) /* split only where the rule of 9c splits */
             cr_assert(ch.splits > 1 && ch.splits == conv2d_tc_tma_splits(p, d->sm_count) &&
