@@ -242,7 +242,10 @@ static conv_status describe(conv_cudnn_fp16_plan *plan, conv_msg *msg)
 }
 
 /* Measures every forward algorithm (cuDNN's search allocates its own
- * buffers) and keeps the fastest that ran: the list comes sorted. */
+ * buffers) and keeps the fastest that ran: the list comes sorted. Each
+ * result names the math type it was measured with; the descriptor takes
+ * the kept one's (an algorithm run under another math type than it was
+ * found with may be refused, CUDNN_STATUS_BAD_PARAM). */
 static conv_status choose_algorithm(conv_cudnn_fp16_plan *plan, conv_msg *msg)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -256,6 +259,7 @@ static conv_status choose_algorithm(conv_cudnn_fp16_plan *plan, conv_msg *msg)
             plan->algo = (int)perf[i].algo;
             plan->math_type = perf[i].mathType;
             plan->workspace_bytes = perf[i].memory;
+            FP16_CHECK(cudnnSetConvolutionMathType(plan->conv_desc, perf[i].mathType), msg);
             return CONV_OK;
         }
     return conv_fail(msg, CONV_ERR_UNSUPPORTED,

@@ -11,6 +11,8 @@
                         of its shared-memory loads, unswizzled and swizzled
     08_mma_pipeline     8b's cp.async ring on a timeline, where its barrier sits,
                         and its two sets of fragment registers against one
+    08_nchw_stage       8b's and 8c's stage in NCHW (A transposed, padded rows) beside
+                        NHWC's, and the banks of x's fragment loads there
 
 The tile sizes are the #defines of 08_tensor_cores/tensor_cores_wmma_8a.cu (TC_BM,
 TC_BN, TC_BK, TC_THREADS, TC_LDA, TC_LDB) and tensor_cores_mma.cu (TC8B_*, and its
@@ -438,6 +440,30 @@ def bank_verdict(table, words=1):
             f"up to {worst} lanes on one bank, {'an' if worst in (8, 11, 18) else 'a'} {worst}-way conflict")
 
 
+def bank_tables(fig, top, tables, title):
+    """Side by side, tables of the bank each lane of a warp reads ([g][t], lane
+    4g + t, one colour per lane), each with its verdict: (title, table, words)."""
+    from .draw import lane_color
+    ax2, bottom = canvas_below(fig, top, 0.01, 0.98, (-2.5, 4 * 8 * 1.6 + 16), (-3.4, 9.6),
+                               title=title)
+    x0 = 0.0
+    for name, table, words in tables:
+        worst = worst_conflict(table, words)
+        ax2.text(x0, -1.0, name, fontsize=7.5, va="bottom")
+        for r, row in enumerate(table):
+            for c, bank in enumerate(row):
+                lane = 4 * r + c
+                box(ax2, x0 + c * 1.6, r, 1.6, 1, lane_color(lane), ec="#ffffff", lw=0.5,
+                    text=str(bank), fs=6.5)
+        width = len(table[0]) * 1.6
+        outline(ax2, x0, 0, width, len(table), "#333333", lw=0.8)
+        ax2.text(x0, len(table) + 0.3, bank_verdict(table, words), fontsize=7.5, va="top",
+                 color=COLORS["output_dark"] if worst == 1 else COLORS["highlight"])
+        ax2.text(x0 - 0.2, -0.1, "g\\t", ha="right", va="bottom", fontsize=6)
+        x0 += max(width, 12.0) + 4.5
+    return bottom
+
+
 def caption_08_mma_fragments(k):
     g = mma_geometry(k)
     return paragraph("""
@@ -507,25 +533,8 @@ def fig_08_mma_fragments(k):
     # (d) the banks
     tables = [(f"x or w (ldmatrix), rows of {g['BK']} floats", banks_ldmatrix(g["BK"], False), 1),
               ("x or w, chunks XORed (stage_col)", banks_ldmatrix(g["BK"], True), 1)]
-    ax2, _ = canvas_below(fig, bottom - 0.06, 0.01, 0.98, (-2.5, 4 * 8 * 1.6 + 16),
-                          (-3.4, 9.6), title="(d) the bank of each lane's load: 32 lanes, "
-                                             "32 banks?")
-    x0 = 0.0
-    for title, table, words in tables:
-        worst = worst_conflict(table, words)
-        ax2.text(x0, -1.0, title, fontsize=7.5, va="bottom")
-        for r, row in enumerate(table):
-            for c, bank in enumerate(row):
-                lane = 4 * r + c
-                box(ax2, x0 + c * 1.6, r, 1.6, 1, lane_color(lane), ec="#ffffff", lw=0.5,
-                    text=str(bank), fs=6.5)
-        width = len(table[0]) * 1.6
-        outline(ax2, x0, 0, width, len(table), "#333333", lw=0.8)
-        ax2.text(x0, len(table) + 0.3, bank_verdict(table, words), fontsize=7.5, va="top",
-                 color=COLORS["output_dark"] if worst == 1 else COLORS["highlight"])
-        ax2.text(x0 - 0.2, -0.1, "g\\t", ha="right",
-                 va="bottom", fontsize=6)
-        x0 += max(width, 12.0) + 4.5
+    bank_tables(fig, bottom - 0.06, tables, "(d) the bank of each lane's load: 32 lanes, "
+                                            "32 banks?")
     return fig
 
 
@@ -616,4 +625,72 @@ def fig_08_mma_pipeline(k):
             "Loads run under the products: the products follow one another" if sets == 2 else
             "Each k-step's products wait for its loads"),
             fontsize=7.5, ha="left", va="top", color=COLORS["highlight"])
+    return fig
+
+
+def banks_nchw(lda):
+    """The bank of b0 = A[pixel g][column t] for lane 4g + t, from a stage whose
+    rows are A's columns, lda floats apart: word t lda + g."""
+    return [[(t * lda + g) % 32 for t in range(4)] for g in range(8)]
+
+
+def caption_08_nchw_stage(k):
+    g = mma_geometry(k)
+    lda = k["TC8B_NCHW_LDA"]
+    return paragraph("""
+        8b and 8c in NCHW. (a) In NHWC a pixel's values of consecutive j (channels of one
+        tap) are neighbours in x, so a stage holds {g[BM]} rows, one per pixel, of {bk} j each,
+        and a 16-byte copy is 4 j of one pixel. (b) In NCHW the neighbours are pixels: the stage
+        holds A transposed, {bk} rows, one per column j, of the block's {g[BM]} pixels and
+        {pad} floats of padding ({lda} floats a row); a 16-byte copy is 4 pixels of one j, one
+        copy where those 4 pixels are neighbours in x (a 1x1 filter, stride 1, no padding,
+        H W a multiple of 4), else 4 copies of 4 bytes. A warp copies one whole row. The
+        filter, KCRS, is already rows of output channels with j consecutive: w's part of the
+        stage is NHWC's. (c) ldmatrix reads rows of 16 bytes, and a pixel's j are now a row
+        apart, so x's operands b0 = A[g][t] and b1 = A[g][t + 4] come by 4-byte loads: lane
+        4g + t reads word t {lda} + g. Rows of {bm} floats: {v0}; rows of {lda}: {v1}.""",
+                     g=g, bk=g["BK"], bm=g["BM"], lda=lda, pad=lda - g["BM"],
+                     v0=bank_verdict(banks_nchw(g["BM"])), v1=bank_verdict(banks_nchw(lda)))
+
+
+@figure(section="8b and 8c in NCHW: pixels side by side",
+        uses=["TC8B_BM", "TC8B_BN", "TC8B_TILE", "TC8B_NCHW_LDA"])
+def fig_08_nchw_stage(k):
+    """8b's stage in NHWC and in NCHW, and the banks of x's fragment loads in NCHW."""
+    g = mma_geometry(k)
+    lda, bk, bm = k["TC8B_NCHW_LDA"], g["BK"], g["BM"]
+    fig = new_figure(11.5, 6.4, "Step 08: x's part of a stage, NHWC against NCHW, "
+                     "and x's fragment loads in NCHW")
+    rows_shown = 6
+    cw = 0.5  # one float
+    ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-3.0, 2 * 40 + 18), (-2.6, rows_shown + 3.4))
+    # (a) NHWC: pixel rows of bk floats, chunks of 4 j
+    ax.text(0, -1.4, f"(a) NHWC: {bm} rows (pixels) x {bk} floats (j)", fontsize=9.5,
+            fontweight="bold", va="bottom")
+    for r in range(rows_shown):
+        for c in range(bk // 4):
+            box(ax, c * 4 * cw, r, 4 * cw, 1, COLORS["input"], ec="#ffffff", lw=0.6,
+                text=f"j {4 * c}-{4 * c + 3}" if r == 0 else None, fs=5.5)
+        ax.text(-0.3, r + 0.5, f"pixel {r}", ha="right", va="center", fontsize=6)
+    outline(ax, 0, 0, bk * cw, rows_shown, "#333333", lw=0.8)
+    ax.text(0, rows_shown + 0.4, f"... {bm} pixel rows; a 16-byte copy: 4 j of one pixel",
+            fontsize=7.5, va="top")
+    # (b) NCHW: bk rows of bm pixels + padding
+    x0 = bk * cw + 12
+    scale = 40.0 / lda  # the row drawn 40 units wide
+    ax.text(x0, -1.4, f"(b) NCHW: {bk} rows (j) x ({bm} + {lda - bm}) floats (pixels)",
+            fontsize=9.5, fontweight="bold", va="bottom")
+    for r in range(rows_shown):
+        for c in range(bm // 4):
+            box(ax, x0 + c * 4 * scale, r, 4 * scale, 1, COLORS["input"], ec="#ffffff", lw=0.3)
+        box(ax, x0 + bm * scale, r, (lda - bm) * scale, 1, COLORS["idle"], ec="#ffffff", lw=0.3,
+            hatch="///")
+        ax.text(x0 - 0.3, r + 0.5, f"j {r}", ha="right", va="center", fontsize=6)
+    outline(ax, x0, 0, lda * scale, rows_shown, "#333333", lw=0.8)
+    ax.text(x0, rows_shown + 0.4, f"... {bk} rows; a 16-byte copy: 4 pixels of one j; "
+            f"hatched: {lda - bm} floats of padding", fontsize=7.5, va="top")
+    bank_tables(fig, bottom - 0.04,
+                [(f"b0 = A[g][t] from rows of {bm} floats", banks_nchw(bm), 1),
+                 (f"rows of {lda} floats (padded)", banks_nchw(lda), 1)],
+                "(c) NCHW: the bank of lane 4g + t's load of b0 (word t x row + g)")
     return fig
