@@ -211,7 +211,6 @@ __device__ __forceinline__ void load_a(float *stage, const tc_geom &g, int j0, i
     tap_advance(t, BK, g); /* the chunk of the next stage */
 }
 
-/* excerpt: NCHW copies */
 /* A's part of one stage in NCHW, stored transposed: row jr of the stage
  * is column j0 + jr of A, the block's 128 pixels side by side (their
  * values of one channel and tap). Thread tid copies chunk cc = tid % 32, pixels
@@ -257,7 +256,6 @@ __device__ __forceinline__ void load_a_nchw(float *stage, const tc_geom &g, int 
         }
     }
 }
-/* excerpt end: NCHW copies */
 
 /* B's part of one stage (at bpart): the filter in KRSC (wk[k][j], prepared
  * by tc_filter_kernel; in NCHW, KCRS), rows k0 .. k0 + 127 (output channels), columns j0 ..
@@ -450,7 +448,6 @@ __device__ __forceinline__ void mma_fragments(float (&acc)[MI][8][4], const tc_f
 }
 #endif
 
-/* excerpt: NCHW stores */
 /* The outputs in NCHW: pixel m is y[n][.][pq], n = m / (P Q), pq its rest,
  * and channel k lies k P Q floats on. c0 and c1 of tile (i, jj) are pixels
  * 2t and 2t + 1 of channel 16 i + 2 g, c2 and c3 of the next channel: where
@@ -488,7 +485,6 @@ __device__ __forceinline__ void store_nchw(float *__restrict__ y, const float (&
             }
     }
 }
-/* excerpt end: NCHW stores */
 
 /* The kernel of 2 x WN warps, MINB blocks per SM (at most 65,536 / (MINB *
  * threads) registers per thread), STAGES stages of BK, arithmetic PREC, x

@@ -662,23 +662,23 @@ def fig_08_nchw_stage(k):
     fig = new_figure(11.5, 6.4, "Step 08: x's part of a stage, NHWC against NCHW, "
                      "and x's fragment loads in NCHW")
     rows_shown = 6
-    cw = 0.5  # one float
-    ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-3.0, 2 * 40 + 18), (-2.6, rows_shown + 3.4))
+    cw = 0.9  # one float
+    ax, bottom = canvas_below(fig, 0.9, 0.01, 0.98, (-3.0, bk * cw + 56), (-2.6, rows_shown + 3.4))
     # (a) NHWC: pixel rows of bk floats, chunks of 4 j
-    ax.text(0, -1.4, f"(a) NHWC: {bm} rows (pixels) x {bk} floats (j)", fontsize=9.5,
+    ax.text(0, -1.4, f"(a) NHWC: {bm} pixel rows x {bk} j", fontsize=9.5,
             fontweight="bold", va="bottom")
     for r in range(rows_shown):
         for c in range(bk // 4):
             box(ax, c * 4 * cw, r, 4 * cw, 1, COLORS["input"], ec="#ffffff", lw=0.6,
-                text=f"j {4 * c}-{4 * c + 3}" if r == 0 else None, fs=5.5)
+                text=f"{4 * c}-{4 * c + 3}" if r == 0 else None, fs=5.5)
         ax.text(-0.3, r + 0.5, f"pixel {r}", ha="right", va="center", fontsize=6)
     outline(ax, 0, 0, bk * cw, rows_shown, "#333333", lw=0.8)
-    ax.text(0, rows_shown + 0.4, f"... {bm} pixel rows; a 16-byte copy: 4 j of one pixel",
+    ax.text(0, rows_shown + 0.4, f"... {bm} pixel rows;\na 16-byte copy: 4 j of one pixel",
             fontsize=7.5, va="top")
     # (b) NCHW: bk rows of bm pixels + padding
     x0 = bk * cw + 12
     scale = 40.0 / lda  # the row drawn 40 units wide
-    ax.text(x0, -1.4, f"(b) NCHW: {bk} rows (j) x ({bm} + {lda - bm}) floats (pixels)",
+    ax.text(x0, -1.4, f"(b) NCHW: {bk} j rows x ({bm} pixels + {lda - bm})",
             fontsize=9.5, fontweight="bold", va="bottom")
     for r in range(rows_shown):
         for c in range(bm // 4):
@@ -687,7 +687,7 @@ def fig_08_nchw_stage(k):
             hatch="///")
         ax.text(x0 - 0.3, r + 0.5, f"j {r}", ha="right", va="center", fontsize=6)
     outline(ax, x0, 0, lda * scale, rows_shown, "#333333", lw=0.8)
-    ax.text(x0, rows_shown + 0.4, f"... {bk} rows; a 16-byte copy: 4 pixels of one j; "
+    ax.text(x0, rows_shown + 0.4, f"... {bk} rows; a 16-byte copy: 4 pixels of one j;\n"
             f"hatched: {lda - bm} floats of padding", fontsize=7.5, va="top")
     bank_tables(fig, bottom - 0.04,
                 [(f"b0 = A[g][t] from rows of {bm} floats", banks_nchw(bm), 1),

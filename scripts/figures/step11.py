@@ -21,7 +21,9 @@ NHWC = [("FP16 class", ["9b-fp16", "9a-fp16", "8b-fp16"]),
         ("32x32 tiles <= SMs", ["6b"]),
         ("any", ["6f"]),
         ("nothing above accepts", ["2a"])]
-NCHW = [("3x3, stride 1", ["7b"]),
+NCHW = [("TF32 allowed, compute capability >= 8.0", ["8b"]),
+        ("3x3, stride 1", ["7b"]),
+        ("128x128 tiles >= SMs / 2", ["8c"]),
         ("C = K = 1, output >= 64 x 32", ["4a"]),
         ("K <= 32", ["5b"]),
         ("any", ["6e"]),
@@ -82,7 +84,7 @@ def fig_11_rule(k):
     ladder(0.3, "NHWC", NHWC)
     ladder(18.6, "NCHW", NCHW)
     ax.text(18.6, len(NCHW) * (rung + gap) + 0.6,
-            "FP16 in NCHW, TF32 in NCHW and TF32 on a GPU below 8.0\n"
-            "take the FP32 rungs: the steps have no such kernel there.",
+            "FP16 in NCHW and TF32 on a GPU below 8.0 take the FP32\n"
+            "rungs: the steps have no such kernel there.",
             ha="left", va="top", fontsize=7.5, color=COLORS["text"])
     return fig
