@@ -24,6 +24,13 @@ conv_status tc_check(const conv_params *p, conv_msg *msg)
     return st == CONV_OK ? check_grid(p, msg) : st;
 }
 
+int tc_nchw_copies16(const conv_params *p)
+{
+    return p->layout == CONV_LAYOUT_NCHW && p->r == 1 && p->s == 1 && p->stride_h == 1 &&
+           p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0 &&
+           ((long long)p->h * p->w) % 4 == 0 && p->c % 4 == 0;
+}
+
 conv_status tc_check_mma(const conv_params *p, conv_msg *msg)
 {
     conv_status st = conv_params_validate(p, msg);

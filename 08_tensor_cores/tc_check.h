@@ -26,6 +26,12 @@ conv_status tc_check(const conv_params *p, conv_msg *msg);
 conv_status tc_check_call(const conv_params *p, const float *d_x, const float *d_w,
                           const float *d_y, conv_msg *msg);
 
+/* 1 when 8b and 8c copy x of this NCHW problem 16 bytes (4 pixels) at a
+ * time: a 1x1 filter, stride 1, no padding, H W and C multiples of 4 (and,
+ * checked at the launch, x and the workspace 16-byte aligned); else 0, and
+ * they copy 4 bytes at a time, each pixel checked against the image. */
+int tc_nchw_copies16(const conv_params *p);
+
 /* The same for 8b and 8c (conv2d_tc_mma), which take NCHW too: any valid
  * problem, in either layout, within the grid's limits. */
 conv_status tc_check_mma(const conv_params *p, conv_msg *msg);

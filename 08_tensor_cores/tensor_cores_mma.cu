@@ -741,9 +741,7 @@ extern "C" conv_status conv2d_tc_mma(const conv_params *p, tc_precision t, const
      * filter, stride 1, no padding, H W % 4 == 0, and C % 4 == 0 for w */
     const bool aligned = ((uintptr_t)d_x | (uintptr_t)d_work) % 16 == 0;
     const bool vec = p->layout == CONV_LAYOUT_NCHW
-                         ? aligned && p->r == 1 && p->s == 1 && p->stride_h == 1 &&
-                               p->stride_w == 1 && p->pad_h == 0 && p->pad_w == 0 &&
-                               ((long long)p->h * p->w) % 4 == 0 && p->c % 4 == 0
+                         ? aligned && tc_nchw_copies16(p)
                          : aligned && p->c % 4 == 0 && p->k % 4 == 0 && (uintptr_t)d_y % 8 == 0;
     if (t == TC_3XTF32)
         return launch_mma<TC8C_TILE, TC_3XTF32>(p, vec, d_x, d_w, d_y, d_work, stream, msg);

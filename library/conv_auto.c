@@ -338,19 +338,21 @@ static void choose_nchw(rule *r, conv_class cls)
     const conv_params *p = r->p;
     const int wino = p->r == 3 && p->s == 3 && p->stride_h == 1 && p->stride_w == 1 &&
                      p->dil_h == 1 && p->dil_w == 1;
-    if (conv_class_allows(cls, CONV_CLASS_TF32) &&
-        take(r, CONV_AUTO_8B,
-             "NCHW, TF32: 8b mma.sync, its stages holding x's pixels side by side"))
-        return;
     if (wino && take(r, CONV_AUTO_7B, "NCHW 3x3 stride 1: Winograd F(4x4, 3x3)"))
-        return;
-    if (2 * gemm_tiles(p, 128) >= r->d->sm_count &&
-        take(r, CONV_AUTO_8C, "NCHW, 128x128 tiles for half the SMs or more: 8c 3xTF32"))
         return;
     if (p->c == 1 && p->k == 1 && conv_out_h(p) >= 64 && conv_out_w(p) >= 32 &&
         take(r, CONV_AUTO_4A, "NCHW, one channel, an image of whole 32x64 tiles: 4a tiled"))
         return;
     if (p->k <= 32 && take(r, CONV_AUTO_5B, "NCHW, at most 32 filters: 5b direct"))
+        return;
+    if (conv_class_allows(cls, CONV_CLASS_TF32) &&
+        take(r, CONV_AUTO_8B, "NCHW, TF32: 8b mma.sync, x's pixels side by side in its stages"))
+        return;
+    const int wide = tc_nchw_copies16(p); /* 8c's 16-byte copies of x */
+    if (wide && 2 * gemm_tiles(p, 128) >= r->d->sm_count &&
+        take(r, CONV_AUTO_8C,
+             "NCHW, a 1x1 layer 8c copies 16 bytes at a time, 128x128 tiles for "
+             "half the SMs or more: 8c 3xTF32"))
         return;
     if (take(r, CONV_AUTO_6E, "NCHW: im2col + 6e GEMM"))
         return;

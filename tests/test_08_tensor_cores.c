@@ -151,6 +151,28 @@ Test(cpu_tf32, takes_nhwc_only_and_says_why_in_one_line)
     CONV_ASSERT_OK(tc_check_mma(&p, &msg), msg);
 }
 
+/* NCHW: 16-byte copies of x where 4 pixels are neighbours in x, for every
+ * one of their columns j: a 1x1 filter, stride 1, no padding, H W and C
+ * multiples of 4; never in NHWC (its own rule: C % 4). */
+Test(cpu_tf32, nchw_copies_are_wide_only_where_four_pixels_are_neighbours)
+{
+    conv_params p = conv_shape(2, 8, 6, 6, 12, 1, 1, 0, 1, 1);
+    cr_assert(tc_nchw_copies16(&p));
+    conv_params q = p;
+    q.h = q.w = 7; /* H W = 49 */
+    cr_assert(!tc_nchw_copies16(&q));
+    q = p, q.c = 6;
+    cr_assert(!tc_nchw_copies16(&q));
+    q = p, q.stride_w = 2;
+    cr_assert(!tc_nchw_copies16(&q));
+    q = p, q.pad_h = 1;
+    cr_assert(!tc_nchw_copies16(&q));
+    q = p, q.r = q.s = 3;
+    cr_assert(!tc_nchw_copies16(&q));
+    q = p, q.layout = CONV_LAYOUT_NHWC;
+    cr_assert(!tc_nchw_copies16(&q));
+}
+
 /* 8b's kernel runs three precisions; any other is refused before any CUDA
  * call (the pointers are never used). */
 Test(cpu_tf32, mma_refuses_a_precision_it_does_not_run)

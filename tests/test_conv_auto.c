@@ -449,7 +449,7 @@ Test(conv_auto_rule, takes_the_branches_the_note_measured)
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &h200), "9b");
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &a100), "8b");
     cr_assert_str_eq(key_of("hpc101-nhwc", CONV_CLASS_TF32, &t4), "7b"); /* no TF32 on 7.5 */
-    cr_assert_str_eq(key_of("cutlass", CONV_CLASS_TF32, &h200), "7b");   /* NCHW */
+    cr_assert_str_eq(key_of("cutlass", CONV_CLASS_TF32, &h200), "7b");   /* NCHW 3x3 */
     /* NCHW: few filters, one channel, the 1D problem */
     cr_assert_str_eq(key_of("lecture", CONV_CLASS_FP32, &h200), "5b");
     cr_assert_str_eq(key_of("ece408-l2", CONV_CLASS_TF32, &t4), "5b");
@@ -602,8 +602,8 @@ Test(conv_auto_rule, splits_the_sum_where_9b_has_few_tiles)
 
 Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)
 {
-    const conv_problem *pr = conv_problem_find("hpc101");
-    conv_auto_device d = h200;
+    const conv_problem *pr = conv_problem_find("hpc101");             /* NCHW */
+    conv_auto_device d = t4;                                          /* no TF32: no 8c */
     d.free_bytes = conv_input_elems(&pr->params) * 3 * sizeof(float); /* no room for U, V, M */
     conv_auto_choice ch;
     conv_msg msg = {{0}};
@@ -611,6 +611,10 @@ Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)
     cr_assert_str_eq(ch.key, "2a", "%s: %s", ch.key, ch.reason);
     cr_assert_eq(ch.workspace_bytes, 0);
     CONV_ASSERT_ONE_LINE(ch.reason, "7b refused");
+    d = h200; /* 8c: not in NCHW for a 3x3 filter (4-byte copies) */
+    d.free_bytes = conv_input_elems(&pr->params) * 3 * sizeof(float);
+    CONV_ASSERT_OK(conv_auto_choose(&pr->params, CONV_CLASS_FP32, &d, &ch, &msg), msg);
+    cr_assert_str_eq(ch.key, "2a", "%s: %s", ch.key, ch.reason);
     conv_params nhwc = pr->params;
     nhwc.layout = CONV_LAYOUT_NHWC;
     CONV_ASSERT_OK(conv_auto_choose(&nhwc, CONV_CLASS_FP32, &d, &ch, &msg), msg);
@@ -620,6 +624,31 @@ Test(conv_auto_rule, falls_back_where_the_workspace_does_not_fit)
     CONV_ASSERT_OK(conv_auto_choose(&nhwc, CONV_CLASS_TF32, &d, &ch, &msg), msg);
     cr_assert_str_eq(ch.key, "6f", "%s: %s", ch.key, ch.reason);
     cr_assert_eq(ch.workspace_bytes, 0);
+}
+
+/* NCHW: 8b for TF32 below Winograd (3x3 stride 1: 7b); 8c for FP32 only on
+ * 1x1 layers whose x it copies 16 bytes at a time (tc_nchw_copies16()) and
+ * where its tiles fill half the SMs. ResNet-50's shapes: a 56x56 1x1, a 7x7
+ * one, a strided one, a 3x3. */
+Test(conv_auto_rule, takes_8b_and_8c_in_nchw_where_their_copies_are_wide)
+{
+    conv_params p = conv_shape(32, 256, 56, 56, 64, 1, 1, 0, 1, 1); /* NCHW */
+    chosen(&p, CONV_CLASS_FP32, &h200, "8c");
+    chosen(&p, CONV_CLASS_FP32, &a100, "8c");
+    chosen(&p, CONV_CLASS_TF32, &h200, "8b");
+    chosen(&p, CONV_CLASS_FP32, &t4, "6e");
+    chosen(&p, CONV_CLASS_TF32, &t4, "6e");
+    conv_params late = conv_shape(32, 2048, 7, 7, 512, 1, 1, 0, 1, 1); /* H W = 49 */
+    chosen(&late, CONV_CLASS_FP32, &h200, "6e");
+    chosen(&late, CONV_CLASS_TF32, &h200, "8b");
+    conv_params strided = conv_shape(32, 512, 28, 28, 1024, 1, 1, 0, 2, 1);
+    chosen(&strided, CONV_CLASS_FP32, &h200, "6e");
+    chosen(&strided, CONV_CLASS_TF32, &h200, "8b");
+    conv_params wino = conv_shape(32, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+    chosen(&wino, CONV_CLASS_TF32, &h200, "7b");
+    conv_params small = p; /* 1 x 1 of 128x128 tiles: fewer than half the SMs */
+    small.n = 1, small.h = small.w = 8;
+    chosen(&small, CONV_CLASS_FP32, &h200, "6e");
 }
 
 Test(conv_auto_rule, refuses_bad_input_in_one_line)
